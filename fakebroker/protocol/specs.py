@@ -1,0 +1,147 @@
+"""Load Kafka's JSON message specs shipped as package data.
+
+Two spec sets are shipped (see ``specs/README`` provenance in the repository's
+``shared/kafka-protocol``): ``message/`` from Kafka 4.3.1 and ``message-3.9/`` with the
+files whose version range differed in 3.9.2. fakebroker speaks the union: a version that
+4.3.1 defines is read with the 4.3.1 file, an older version that only 3.9 lists (for
+example Produce v0-2, which old clients still send) with the 3.9 file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+SPEC_SETS = ("message", "message-3.9")  # newest first: it wins where both define a version
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """A spec version range such as ``"3-13"``, ``"5+"``, ``"7"`` or ``"none"``."""
+
+    low: int
+    high: int | None  # None = open-ended
+    empty: bool = False
+
+    @classmethod
+    def parse(cls, text: str | None) -> VersionRange:
+        if text is None or text == "none":
+            return cls(0, -1, empty=True)
+        if text.endswith("+"):
+            return cls(int(text[:-1]), None)
+        if "-" in text:
+            low, high = text.split("-")
+            return cls(int(low), int(high))
+        return cls(int(text), int(text))
+
+    def __contains__(self, version: object) -> bool:
+        if self.empty or not isinstance(version, int):
+            return False
+        return version >= self.low and (self.high is None or version <= self.high)
+
+    def versions(self) -> range:
+        if self.empty:
+            return range(0)
+        assert self.high is not None, "open-ended range has no finite list"
+        return range(self.low, self.high + 1)
+
+
+@dataclass
+class Spec:
+    """One JSON spec file, comments stripped."""
+
+    name: str
+    type: str  # request | response | header | data
+    api_key: int | None
+    valid_versions: VersionRange
+    flexible_versions: VersionRange
+    fields: list[dict[str, Any]]
+    common_structs: dict[str, list[dict[str, Any]]]
+    listeners: tuple[str, ...]
+    latest_version_unstable: bool
+    source: str  # e.g. "message/ProduceRequest.json"
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
+
+
+def strip_comments(text: str) -> str:
+    """Drop ``//`` comments outside string literals (several ``about`` texts hold URLs)."""
+    return _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+
+
+def _parse_spec(source: str, text: str) -> Spec:
+    raw = json.loads(strip_comments(text))
+    return Spec(
+        name=raw["name"],
+        type=raw["type"],
+        api_key=raw.get("apiKey"),
+        valid_versions=VersionRange.parse(raw.get("validVersions")),
+        flexible_versions=VersionRange.parse(raw.get("flexibleVersions")),
+        fields=raw.get("fields", []),
+        common_structs={s["name"]: s["fields"] for s in raw.get("commonStructs", [])},
+        listeners=tuple(raw.get("listeners", ())),
+        latest_version_unstable=bool(raw.get("latestVersionUnstable", False)),
+        source=source,
+        raw=raw,
+    )
+
+
+@cache
+def load_spec_set(folder: str) -> dict[str, Spec]:
+    """Every spec of one folder, by name."""
+    root = resources.files("fakebroker.protocol") / "specs" / folder
+    specs = {}
+    for entry in root.iterdir():
+        if entry.name.endswith(".json"):
+            spec = _parse_spec(f"{folder}/{entry.name}", entry.read_text(encoding="utf-8"))
+            specs[spec.name] = spec
+    return specs
+
+
+@dataclass
+class SpecFamily:
+    """Every file that defines one message, and which one to read a given version with."""
+
+    name: str  # the 4.3.1 name where there is one
+    type: str
+    api_key: int | None
+    by_version: dict[int, Spec]  # version -> spec that defines it
+
+    @property
+    def versions(self) -> list[int]:
+        return sorted(self.by_version)
+
+    @property
+    def specs(self) -> list[Spec]:
+        """Distinct specs, newest set first."""
+        seen: dict[str, Spec] = {}
+        for spec in sorted(self.by_version.values(), key=lambda s: s.source.startswith("message-3.9")):
+            seen.setdefault(spec.source, spec)
+        return list(seen.values())
+
+    def spec(self, version: int) -> Spec:
+        return self.by_version[version]
+
+
+@cache
+def families() -> dict[str, SpecFamily]:
+    """All messages, keyed by name; 3.9-only names are filed under their 4.3.1 successor."""
+    newest = load_spec_set(SPEC_SETS[0])
+    # API key + type -> current name, so a renamed 3.9 file (key 74) joins its successor.
+    current = {(s.api_key, s.type): s.name for s in newest.values() if s.api_key is not None}
+    result: dict[str, SpecFamily] = {}
+    for folder in SPEC_SETS:
+        for spec in load_spec_set(folder).values():
+            name = current.get((spec.api_key, spec.type), spec.name) if spec.api_key is not None else spec.name
+            fam = result.setdefault(name, SpecFamily(name, spec.type, spec.api_key, {}))
+            if spec.valid_versions.empty:
+                continue
+            for version in spec.valid_versions.versions():
+                fam.by_version.setdefault(version, spec)
+    return result
