@@ -107,7 +107,9 @@ class MessageType:
 
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-    return f"{type(exc).__name__}: {text}"
+    trail = getattr(exc, "kafka_path", None)
+    where = f" in {' <- '.join(trail)}" if trail else ""
+    return f"{type(exc).__name__}{where}: {text}"
 
 
 @cache

@@ -16,14 +16,41 @@ from typing import Any
 
 import construct as c
 
-Int8 = c.Int8sb
-Int16 = c.Int16sb
-Int32 = c.Int32sb
-Int64 = c.Int64sb
-UInt16 = c.Int16ub
-UInt32 = c.Int32ub
-Float64 = c.Float64b
-UVarInt = c.VarInt  # protobuf base-128, unsigned: what flexible versions use for lengths
+
+
+class KNumber(c.Construct):
+    """A fixed-width big-endian number. Same bytes as construct's ``Int32sb`` and friends,
+    with a precompiled ``struct.Struct`` because these sit on the hottest path."""
+
+    def __init__(self, fmt: str):
+        super().__init__()
+        self.packer = struct.Struct(fmt)
+        self.size = self.packer.size
+
+    def _parse(self, stream, context, path):
+        data = stream.read(self.size)
+        if len(data) != self.size:
+            raise c.StreamError(f"needed {self.size} bytes, only {len(data)} left")
+        return self.packer.unpack(data)[0]
+
+    def _build(self, obj, stream, context, path):
+        try:
+            stream.write(self.packer.pack(obj))
+        except struct.error as exc:
+            raise c.FormatFieldError(f"{obj!r} does not fit {self.packer.format}: {exc}") from None
+        return obj
+
+    def _sizeof(self, context, path):
+        return self.size
+
+
+Int8 = KNumber(">b")
+Int16 = KNumber(">h")
+Int32 = KNumber(">i")
+Int64 = KNumber(">q")
+UInt16 = KNumber(">H")
+UInt32 = KNumber(">I")
+Float64 = KNumber(">d")
 ZERO_UUID = uuid.UUID(int=0)
 
 _i16 = struct.Struct(">h")
@@ -169,15 +196,26 @@ class KArray(_Length):
             return None
         # As Kafka does: a count larger than the bytes left cannot be honest, and must not
         # make us loop or allocate for billions of (possibly zero-width) elements.
-        if n > remaining(stream):
+        if n > 64 and n > remaining(stream):
             raise KafkaFormatError(f"array of {n} elements but only {remaining(stream)} bytes left")
-        parse = self.element._parsereport
+        element = self.element
+        if isinstance(element, KNumber):  # []int32 and friends: one unpack for the lot
+            data = read(stream, n * element.size)
+            return list(struct.unpack(f">{n}{element.packer.format[1:]}", data))
+        parse = element._parse
         return [parse(stream, context, path) for _ in range(n)]
 
     def _build(self, obj, stream, context, path):
         self.write_length(stream, None if obj is None else len(obj))
         if obj:
-            build = self.element._build
+            element = self.element
+            if isinstance(element, KNumber):
+                try:
+                    stream.write(struct.pack(f">{len(obj)}{element.packer.format[1:]}", *obj))
+                except struct.error as exc:
+                    raise c.FormatFieldError(f"array element does not fit {element.packer.format}: {exc}") from None
+                return obj
+            build = element._build
             for item in obj:
                 build(item, stream, context, path)
         return obj
@@ -217,7 +255,7 @@ class NullableStruct(c.Construct):
     def _parse(self, stream, context, path):
         if read(stream, 1)[0] >= 0x80:  # Java reads any negative byte as null
             return None
-        return self.subcon._parsereport(stream, context, path)
+        return self.subcon._parse(stream, context, path)
 
     def _build(self, obj: Any, stream, context, path):
         if obj is None:

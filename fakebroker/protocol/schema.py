@@ -208,7 +208,7 @@ class StructCodec(c.Construct):
     """One struct at one version: its fixed fields in order, then (flexible) the tagged section."""
 
     def __init__(self, cls: type[Message], fixed: list[tuple[str, c.Construct]],
-                 tagged: dict[int, tuple[str, c.Construct, FieldInfo]], flexible: bool):
+                 tagged: dict[int, tuple[str, c.Construct, Any]], flexible: bool):
         super().__init__()
         self.cls = cls
         self.fixed = fixed
@@ -225,47 +225,73 @@ class StructCodec(c.Construct):
         setter = object.__setattr__
         for attr, default in self.defaults:
             setter(obj, attr, default())
-        for attr, sub in self.fixed:
-            setter(obj, attr, sub._parsereport(stream, context, f"{path} -> {attr}"))
-        unknown: dict[int, bytes] = {}
-        if self.flexible:
-            for _ in range(p.read_uvarint(stream)):
-                tag = p.read_uvarint(stream)
-                data = p.read(stream, p.read_uvarint(stream))
-                known = self.tagged.get(tag)
-                if known is None:
-                    unknown[tag] = data
-                    continue
-                attr, sub, _ = known
-                inner = io.BytesIO(data)
-                setter(obj, attr, sub._parsereport(inner, context, f"{path} -> {attr}"))
-                if inner.tell() != len(data):
-                    raise p.KafkaFormatError(f"tagged field {attr} (tag {tag}) has {len(data) - inner.tell()} bytes left over")
+        attr = "(struct)"
+        try:
+            for attr, sub in self.fixed:
+                setter(obj, attr, sub._parse(stream, context, path))
+            unknown: dict[int, bytes] = {}
+            if self.flexible:
+                attr = "(tagged fields)"
+                for _ in range(p.read_uvarint(stream)):
+                    tag = p.read_uvarint(stream)
+                    data = p.read(stream, p.read_uvarint(stream))
+                    known = self.tagged.get(tag)
+                    if known is None:
+                        unknown[tag] = data
+                        continue
+                    attr, sub, _ = known
+                    inner = io.BytesIO(data)
+                    setter(obj, attr, sub._parse(inner, context, path))
+                    if inner.tell() != len(data):
+                        raise p.KafkaFormatError(f"tagged field {attr} (tag {tag}) has {len(data) - inner.tell()} bytes left over")
+        except c.ConstructError as exc:
+            _add_path(exc, f"{self.cls.__name__}.{attr}")
+            raise
         obj._unknown_tagged_fields = unknown
         return obj
 
     def _build(self, obj, stream, context, path):
         if isinstance(obj, dict):
             obj = self.cls.from_dict(obj)
-        for attr, sub in self.fixed:
-            sub._build(getattr(obj, attr), stream, context, f"{path} -> {attr}")
-        if self.flexible:
-            entries: list[tuple[int, bytes]] = []
-            for tag, (attr, sub, info) in self.tagged.items():
-                value = getattr(obj, attr)
-                if value == info.default():
-                    continue  # Kafka omits tagged fields at their default
-                buf = io.BytesIO()
-                sub._build(value, buf, context, f"{path} -> {attr}")
-                entries.append((tag, buf.getvalue()))
-            entries.extend(obj._unknown_tagged_fields.items())
-            entries.sort(key=lambda e: e[0])
-            p.write_uvarint(stream, len(entries))
-            for tag, data in entries:
-                p.write_uvarint(stream, tag)
-                p.write_uvarint(stream, len(data))
-                stream.write(data)
+        attr = "(struct)"
+        try:
+            for attr, sub in self.fixed:
+                sub._build(getattr(obj, attr), stream, context, path)
+            if self.flexible:
+                self._build_tagged(obj, stream, context, path)
+        except (c.ConstructError, ValueError, TypeError, AttributeError) as exc:
+            _add_path(exc, f"{self.cls.__name__}.{attr}")
+            raise
         return obj
+
+    def _build_tagged(self, obj, stream, context, path):
+        entries: list[tuple[int, bytes]] = []
+        for tag, (attr, sub, default) in self.tagged.items():
+            value = getattr(obj, attr)
+            if value == default:
+                continue  # Kafka omits tagged fields at their default
+            buf = io.BytesIO()
+            sub._build(value, buf, context, path)
+            entries.append((tag, buf.getvalue()))
+        entries.extend(obj._unknown_tagged_fields.items())
+        entries.sort(key=lambda e: e[0])
+        p.write_uvarint(stream, len(entries))
+        for tag, data in entries:
+            p.write_uvarint(stream, tag)
+            p.write_uvarint(stream, len(data))
+            stream.write(data)
+
+
+def _add_path(exc: BaseException, where: str) -> None:
+    """Record the field path on the way out (innermost first), for the DecodeError text."""
+    trail = getattr(exc, "kafka_path", None)
+    if trail is None:
+        trail = []
+        try:
+            exc.kafka_path = trail  # type: ignore[attr-defined]
+        except AttributeError:
+            return
+    trail.append(where)
 
 
 class CodecBuilder:
@@ -280,14 +306,14 @@ class CodecBuilder:
     def struct(self, name: str, fields: list[dict[str, Any]]) -> StructCodec:
         cls = self.classes.message_class(name)
         fixed: list[tuple[str, c.Construct]] = []
-        tagged: dict[int, tuple[str, c.Construct, FieldInfo]] = {}
+        tagged: dict[int, tuple[str, c.Construct, Any]] = {}
         for field in fields:
             if not _present(field, self.version):
                 continue
             attr = snake_case(field["name"])
             sub = self.field(field)
             if self.flexible and self.version in VersionRange.parse(field.get("taggedVersions")):
-                tagged[int(field["tag"])] = (attr, sub, cls._by_attr[attr])
+                tagged[int(field["tag"])] = (attr, sub, cls._by_attr[attr].default())
             else:
                 fixed.append((attr, sub))
         return StructCodec(cls, fixed, tagged, self.flexible)
