@@ -1,0 +1,40 @@
+"""Checks several handlers share, in the order Kafka applies them."""
+
+from __future__ import annotations
+
+from ..core.cluster_state import ClusterState, Partition
+from ..protocol.error_codes import ErrorCode
+from .context import RequestContext
+
+
+def led_partition(ctx: RequestContext, topic: str, index: int, current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+    """The partition if this broker leads it, else Kafka's error for asking the wrong broker."""
+    partition = ctx.cluster.partition(topic, index)
+    if partition is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if partition.leader != ctx.broker_id:
+        return partition, ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if current_leader_epoch != -1:
+        if current_leader_epoch > partition.leader_epoch:
+            return partition, ErrorCode.UNKNOWN_LEADER_EPOCH
+        if current_leader_epoch < partition.leader_epoch:
+            return partition, ErrorCode.FENCED_LEADER_EPOCH
+    return partition, ErrorCode.NONE
+
+
+def topic_name_by_id(cluster: ClusterState, topic_id) -> str | None:
+    topic = cluster.topics_by_id.get(topic_id)
+    return topic.name if topic else None
+
+
+def current_leader(partition: Partition | None) -> dict[str, int]:
+    """The ``CurrentLeader`` tagged struct that newer Produce/Fetch errors carry."""
+    if partition is None:
+        return {"leader_id": -1, "leader_epoch": -1}
+    return {"leader_id": partition.leader, "leader_epoch": partition.leader_epoch}
+
+
+def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
+    """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951)."""
+    return [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+            for b in cluster.alive_brokers() if b.node_id in node_ids]

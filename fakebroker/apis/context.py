@@ -1,0 +1,54 @@
+"""What a handler gets and may return.
+
+A handler is ``handle(ctx, request) -> response`` where ``request`` is the typed request
+body and the response a typed body (a dict works too). A handler that has to wait (Fetch
+until ``min_bytes`` arrive) returns a :class:`Wait`; acks=0 Produce returns
+:data:`NO_RESPONSE`. Handlers never touch sockets or trio: the server does the waiting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..core.cluster_state import ClusterState
+from ..protocol.messages import Message, response_type
+
+
+@dataclass
+class RequestContext:
+    cluster: ClusterState
+    broker_id: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    now_ms: int
+    events: list[tuple[str, dict[str, Any]]]  # notable things a handler did, for logs and tests
+
+    def response(self, **fields: Any) -> Message:
+        """A response body of this request's API with the given fields, defaults elsewhere."""
+        return response_type(self.api_key).new(**fields)
+
+    def note(self, kind: str, **details: Any) -> None:
+        self.events.append((kind, details))
+
+
+@dataclass
+class Wait:
+    """A response that may wait: the server calls ``poll(now_ms, final)`` whenever data may
+    have changed and once more at ``deadline_ms`` with ``final=True``; a non-None result is
+    sent."""
+
+    deadline_ms: int
+    poll: Callable[[int, bool], Message | None]
+
+
+class _NoResponse:
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+NO_RESPONSE = _NoResponse()
+
+Handler = Callable[[RequestContext, Message], "Message | Wait | _NoResponse"]

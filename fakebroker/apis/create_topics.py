@@ -1,0 +1,47 @@
+"""CreateTopics (key 19)."""
+
+from __future__ import annotations
+
+from ..core.cluster_state import TopicError
+from ..core.configs import validate
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .context import RequestContext
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    results = []
+    seen: dict[str, int] = {}
+    for t in request.topics:
+        seen[t.name] = seen.get(t.name, 0) + 1
+    for t in request.topics:
+        result = {"name": t.name, "error_code": ErrorCode.NONE, "error_message": None, "num_partitions": -1,
+                  "replication_factor": -1, "configs": None}
+        if seen[t.name] > 1:
+            result.update(error_code=ErrorCode.INVALID_REQUEST, error_message=f"Create topics request from client contains a duplicate topic: {t.name}")
+            results.append(result)
+            continue
+        configs = {c.name: c.value for c in t.configs}
+        bad = next((reason for n, v in configs.items() if (reason := validate(n, v, topic=True))), None)
+        if bad:
+            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=bad)
+            results.append(result)
+            continue
+        try:
+            topic = ctx.cluster.create_topic(
+                t.name, t.num_partitions, t.replication_factor,
+                {k: v for k, v in configs.items() if v is not None},
+                {a.partition_index: list(a.broker_ids) for a in t.assignments} or None,
+                validate_only=request.validate_only)
+        except TopicError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
+            results.append(result)
+            continue
+        if not request.validate_only:
+            ctx.note("topic_created", topic=t.name, partitions=len(topic.partitions))
+        result.update(topic_id=topic.topic_id, num_partitions=len(topic.partitions),
+                      replication_factor=len(topic.partitions[0].replicas),
+                      configs=[{"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
+                                "is_sensitive": e.is_sensitive} for e in topic.config.describe()])
+        results.append(result)
+    return ctx.response(topics=results, throttle_time_ms=0)

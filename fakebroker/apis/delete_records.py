@@ -1,0 +1,33 @@
+"""DeleteRecords (key 21): move a partition's log start offset forward."""
+
+from __future__ import annotations
+
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import led_partition
+from .context import RequestContext
+
+HIGH_WATERMARK = -1
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            out = {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.NONE}
+            partition, error = led_partition(ctx, t.name, p.partition_index)
+            if error:
+                out["error_code"] = error
+            else:
+                log = partition.log
+                offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+                if offset < 0 or offset > log.high_watermark:
+                    out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                else:
+                    log.delete_records_before(offset)
+                    out["low_watermark"] = log.log_start_offset
+                    ctx.note("records_deleted", topic=t.name, partition=p.partition_index, before=offset)
+            parts.append(out)
+        topics.append({"name": t.name, "partitions": parts})
+    return ctx.response(topics=topics, throttle_time_ms=0)

@@ -1,0 +1,38 @@
+"""DeleteTopics (key 20): by name (v0-5) or by name or id (v6+)."""
+
+from __future__ import annotations
+
+from ..core.cluster_state import TopicError
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from ..protocol.primitives import ZERO_UUID
+from .context import RequestContext
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    if ctx.api_version < 6:
+        wanted = [(name, ZERO_UUID) for name in request.topic_names]
+    else:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    results = []
+    for name, topic_id in wanted:
+        out = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE, "error_message": None}
+        if name is None:
+            topic = ctx.cluster.topics_by_id.get(topic_id)
+            if topic is None:
+                out.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID, error_message="This server does not host this topic ID.")
+                results.append(out)
+                continue
+            name = out["name"] = topic.name
+        elif topic_id != ZERO_UUID:
+            out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="Topic name and topic id can not both be specified.")
+            results.append(out)
+            continue
+        try:
+            topic = ctx.cluster.delete_topic(name)
+            out["topic_id"] = topic.topic_id
+            ctx.note("topic_deleted", topic=name)
+        except TopicError as exc:
+            out.update(error_code=exc.code, error_message=exc.message)
+        results.append(out)
+    return ctx.response(responses=results, throttle_time_ms=0)

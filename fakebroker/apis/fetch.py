@@ -1,0 +1,80 @@
+"""Fetch (key 1): slices of stored batches, long-polling until ``min_bytes`` or ``max_wait_ms``.
+
+Fetch sessions (KIP-227) are declined: every answer carries session id 0, which tells the
+client to keep sending full fetch requests; an incremental request naming a session gets
+FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
+"""
+
+from __future__ import annotations
+
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
+from .context import RequestContext, Wait
+
+READ_COMMITTED = 1
+
+
+def handle(ctx: RequestContext, request: Message):
+    if ctx.api_version >= 7 and request.session_id != 0:
+        return ctx.response(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
+    response, size, errors = _build(ctx, request)
+    if size >= request.min_bytes or request.max_wait_ms <= 0 or errors:
+        return response
+    deadline = ctx.now_ms + request.max_wait_ms
+
+    def poll(now_ms: int, final: bool) -> Message | None:
+        ctx.now_ms = now_ms
+        again, size, errors = _build(ctx, request)
+        return again if final or errors or size >= request.min_bytes else None
+
+    return Wait(deadline, poll)
+
+
+def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
+    v = ctx.api_version
+    budget = request.max_bytes if v >= 3 else 2**31 - 1
+    total = 0
+    any_error = False
+    leaders: set[int] = set()
+    topics = []
+    for fetch_topic in request.topics:
+        name = fetch_topic.topic if v < 13 else topic_name_by_id(ctx.cluster, fetch_topic.topic_id)
+        parts = []
+        for fp in fetch_topic.partitions:
+            out = {"partition_index": fp.partition, "high_watermark": -1, "last_stable_offset": -1,
+                   "log_start_offset": -1, "preferred_read_replica": -1, "records": b"",
+                   "aborted_transactions": [] if request.isolation_level == READ_COMMITTED else None}
+            if name is None:
+                out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+                parts.append(out)
+                any_error = True
+                continue
+            partition, error = led_partition(ctx, name, fp.partition, fp.current_leader_epoch)
+            if error:
+                out["error_code"] = error
+                if error == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
+                    out["current_leader"] = current_leader(partition)
+                    leaders.add(partition.leader)
+                parts.append(out)
+                any_error = True
+                continue
+            log = partition.log
+            out.update(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
+                       log_start_offset=log.log_start_offset)
+            if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
+                out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                any_error = True
+            else:
+                upper = log.last_stable_offset if request.isolation_level == READ_COMMITTED else log.high_watermark
+                limit = min(fp.partition_max_bytes, max(budget - total, 0))
+                data = log.read(fp.fetch_offset, limit, upper_bound=upper, min_one=total == 0) if limit > 0 or total == 0 else b""
+                out["records"] = data
+                total += len(data)
+            parts.append(out)
+        topic = {"partitions": parts}
+        topic.update({"topic": fetch_topic.topic} if v < 13 else {"topic_id": fetch_topic.topic_id})
+        topics.append(topic)
+    response = ctx.response(error_code=ErrorCode.NONE, session_id=0, responses=topics, throttle_time_ms=0,
+                            node_endpoints=node_endpoints(ctx.cluster, leaders))
+    return response, total, any_error

@@ -1,0 +1,55 @@
+"""ListOffsets (key 2): earliest, latest, by timestamp, max timestamp, and v0's offset lists."""
+
+from __future__ import annotations
+
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import led_partition
+from .context import RequestContext
+
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+READ_COMMITTED = 1
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    topics = []
+    for topic in request.topics:
+        parts = []
+        for p in topic.partitions:
+            parts.append(_one(ctx, request, topic.name, p))
+        topics.append({"name": topic.name, "partitions": parts})
+    return ctx.response(topics=topics, throttle_time_ms=0)
+
+
+def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
+    out = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1, "offset": -1,
+           "leader_epoch": -1, "old_style_offsets": []}
+    partition, error = led_partition(ctx, name, p.partition_index, p.current_leader_epoch)
+    if error:
+        out["error_code"] = error
+        return out
+    log = partition.log
+    ts = p.timestamp
+    latest = log.last_stable_offset if request.isolation_level == READ_COMMITTED else log.high_watermark
+    if ts == LATEST:
+        offset, found_ts = latest, -1
+    elif ts in (EARLIEST, EARLIEST_LOCAL):
+        offset, found_ts = log.log_start_offset, -1
+    elif ts == LATEST_TIERED:
+        offset, found_ts = log.log_start_offset - 1, -1  # nothing is tiered
+    elif ts == MAX_TIMESTAMP:
+        if ctx.api_version < 7:
+            out["error_code"] = ErrorCode.UNSUPPORTED_VERSION
+            return out
+        offset, found_ts = log.max_timestamp_offset()
+    elif ts < 0:
+        out["error_code"] = ErrorCode.INVALID_REQUEST
+        return out
+    else:
+        offset, found_ts = log.offset_for_timestamp(ts)
+        if offset >= latest:
+            offset, found_ts = -1, -1
+    if ctx.api_version == 0:
+        out["old_style_offsets"] = [offset] if offset >= 0 else []
+    out.update(offset=offset, timestamp=found_ts, leader_epoch=partition.leader_epoch if offset >= 0 else -1)
+    return out

@@ -1,0 +1,65 @@
+"""Metadata (key 3): brokers, controller, topics with their partitions, leaders and ids."""
+
+from __future__ import annotations
+
+from ..core.cluster_state import Topic, TopicError, topic_name_error
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .context import RequestContext
+
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    v = ctx.api_version
+    brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
+    wanted = request.topics
+    if wanted is None or (v == 0 and not wanted):  # v0: empty list = all topics; v1+: null = all
+        topics = [_describe(ctx, t) for t in sorted(cluster.topics.values(), key=lambda t: t.name) if not t.internal]
+    else:
+        topics = []
+        auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool("auto.create.topics.enable")
+        for entry in wanted:
+            name = entry.name
+            if name is None and v >= 10:
+                name = next((t.name for t in cluster.topics.values() if t.topic_id == entry.topic_id), None)
+                if name is None:
+                    topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": entry.topic_id})
+                    continue
+            topics.append(_lookup(ctx, name, auto_create))
+    return ctx.response(brokers=brokers, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
+                        topics=topics, cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+
+
+def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
+    cluster = ctx.cluster
+    topic = cluster.topics.get(name)
+    if topic is not None:
+        return _describe(ctx, topic)
+    if topic_name_error(name):
+        return {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION, "name": name, "is_internal": False}
+    if not auto_create:
+        return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
+    try:
+        topic = cluster.create_topic(name)
+    except TopicError as exc:
+        return {"error_code": exc.code, "name": name}
+    ctx.note("topic_created", topic=name, partitions=len(topic.partitions), auto=True)
+    # Kafka answers the request that auto-created a topic with LEADER_NOT_AVAILABLE while
+    # leaders are elected; ours exist at once, so the topic is described right away.
+    return _describe(ctx, topic)
+
+
+def _describe(ctx: RequestContext, topic: Topic) -> dict:
+    alive = {b.node_id for b in ctx.cluster.alive_brokers()}
+    partitions = []
+    for p in topic.partitions:
+        error = ErrorCode.NONE if p.leader in alive else ErrorCode.LEADER_NOT_AVAILABLE
+        partitions.append({
+            "error_code": error, "partition_index": p.index, "leader_id": p.leader if p.leader in alive else -1,
+            "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
+            "isr_nodes": [r for r in p.isr if r in alive], "offline_replicas": [r for r in p.replicas if r not in alive],
+        })
+    return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.internal,
+            "partitions": partitions, "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}

@@ -1,0 +1,185 @@
+"""FakeCluster: the public facade. N brokers on loopback in one task group, one cluster id.
+
+Three ways to run it::
+
+    async with FakeCluster(brokers=3) as cluster:          # under trio, or asyncio via anyio
+        ...
+
+    with FakeCluster(brokers=3).run_in_thread() as cluster:  # synchronous tests
+        ...
+
+Control methods (``create_topic``, ``records``, ...) are safe to call from the test's own
+thread while the cluster runs in its background thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
+from typing import Any, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from .clock import RealClock
+from .core.cluster_state import ClusterState, Topic
+from .core.configs import BrokerConfig
+from .protocol import records as rec
+from .protocol.framing import DEFAULT_MAX_FRAME_SIZE
+from .server.broker import BrokerServer
+from .server.runtime import Event, Runtime
+
+T = TypeVar("T")
+
+
+def _cluster_id() -> str:
+    """22-character URL-safe base64 of a random UUID, like Kafka's cluster ids."""
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class FakeCluster:
+    """An in-process Kafka cluster for tests.
+
+    :param brokers: number of brokers (node ids 0..N-1).
+    :param port: port of the first broker; the others take port+1, port+2, ... (0 = free ports).
+    :param topics: topics to create at start, ``{"orders": 6}`` or ``{"orders": {"partitions": 6, "config": {...}}}``.
+    :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
+    :param backend: event loop for ``run_in_thread`` ("trio" by default, or "asyncio").
+    """
+
+    def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0, topics: dict[str, Any] | None = None,
+                 config: dict[str, Any] | None = None, cluster_id: str | None = None,
+                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, backend: str = "trio"):
+        if brokers < 1:
+            raise ValueError("a cluster needs at least one broker")
+        self.state = ClusterState(cluster_id or _cluster_id(), BrokerConfig(config))
+        self.clock = RealClock()
+        self.runtime = Runtime(self.state, self.clock, int(self.state.config.get("socket.request.max.bytes"))
+                               if max_frame_size == DEFAULT_MAX_FRAME_SIZE else max_frame_size)
+        self.host = host
+        self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
+        self._initial_topics = dict(topics or {})
+        self._stack: AsyncExitStack | None = None
+        self._portal: BlockingPortal | None = None
+        self._loop_thread: int | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def __aenter__(self) -> FakeCluster:
+        self._loop_thread = threading.get_ident()
+        stack = AsyncExitStack()
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        try:
+            for server in self.servers:
+                port = await tg.start(server.serve)
+                self.state.add_broker(server.node_id, self.host, port)
+                self.runtime.emit("broker_started", server.node_id, host=self.host, port=port)
+            for name, spec in self._initial_topics.items():
+                self._create_topic_now(name, spec)
+        except BaseException:
+            tg.cancel_scope.cancel()
+            await stack.aclose()
+            raise
+        self._task_group = tg
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        self._task_group.cancel_scope.cancel()
+        stack, self._stack = self._stack, None
+        assert stack is not None
+        return await stack.__aexit__(*exc_info)
+
+    @contextmanager
+    def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:
+        """Run the cluster in a background thread; returns once every listener accepts."""
+        with start_blocking_portal(backend) as portal:
+            self._portal = portal
+            try:
+                with portal.wrap_async_context_manager(self):
+                    yield self
+            finally:
+                self._portal = None
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a state change on the cluster's loop when called from another thread."""
+        if self._portal is not None and threading.get_ident() != self._loop_thread:
+            return self._portal.call(fn, *args)
+        return fn(*args)
+
+    # -- facts -------------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting."""
+        return ",".join(f"{self.host}:{s.port}" for s in self.servers)
+
+    @property
+    def cluster_id(self) -> str:
+        return self.state.cluster_id
+
+    @property
+    def events(self) -> list[Event]:
+        return list(self.runtime.events)
+
+    def on_event(self, listener: Callable[[Event], None]) -> None:
+        """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""
+        self.runtime.listeners.append(listener)
+
+    # -- topics ------------------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, *, replication_factor: int = -1,
+                     config: dict[str, Any] | None = None) -> Topic:
+        return self._call(self._create_topic_now, name, {"partitions": partitions, "replication_factor": replication_factor,
+                                                         "config": config or {}})
+
+    def _create_topic_now(self, name: str, spec: Any) -> Topic:
+        if isinstance(spec, int):
+            spec = {"partitions": spec}
+        config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
+        topic = self.state.create_topic(name, spec.get("partitions", -1), spec.get("replication_factor", -1), config)
+        self.runtime.emit("topic_created", None, topic=name, partitions=len(topic.partitions))
+        return topic
+
+    def delete_topic(self, name: str) -> None:
+        def delete() -> None:
+            self.state.delete_topic(name)
+            self.runtime.emit("topic_deleted", None, topic=name)
+
+        self._call(delete)
+
+    def topics(self) -> dict[str, int]:
+        """Topic name -> partition count."""
+        return self._call(lambda: {t.name: len(t.partitions) for t in self.state.topics.values() if not t.internal})
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self._call(lambda: self.state.topics[topic].partitions[partition].leader)
+
+    def offsets(self, topic: str, partition: int) -> tuple[int, int]:
+        """(log start offset, high watermark) of a partition."""
+        def read() -> tuple[int, int]:
+            log = self.state.topics[topic].partitions[partition].log
+            return log.log_start_offset, log.high_watermark
+
+        return self._call(read)
+
+    def records(self, topic: str, partition: int | None = None) -> list[tuple[int, int, bytes | None, bytes | None]]:
+        """Every record stored, as (partition, offset, key, value), in partition and offset order."""
+        def read() -> list[tuple[int, int, bytes | None, bytes | None]]:
+            out = []
+            for p in self.state.topics[topic].partitions:
+                if partition is not None and p.index != partition:
+                    continue
+                for stored in p.log.batches:
+                    for entry in rec.read_batches(stored.data):
+                        if isinstance(entry, rec.RecordBatch):
+                            if entry.is_control:
+                                continue
+                            out.extend((p.index, entry.offset_of(r), r.key, r.value) for r in entry.records
+                                       if entry.offset_of(r) >= p.log.log_start_offset)
+                        else:
+                            out.extend((p.index, m.offset, m.key, m.value) for m in entry.messages)
+            return out
+
+        return self._call(read)

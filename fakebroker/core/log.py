@@ -1,0 +1,163 @@
+"""One partition's log, in memory: record batches stored as the bytes clients sent.
+
+Appending rewrites only what Kafka rewrites (base offset and partition leader epoch in the
+header; timestamps and CRC only under LogAppendTime), so a fetch returns slices of the
+stored bytes without re-encoding. One replica, so the high watermark is the log end offset.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from ..protocol import records as rec
+
+
+@dataclass(slots=True)
+class StoredBatch:
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    data: bytes
+    producer_id: int
+    is_transactional: bool
+    is_control: bool
+    appended_at: int  # broker time (ms) of the append, for time retention fallbacks
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+class PartitionLog:
+    """Batches in offset order with the offsets Kafka exposes."""
+
+    def __init__(self) -> None:
+        self.batches: list[StoredBatch] = []
+        self._bases: list[int] = []  # base offsets, for bisect
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.size_bytes = 0
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        # No open transactions are tracked yet, so everything below the high watermark is stable.
+        return self.high_watermark
+
+    def append(self, batch: bytes | bytearray, header: rec.BatchHeader, *, leader_epoch: int, now_ms: int,
+               log_append_time: bool) -> tuple[int, int]:
+        """Store one validated batch; returns (base offset, log append time or -1)."""
+        buf = bytearray(batch)
+        base = self.log_end_offset
+        rec.set_base_offset(buf, 0, base)
+        if header.magic >= 2:
+            rec.set_partition_leader_epoch(buf, 0, leader_epoch)
+        append_time = -1
+        max_ts = header.max_timestamp
+        if log_append_time and header.magic >= 1:
+            rec.set_log_append_time(buf, 0, now_ms)
+            append_time = max_ts = now_ms
+        last = base + header.last_offset_delta if header.magic >= 2 else base
+        stored = StoredBatch(base, last, max_ts, bytes(buf), header.producer_id, header.is_transactional,
+                             header.is_control, now_ms)
+        self.batches.append(stored)
+        self._bases.append(base)
+        self.log_end_offset = last + 1
+        self.size_bytes += stored.size
+        return base, append_time
+
+    def _index_of(self, offset: int) -> int:
+        """Index of the batch holding ``offset`` (or the first one after it)."""
+        i = bisect.bisect_right(self._bases, offset) - 1
+        if i < 0:
+            return 0
+        return i if self.batches[i].last_offset >= offset else i + 1
+
+    def read(self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one: bool = True) -> bytes:
+        """Whole batches from the one holding ``offset``, up to ``max_bytes``; the first batch
+        is returned even if larger when ``min_one`` (KIP-74), so a consumer always progresses."""
+        limit = self.high_watermark if upper_bound is None else upper_bound
+        out: list[bytes] = []
+        total = 0
+        for i in range(self._index_of(offset), len(self.batches)):
+            batch = self.batches[i]
+            if batch.base_offset >= limit:
+                break
+            if total + batch.size > max_bytes and (out or not min_one):
+                break
+            out.append(batch.data)
+            total += batch.size
+        return b"".join(out)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
+        """First (offset, timestamp) whose record timestamp is >= ``timestamp``; (-1, -1) if none."""
+        for batch in self.batches:
+            if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
+                continue
+            for offset, ts in _record_timestamps(batch):
+                if ts >= timestamp and offset >= self.log_start_offset:
+                    return offset, ts
+        return -1, -1
+
+    def max_timestamp_offset(self) -> tuple[int, int]:
+        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3)."""
+        best = (-1, -1)
+        for batch in self.batches:
+            if batch.is_control or batch.max_timestamp <= best[1]:
+                continue
+            for offset, ts in _record_timestamps(batch):
+                if ts > best[1] and offset >= self.log_start_offset:
+                    best = (offset, ts)
+        return best
+
+    def delete_records_before(self, offset: int) -> None:
+        """Move the log start offset forward to ``offset`` (DeleteRecords)."""
+        if offset <= self.log_start_offset:
+            return
+        self.log_start_offset = offset
+        self._drop_while(lambda b: b.last_offset < offset)
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """Drop old batches as time and size retention would; returns how many were dropped."""
+        before = len(self.batches)
+        if retention_ms >= 0:
+            self._drop_while(lambda b: max(b.max_timestamp, 0) < now_ms - retention_ms and b.appended_at < now_ms - retention_ms)
+        if retention_bytes >= 0:
+            self._drop_while(lambda b: self.size_bytes > retention_bytes)
+        if self.batches:
+            self.log_start_offset = max(self.log_start_offset, self.batches[0].base_offset)
+        elif before:
+            self.log_start_offset = self.log_end_offset
+        return before - len(self.batches)
+
+    def truncate_all(self) -> None:
+        self.batches.clear()
+        self._bases.clear()
+        self.size_bytes = 0
+        self.log_start_offset = self.log_end_offset
+
+    def _drop_while(self, condition) -> None:
+        n = 0
+        while n < len(self.batches) and condition(self.batches[n]):
+            self.size_bytes -= self.batches[n].size
+            n += 1
+        if n:
+            del self.batches[:n]
+            del self._bases[:n]
+
+
+def _record_timestamps(batch: StoredBatch) -> list[tuple[int, int]]:
+    """(offset, timestamp) of every record of a stored batch (decodes it)."""
+    out = []
+    for entry in rec.read_batches(batch.data):
+        if isinstance(entry, rec.RecordBatch):
+            for record in entry.records:
+                out.append((entry.offset_of(record), entry.timestamp_of(record)))
+        else:
+            for message in entry.messages:
+                out.append((message.offset, message.timestamp if message.timestamp is not None else -1))
+    return out

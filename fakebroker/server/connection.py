@@ -1,0 +1,114 @@
+"""One client connection: read frames, answer requests one at a time, in order (as Kafka does).
+
+Anything that cannot be parsed closes this connection only, with a log line; every other
+connection keeps being served.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import SocketStream
+
+from ..apis import HANDLERS, NO_RESPONSE, SUPPORTED, RequestContext, Wait
+from ..apis.api_versions import unsupported_version_response
+from ..protocol import headers
+from ..protocol.errors import ProtocolError, UnsupportedVersionError
+from ..protocol.framing import FrameDecoder, frame
+from ..protocol.messages import Message, request_type
+
+if TYPE_CHECKING:
+    from .broker import BrokerServer
+
+API_VERSIONS = 18
+PRODUCE = 0
+_ids = itertools.count(1)
+
+
+class CloseConnection(Exception):
+    """Stop serving this connection (the reason goes to the log)."""
+
+
+class Connection:
+    def __init__(self, broker: BrokerServer, stream: SocketStream):
+        self.broker = broker
+        self.runtime = broker.runtime
+        self.stream = stream
+        self.id = next(_ids)
+        self.client_id: str | None = None
+        try:
+            host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
+            self.peer = f"{host}:{port}"
+        except Exception:  # pragma: no cover - unusual socket families
+            self.peer = "?"
+
+    async def serve(self) -> None:
+        decoder = FrameDecoder(self.runtime.max_frame_size)
+        try:
+            while True:
+                try:
+                    data = await self.stream.receive(65536)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
+                decoder.feed(data)
+                for payload in decoder.frames():
+                    reply = await self.process(payload)
+                    if reply is not None:
+                        await self.stream.send(frame(reply))
+        except (ProtocolError, CloseConnection) as exc:
+            self.runtime.emit("connection_closed", self.broker.node_id, peer=self.peer, client_id=self.client_id, reason=str(exc))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            await self.stream.aclose()
+
+    async def process(self, payload: bytes) -> bytes | None:
+        """The response payload for one request payload, or None when none is owed."""
+        api_key, api_version, correlation_id = headers.peek_request(payload)
+        header, stream = headers.decode_request_header(payload)
+        if self.client_id is None:
+            self.client_id = header.client_id
+            self.runtime.emit("client_connected", self.broker.node_id, peer=self.peer, client_id=header.client_id)
+        supported = SUPPORTED.get(api_key)
+        if api_key == API_VERSIONS and supported and api_version > supported[1]:
+            return headers.encode_response(API_VERSIONS, 0, correlation_id, unsupported_version_response())
+        if supported is None or not supported[0] <= api_version <= supported[1]:
+            raise CloseConnection(f"unsupported API key {api_key} version {api_version}")
+        try:
+            body = request_type(api_key).decode_from(stream, api_version)
+        except UnsupportedVersionError as exc:
+            raise CloseConnection(str(exc)) from None
+        result = await self.handle(api_key, api_version, correlation_id, header, body)
+        if result is NO_RESPONSE:
+            return None
+        return headers.encode_response(api_key, api_version, correlation_id, result)
+
+    async def handle(self, api_key: int, api_version: int, correlation_id: int, header: Message, body: Message):
+        runtime = self.runtime
+        ctx = RequestContext(runtime.state, self.broker.node_id, api_key, api_version, correlation_id,
+                             header.client_id, runtime.clock.now_ms(), [])
+        try:
+            result = HANDLERS[api_key](ctx, body)
+        except Exception as exc:  # a handler bug must not take the broker down
+            runtime.emit("handler_error", self.broker.node_id, api=api_key, version=api_version, error=repr(exc))
+            raise CloseConnection(f"internal error handling API {api_key} v{api_version}: {exc!r}") from exc
+        for kind, details in ctx.events:
+            runtime.emit(kind, self.broker.node_id, **details)
+        if api_key == PRODUCE:
+            runtime.data_changed()
+        if isinstance(result, Wait):
+            result = await self._wait(result)
+        return result
+
+    async def _wait(self, wait: Wait) -> Message:
+        runtime = self.runtime
+        now_ms = runtime.clock.now_ms()
+        deadline = anyio.current_time() + max(0, wait.deadline_ms - now_ms) / 1000
+        while True:
+            await runtime.wait_changed(deadline)
+            final = anyio.current_time() >= deadline
+            response = wait.poll(runtime.clock.now_ms(), final)
+            if response is not None:
+                return response
