@@ -156,6 +156,18 @@ class FakeCluster:
     def leader(self, topic: str, partition: int) -> int:
         return self._call(lambda: self.state.topics[topic].partitions[partition].leader)
 
+    def move_leader(self, topic: str, partition: int, broker: int) -> None:
+        """Make ``broker`` the leader of a partition (bumps the leader epoch); clients still
+        talking to the old leader get NOT_LEADER_OR_FOLLOWER and refresh their metadata."""
+        def move() -> None:
+            p = self.state.topics[topic].partitions[partition]
+            if broker not in p.replicas:
+                p.replicas.append(broker)
+            self.state.elect_leader(p, broker)
+            self.runtime.emit("leader_moved", None, topic=topic, partition=partition, leader=broker, epoch=p.leader_epoch)
+
+        self._call(move)
+
     def offsets(self, topic: str, partition: int) -> tuple[int, int]:
         """(log start offset, high watermark) of a partition."""
         def read() -> tuple[int, int]:

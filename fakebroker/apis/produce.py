@@ -63,8 +63,8 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         )
     except rec.RecordsError as exc:
         code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
-        record_errors = []
-        if getattr(exc, "record_index", None) is not None:
+        record_errors = [{"batch_index": i, "batch_index_error_message": m} for i, m in getattr(exc, "record_errors", None) or []]
+        if not record_errors and exc.record_index is not None:
             record_errors = [{"batch_index": exc.record_index, "batch_index_error_message": str(exc)}]
         ctx.note("produce_rejected", topic=topic, partition=index, error=code.name, reason=str(exc))
         return answer(code, str(exc), record_errors=record_errors)

@@ -17,7 +17,8 @@ from ..apis.api_versions import unsupported_version_response
 from ..protocol import headers
 from ..protocol.errors import ProtocolError, UnsupportedVersionError
 from ..protocol.framing import FrameDecoder, frame
-from ..protocol.messages import Message, request_type
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message, api_keys, request_type
 
 if TYPE_CHECKING:
     from .broker import BrokerServer
@@ -25,6 +26,32 @@ if TYPE_CHECKING:
 API_VERSIONS = 18
 PRODUCE = 0
 _ids = itertools.count(1)
+API_NAMES = api_keys()
+
+
+def _error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
+    """Every non-zero ``error_code`` anywhere in a response (for the event log)."""
+    found = set() if found is None else found
+    code = getattr(msg, "error_code", 0)
+    if code:
+        found.add(code)
+    for info in msg._fields:
+        if info.struct is None:
+            continue
+        value = getattr(msg, info.attr)
+        if isinstance(value, list):
+            for item in value:
+                _error_codes(item, found)
+        elif value is not None:
+            _error_codes(value, found)
+    return found
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
 
 
 class CloseConnection(Exception):
@@ -100,6 +127,10 @@ class Connection:
             runtime.data_changed()
         if isinstance(result, Wait):
             result = await self._wait(result)
+        if isinstance(result, Message):
+            for code in sorted(_error_codes(result)):
+                runtime.emit("request_error", self.broker.node_id, api=API_NAMES.get(api_key, api_key),
+                             client_id=header.client_id, error=_error_name(code))
         return result
 
     async def _wait(self, wait: Wait) -> Message:

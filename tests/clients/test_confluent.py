@@ -1,0 +1,138 @@
+"""confluent-kafka (librdkafka) against fakebroker: produce, consume, codecs, idempotence, admin."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import (  # noqa: E402
+    AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec,
+)
+
+from .conftest import expected_records  # noqa: E402
+
+pytestmark = pytest.mark.clients
+QUIET = {"log_level": 3}  # librdkafka errors only: the tests assert what matters
+
+
+def produce(bootstrap: str, n: int, partitions: int, topic: str = "orders", **config) -> list:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **QUIET, **config})
+    reports = []
+
+    def on_delivery(err, msg):
+        reports.append((err, msg.partition(), msg.offset()))
+
+    for i in range(n):
+        producer.produce(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions,
+                         on_delivery=on_delivery)
+        producer.poll(0)
+    assert producer.flush(15) == 0
+    assert all(err is None for err, _, _ in reports), reports[:3]
+    return reports
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout: float = 15) -> dict[int, list]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused-no-subscribe", "enable.auto.commit": False,
+                         **QUIET})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got: dict[int, list] = {p: [] for p in range(partitions)}
+    deadline = time.monotonic() + timeout
+    count = 0
+    try:
+        while count < expected and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            got[msg.partition()].append((msg.offset(), msg.key(), msg.value()))
+            count += 1
+    finally:
+        consumer.close()
+    return got
+
+
+def assert_round_trip(got: dict[int, list], n: int, partitions: int) -> None:
+    want = expected_records(n, partitions)
+    for p in range(partitions):
+        assert [(k, v) for _, k, v in got[p]] == want[p], f"partition {p}"
+        assert [o for o, _, _ in got[p]] == list(range(len(want[p]))), f"offsets of partition {p}"
+
+
+def test_produce_and_consume_every_record_in_order(cluster3):
+    reports = produce(cluster3.bootstrap_servers, 600, 6)
+    assert sorted(o for _, p, o in reports if p == 0) == list(range(100))
+    got = consume_all(cluster3.bootstrap_servers, "orders", 6, 600)
+    assert_round_trip(got, 600, 6)
+    leaders = {cluster3.leader("orders", p) for p in range(6)}
+    assert leaders == {0, 1, 2}, "leadership spreads over the brokers"
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_each_compression_codec(cluster3, codec):
+    produce(cluster3.bootstrap_servers, 120, 6, **{"compression.type": codec, "batch.num.messages": 50})
+    assert len(cluster3.records("orders")) == 120
+    assert_round_trip(consume_all(cluster3.bootstrap_servers, "orders", 6, 120), 120, 6)
+
+
+def test_idempotent_producer_with_acks_all(cluster3):
+    produce(cluster3.bootstrap_servers, 300, 6, **{"enable.idempotence": True, "acks": "all",
+                                                   "max.in.flight.requests.per.connection": 5})
+    stored = cluster3.records("orders")
+    assert len(stored) == 300, "each record exactly once"
+    assert any(e.kind == "producer_id" for e in cluster3.events)
+    assert_round_trip(consume_all(cluster3.bootstrap_servers, "orders", 6, 300), 300, 6)
+
+
+def test_admin_topics_partitions_configs_offsets_and_delete_records(cluster3):
+    admin = AdminClient({"bootstrap.servers": cluster3.bootstrap_servers, **QUIET})
+    futures = admin.create_topics([NewTopic("audit", num_partitions=3, replication_factor=2,
+                                            config={"retention.ms": "3600000"})])
+    futures["audit"].result(10)
+    assert cluster3.topics()["audit"] == 3
+    with pytest.raises(KafkaException) as info:
+        admin.create_topics([NewTopic("audit", num_partitions=1)])["audit"].result(10)
+    assert info.value.args[0].name() == "TOPIC_ALREADY_EXISTS"
+
+    admin.create_partitions([NewPartitions("audit", 5)])["audit"].result(10)
+    assert cluster3.topics()["audit"] == 5
+
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "audit")
+    configs = admin.describe_configs([resource])[resource].result(10)
+    assert configs["retention.ms"].value == "3600000"
+    assert configs["cleanup.policy"].value == "delete"
+
+    produce(cluster3.bootstrap_servers, 50, 5, topic="audit")
+    tp = TopicPartition("audit", 0)
+    offsets = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(10)
+    assert offsets.offset == 0
+    offsets = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(10)
+    assert offsets.offset == 10
+
+    deleted = admin.delete_records([TopicPartition("audit", 0, 4)])
+    result = list(deleted.values())[0].result(10)
+    assert result.low_watermark == 4
+    assert cluster3.offsets("audit", 0) == (4, 10)
+    assert admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(10).offset == 4
+
+    admin.delete_topics(["audit"])["audit"].result(10)
+    assert "audit" not in cluster3.topics()
+
+
+def test_wrong_broker_gets_not_leader_and_client_recovers(cluster3):
+    # Leadership of partition 0 moves after the producer learned it: the producer is told
+    # NOT_LEADER_OR_FOLLOWER, refreshes metadata and delivers to the new leader.
+    producer = Producer({"bootstrap.servers": cluster3.bootstrap_servers, "linger.ms": 0, **QUIET})
+    producer.produce("orders", value=b"first", partition=0)
+    assert producer.flush(10) == 0
+    old = cluster3.leader("orders", 0)
+    new = (old + 1) % 3
+    cluster3.move_leader("orders", 0, new)
+    errors = []
+    producer.produce("orders", value=b"second", partition=0, on_delivery=lambda err, msg: errors.append(err))
+    assert producer.flush(15) == 0
+    assert errors == [None]
+    assert [v for _, _, _, v in cluster3.records("orders", 0)] == [b"first", b"second"]
+    assert any(e.details.get("error") == "NOT_LEADER_OR_FOLLOWER" for e in cluster3.events if e.kind == "request_error")
