@@ -265,6 +265,9 @@ class StructCodec(c.Construct):
         return obj
 
     def _build_tagged(self, obj, stream, context, path):
+        if not self.tagged and not obj._unknown_tagged_fields:
+            stream.write(b"\x00")  # the common case: an empty tagged-field section
+            return
         entries: list[tuple[int, bytes]] = []
         for tag, (attr, sub, default) in self.tagged.items():
             value = getattr(obj, attr)
