@@ -88,7 +88,8 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
         if list_ops:
             responses.append(_result(r, ErrorCode.INVALID_CONFIG, f"Config {list_ops[0]} is not a list: APPEND and SUBTRACT need a list config"))
             continue
-        responses.append(_apply(ctx, r, change, {n: v for n, _, v in ops}, request.validate_only))
+        # DELETE ignores the value (the Java Admin sends "" with it), so only its name is checked
+        responses.append(_apply(ctx, r, change, {n: None if op == DELETE else v for n, op, v in ops}, request.validate_only))
     return ctx.response(responses=responses, throttle_time_ms=0)
 
 
