@@ -1,0 +1,156 @@
+"""Produce-then-consume throughput with confluent-kafka: fakebroker vs librdkafka's mock cluster.
+
+    python benchmarks/throughput.py [--records 200000] [--size 100]
+
+Both runs use the same client and settings in the same process; only the cluster differs.
+librdkafka's mock cluster (``test.mock.num.brokers``) runs inside the producer's own
+librdkafka instance and its brokers' addresses show in its metadata, so the consumer
+bootstraps from there. Also measured: time from FakeCluster start to the first answered
+Metadata request, and resident memory idle and after the run. The last line is
+``ratio: X`` = fakebroker throughput / mock cluster throughput (harmonic mean of the produce
+and consume rates). The mock keeps only about 5 MB per partition, so each cluster is read
+from its log start and consume rates are per record actually read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import socket
+import struct
+import time
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from rich.console import Console
+from rich.table import Table
+
+from fakebroker.cluster import FakeCluster
+from fakebroker.protocol import headers
+
+TOPIC = "bench"
+PARTITIONS = 4  # what librdkafka's mock cluster gives an auto-created topic; used for both
+QUIET = {"log_level": 3}
+
+
+def rss_mb() -> float:
+    """Current resident set size (Linux /proc), in MB."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * resource.getpagesize() / 1e6
+
+
+def produce(config: dict, n: int, size: int) -> float:
+    producer = Producer({**config, "linger.ms": 5, "batch.num.messages": 10000, "acks": 1, **QUIET})
+    value = b"x" * size
+    start = time.perf_counter()
+    for i in range(n):
+        while True:
+            try:
+                producer.produce(TOPIC, value=value, partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise RuntimeError(f"{remaining} records not delivered")
+    return elapsed
+
+
+def retained(bootstrap: str) -> int:
+    """Records the cluster still holds (librdkafka's mock keeps only ~5 MB per partition)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-unused", **QUIET})
+    try:
+        marks = [consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=10) for p in range(PARTITIONS)]
+    finally:
+        consumer.close()
+    return sum(high - low for low, high in marks)
+
+
+def consume(bootstrap: str, n: int) -> float:
+    """Seconds to read ``n`` records from the start of every partition's retained log."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-unused", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", **QUIET})
+    consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+    got = 0
+    start = time.perf_counter()
+    deadline = start + 120
+    while got < n and time.perf_counter() < deadline:
+        for msg in consumer.consume(10000, 0.5):
+            if msg.error() is None:
+                got += 1
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    if got < n:
+        raise RuntimeError(f"consumed only {got} of {n}")
+    return elapsed
+
+
+def first_metadata_ms() -> float:
+    """From FakeCluster start to the first answered Metadata request, in ms (median of 5)."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        with FakeCluster(brokers=1).run_in_thread() as cluster:
+            with socket.create_connection(("127.0.0.1", cluster.servers[0].port)) as sock:
+                req = headers.encode_request(3, 12, 1, {"topics": None})
+                sock.sendall(struct.pack(">i", len(req)) + req)
+                size = struct.unpack(">i", sock.recv(4))[0]
+                while size > 0:
+                    size -= len(sock.recv(size))
+            times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=100)
+    args = parser.parse_args()
+    n, size = args.records, args.size
+    results = {}
+
+    startup = first_metadata_ms()
+    idle_before = rss_mb()
+    with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}).run_in_thread() as cluster:
+        idle = rss_mb()
+        p = produce({"bootstrap.servers": cluster.bootstrap_servers}, n, size)
+        kept = retained(cluster.bootstrap_servers)
+        c = consume(cluster.bootstrap_servers, kept)
+        after = rss_mb()
+        results["fakebroker"] = (n / p, kept / c)
+
+    # librdkafka's mock cluster lives inside the producer's instance; keep it alive while consuming.
+    mock = Producer({"test.mock.num.brokers": 3, **QUIET})
+    bootstrap = ",".join(f"{b.host}:{b.port}" for b in mock.list_topics(timeout=10).brokers.values())
+    # The mock has no controller for CreateTopics; it auto-creates the topic with 4 partitions.
+    warm = Producer({"bootstrap.servers": bootstrap, **QUIET})
+    warm.produce(TOPIC, b"")
+    warm.flush(10)
+    if len(warm.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions) != PARTITIONS:
+        raise RuntimeError("the mock cluster's auto-created topic does not have the expected partition count")
+    del warm
+    p = produce({"bootstrap.servers": bootstrap}, n, size)
+    kept = retained(bootstrap)
+    c = consume(bootstrap, kept)
+    results["librdkafka mock"] = (n / p, kept / c)
+    del mock
+
+    table = Table(title=f"{n:,} records of {size} bytes, 3 brokers, {PARTITIONS} partitions (confluent-kafka)")
+    for col in ("cluster", "produce rec/s", "produce MB/s", "consume rec/s", "consume MB/s"):
+        table.add_column(col, justify="right" if col != "cluster" else "left")
+    for name, (p, c) in results.items():
+        table.add_row(name, f"{p:,.0f}", f"{p * size / 1e6:,.1f}", f"{c:,.0f}", f"{c * size / 1e6:,.1f}")
+    console = Console(width=150)
+    console.print(table)
+    console.print(f"FakeCluster start to first Metadata answer: {startup:.1f} ms (median of 5)")
+    console.print(f"resident memory: {idle_before:.0f} MB before start, {idle:.0f} MB idle, {after:.0f} MB after the run")
+    console.print("(the mock keeps only about 5 MB per partition, so it is consumed from its log start; rates are per record read)")
+    fake, base = results["fakebroker"], results["librdkafka mock"]
+    # Combined rate: records through produce and consume, per second of both together.
+    combined = lambda r: 2 / (1 / r[0] + 1 / r[1])  # noqa: E731
+    print(f"ratio: {combined(fake) / combined(base):.2f}")
+
+
+if __name__ == "__main__":
+    main()
