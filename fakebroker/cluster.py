@@ -83,6 +83,7 @@ class FakeCluster:
             tg.cancel_scope.cancel()
             await stack.aclose()
             raise
+        tg.start_soon(self._retention_loop)
         self._task_group = tg
         self._stack = stack
         return self
@@ -92,6 +93,22 @@ class FakeCluster:
         stack, self._stack = self._stack, None
         assert stack is not None
         return await stack.__aexit__(*exc_info)
+
+    async def _retention_loop(self) -> None:
+        """Apply retention every ``log.retention.check.interval.ms``, as Kafka's log cleaner does."""
+        while True:
+            await anyio.sleep(self.state.config.get_int("log.retention.check.interval.ms") / 1000)
+            self._apply_retention_now()
+
+    def _apply_retention_now(self) -> int:
+        dropped = self.state.apply_retention(self.clock.now_ms())
+        if dropped:
+            self.runtime.emit("retention_applied", None, batches_dropped=dropped)
+        return dropped
+
+    def apply_retention(self) -> int:
+        """Apply retention now instead of waiting for the next check; returns batches dropped."""
+        return self._call(self._apply_retention_now)
 
     @contextmanager
     def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:

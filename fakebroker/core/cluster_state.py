@@ -184,3 +184,14 @@ class ClusterState:
         if leader != partition.leader:
             partition.leader = leader
             partition.leader_epoch += 1
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Apply every deleting topic's retention.ms / retention.bytes; returns batches dropped."""
+        dropped = 0
+        for topic in self.topics.values():
+            if "delete" not in topic.config.get("cleanup.policy"):
+                continue
+            ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
+            for p in topic.partitions:
+                dropped += p.log.apply_retention(now_ms, ms, size)
+        return dropped

@@ -122,16 +122,22 @@ class PartitionLog:
         self._drop_while(lambda b: b.last_offset < offset)
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
-        """Drop old batches as time and size retention would; returns how many were dropped."""
+        """Drop old batches as Kafka's retention drops old segments (a batch here plays the
+        part of a segment); returns how many were dropped.
+
+        Time: a batch goes once its newest record timestamp (its append time if it has none)
+        is older than ``retention_ms``. Size: the oldest batches go while what remains is still
+        at least ``retention_bytes``, the rule of Kafka's ``UnifiedLog.deleteRetentionSizeBreachedSegments``.
+        """
         before = len(self.batches)
         if retention_ms >= 0:
-            self._drop_while(lambda b: max(b.max_timestamp, 0) < now_ms - retention_ms and b.appended_at < now_ms - retention_ms)
+            cutoff = now_ms - retention_ms
+            self._drop_while(lambda b: (b.max_timestamp if b.max_timestamp >= 0 else b.appended_at) < cutoff)
         if retention_bytes >= 0:
-            self._drop_while(lambda b: self.size_bytes > retention_bytes)
-        if self.batches:
-            self.log_start_offset = max(self.log_start_offset, self.batches[0].base_offset)
-        elif before:
-            self.log_start_offset = self.log_end_offset
+            self._drop_while(lambda b: self.size_bytes - b.size >= retention_bytes)
+        if len(self.batches) != before:
+            self.log_start_offset = max(self.log_start_offset,
+                                        self.batches[0].base_offset if self.batches else self.log_end_offset)
         return before - len(self.batches)
 
     def truncate_all(self) -> None:

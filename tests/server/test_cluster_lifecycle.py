@@ -1,0 +1,70 @@
+"""FakeCluster under trio, under asyncio, and in a thread; nothing is left behind when it stops."""
+
+from __future__ import annotations
+
+import gc
+import socket
+import threading
+
+import anyio
+import pytest
+import trio
+
+from fakebroker.cluster import FakeCluster
+from fakebroker.protocol import headers
+
+
+async def metadata_over_anyio(port: int) -> list[str]:
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        payload = headers.encode_request(3, 12, 1, {"topics": None})
+        await stream.send(len(payload).to_bytes(4, "big") + payload)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:4], "big"):
+            buf += await stream.receive()
+        _, body = headers.decode_response(3, 12, buf[4:])
+        return [t.name for t in body.topics]
+
+
+@pytest.mark.trio
+async def test_async_with_under_trio():
+    # pytest-trio runs this test under trio.
+    assert trio.lowlevel.current_task() is not None
+    async with FakeCluster(brokers=3, topics={"orders": 6}) as cluster:
+        ports = [s.port for s in cluster.servers]
+        assert cluster.bootstrap_servers == ",".join(f"127.0.0.1:{p}" for p in ports)
+        assert await metadata_over_anyio(ports[2]) == ["orders"]
+    for port in ports:
+        with pytest.raises(OSError):
+            await trio.open_tcp_stream("127.0.0.1", port)
+
+
+def test_async_with_under_asyncio():
+    async def main() -> list[str]:
+        async with FakeCluster(topics={"a": 1}) as cluster:
+            return await metadata_over_anyio(cluster.servers[0].port)
+
+    assert anyio.run(main, backend="asyncio") == ["a"]
+
+
+def test_run_in_thread_leaves_no_thread_or_socket_behind():
+    threads_before = set(threading.enumerate())
+    with FakeCluster(brokers=2).run_in_thread() as cluster:
+        ports = [s.port for s in cluster.servers]
+        held = socket.create_connection(("127.0.0.1", ports[0]))  # a client still connected at stop
+        cluster.create_topic("from-test-thread", 3)  # control methods work from this thread
+        assert cluster.topics() == {"from-test-thread": 3}
+    gc.collect()
+    assert set(threading.enumerate()) == threads_before
+    assert held.recv(1) == b""  # the broker closed it
+    held.close()
+    for port in ports:
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1)
+
+
+def test_fixed_ports_are_consecutive():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        base = probe.getsockname()[1]
+    with FakeCluster(brokers=3, port=base).run_in_thread() as cluster:
+        assert [s.port for s in cluster.servers] == [base, base + 1, base + 2]
