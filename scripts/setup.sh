@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets up everything fakebroker and its tests need on a fresh machine (idempotent):
+# the package with its test extra, kcat, a JDK and Maven for the Java client tests, and
+# the kafkajs test scripts' npm packages. Run as root or with sudo available.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+python3 -m pip install -q -e '.[test]'
+
+apt_packages=()
+command -v kcat >/dev/null || command -v kafkacat >/dev/null || apt_packages+=(kcat)
+command -v java >/dev/null || apt_packages+=(default-jdk-headless)
+command -v mvn >/dev/null || apt_packages+=(maven)
+command -v npm >/dev/null || apt_packages+=(nodejs npm)
+if [ ${#apt_packages[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+fi
+
+(cd tests/clients/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
