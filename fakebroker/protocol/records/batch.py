@@ -1,0 +1,334 @@
+"""Magic-v2 record batches: :class:`RecordBatch`, decoding and encoding.
+
+:func:`read_batches` decodes a whole ``records`` blob (v2 batches and legacy messages);
+:func:`build_batch` and :func:`build_control_batch` encode one v2 batch.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+import crc32c as _crc32c
+from construct import ConstructError
+
+from .. import compression as _compression
+from .control import ControlRecord, ControlRecordType, parse_control_record
+from .entries import BatchHeader, _check_crc, _decompress, _safe, iter_batch_headers
+from .errors import CorruptRecordsError, InvalidRecordError, RecordsError
+from .layout import (
+    _BATCH_HEADER_BUILD,
+    _COMPRESSION_MASK,
+    _CONTROL_MASK,
+    _DELETE_HORIZON_MASK,
+    _INT32_MAX,
+    _INT32_MIN,
+    _INT64_MAX,
+    _INT64_MIN,
+    _TIMESTAMP_TYPE_MASK,
+    _TRANSACTIONAL_MASK,
+    ATTRIBUTES_OFFSET,
+    CONTROL_RECORD_KEY,
+    CREATE_TIME,
+    END_TXN_MARKER,
+    LOG_APPEND_TIME,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+)
+from .legacy import LegacyMessage, _decode_legacy
+from .record import Record, RecordInput, _decode_records, _encode_record, _normalize
+
+# --------------------------------------------------------------------------------------------
+# Data class
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """A decoded magic-v2 record batch (records decompressed)."""
+
+    base_offset: int = 0
+    partition_leader_epoch: int = -1
+    magic: int = 2
+    crc: int = 0
+    attributes: int = 0
+    last_offset_delta: int = 0
+    base_timestamp: int = NO_TIMESTAMP
+    max_timestamp: int = NO_TIMESTAMP
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    records: list[Record] = field(default_factory=list)
+
+    @property
+    def compression(self) -> int:
+        """Compression codec id (attributes bits 0-2)."""
+        return self.attributes & _COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        """0 CreateTime, 1 LogAppendTime (attributes bit 3)."""
+        return (self.attributes & _TIMESTAMP_TYPE_MASK) >> 3
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & _TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & _CONTROL_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        """Bit 6: base_timestamp holds the compaction delete horizon."""
+        return bool(self.attributes & _DELETE_HORIZON_MASK)
+
+    @property
+    def record_count(self) -> int:
+        return len(self.records)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id >= 0
+
+    def offset_of(self, record: Record) -> int:
+        """Absolute offset of one of this batch's records."""
+        return self.base_offset + record.offset_delta
+
+    def timestamp_of(self, record: Record) -> int:
+        """Timestamp of one of this batch's records (the batch's max_timestamp under LogAppendTime)."""
+        if self.attributes & _TIMESTAMP_TYPE_MASK:
+            return self.max_timestamp
+        return self.base_timestamp + record.timestamp_delta
+
+    def sequence_of(self, record: Record) -> int:
+        """Producer sequence of a record (-1 without one); sequences wrap at 2**31."""
+        if self.base_sequence < 0:
+            return -1
+        return (self.base_sequence + record.offset_delta) % (2**31)
+
+    def control_records(self) -> list[ControlRecord]:
+        """The decoded control records of a control batch (empty for a data batch)."""
+        if not self.is_control:
+            return []
+        return [parse_control_record(r) for r in self.records]
+
+    def to_bytes(self) -> bytes:
+        """Re-encode this batch (new CRC; records re-compressed with ``compression``)."""
+        return build_batch(
+            self.records,
+            base_offset=self.base_offset,
+            compression=self.compression,
+            timestamp_type=self.timestamp_type,
+            base_timestamp=self.base_timestamp,
+            max_timestamp=self.max_timestamp,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            base_sequence=self.base_sequence,
+            transactional=self.is_transactional,
+            control=self.is_control,
+            partition_leader_epoch=self.partition_leader_epoch,
+            last_offset_delta=self.last_offset_delta,
+            extra_attributes=self.attributes & ~0x3F,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------------
+
+
+def _decode_v2(data: bytes, header: BatchHeader, check_crc: bool) -> RecordBatch:
+    if check_crc:
+        _check_crc(data, header)
+    count = header.records_count
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", offset=header.position)
+    records: list[Record] = []
+    if count:  # like DefaultRecordBatch.iterator(): a count of 0 reads nothing
+        payload = data[header.position + RECORD_BATCH_OVERHEAD : header.end]
+        codec = header.attributes & _COMPRESSION_MASK
+        if codec:
+            payload = _decompress(codec, payload, header.position, 2)
+        records = _decode_records(payload, count, header.position)
+    return RecordBatch(
+        base_offset=header.base_offset,
+        partition_leader_epoch=header.partition_leader_epoch,
+        magic=2,
+        crc=header.crc,
+        attributes=header.attributes,
+        last_offset_delta=header.last_offset_delta,
+        base_timestamp=header.base_timestamp,
+        max_timestamp=header.max_timestamp,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        records=records,
+    )
+
+
+def read_batches(
+    data: bytes | bytearray | memoryview, *, allow_truncated: bool = True, check_crc: bool = True
+) -> list[RecordBatch | LegacyMessage]:
+    """Decode every entry of a ``records`` blob (v2 batches and legacy messages).
+
+    Compressed payloads are decompressed; legacy wrappers get their ``inner`` messages.
+    A trailing partial entry is skipped (``allow_truncated``) or is an error. With
+    ``check_crc`` (default) a CRC mismatch raises :class:`CorruptRecordsError`.
+    Raises only :class:`RecordsError` subclasses.
+    """
+    blob = _safe(data)
+    out: list[RecordBatch | LegacyMessage] = []
+    try:
+        for header in iter_batch_headers(blob, allow_truncated=allow_truncated):
+            if header.truncated:
+                break
+            if header.magic == 2:
+                out.append(_decode_v2(blob, header, check_crc))
+            else:
+                out.append(_decode_legacy(blob, header, check_crc))
+    except RecordsError:
+        raise
+    except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
+        raise CorruptRecordsError(f"Malformed records: {exc}") from exc
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding v2
+# --------------------------------------------------------------------------------------------
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise ValueError(f"{name} {value} out of range [{low}, {high}]")
+
+
+def build_batch(
+    records: Iterable[RecordInput],
+    *,
+    base_offset: int = 0,
+    compression: int = 0,
+    timestamp_type: int = CREATE_TIME,
+    base_timestamp: int | None = None,
+    max_timestamp: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    control: bool = False,
+    partition_leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
+    extra_attributes: int = 0,
+) -> bytes:
+    """Encode one magic-v2 record batch, with a correct CRC-32C over bytes [21, end).
+
+    ``records`` are :class:`Record` objects or ``(key, value[, headers[, timestamp]])`` tuples
+    (see :data:`RecordInput`). ``base_timestamp`` defaults to the first tuple timestamp given,
+    else -1 (no timestamp). ``max_timestamp`` defaults to the largest record timestamp (at
+    least -1), as ``MemoryRecordsBuilder`` computes it; under LogAppendTime pass the append time.
+    ``last_offset_delta`` defaults to the last record's offset delta (0 for no records).
+    ``extra_attributes`` ORs raw bits into attributes (e.g. 0x40, delete horizon).
+    """
+    items, base_ts = _normalize(records, base_timestamp)
+    _compression.codec_name(compression)
+    if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
+        raise ValueError(f"timestamp_type must be 0 (CreateTime) or 1 (LogAppendTime), not {timestamp_type}")
+    payload = bytearray()
+    computed_max = NO_TIMESTAMP
+    for record in items:
+        _check_range("offset_delta", record.offset_delta, _INT32_MIN, _INT32_MAX)
+        _check_range("timestamp_delta", record.timestamp_delta, _INT64_MIN, _INT64_MAX)
+        timestamp = base_ts + record.timestamp_delta
+        if timestamp > computed_max:
+            computed_max = timestamp
+        _encode_record(payload, record)
+    if compression:
+        payload = bytearray(_compression.compress(compression, bytes(payload)))
+    attributes = (
+        compression
+        | (timestamp_type << 3)
+        | (_TRANSACTIONAL_MASK if transactional else 0)
+        | (_CONTROL_MASK if control else 0)
+        | extra_attributes
+    )
+    if last_offset_delta is None:
+        last_offset_delta = items[-1].offset_delta if items else 0
+    fields = dict(
+        base_offset=base_offset,
+        batch_length=RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(payload),
+        partition_leader_epoch=partition_leader_epoch,
+        magic=2,
+        crc=0,
+        attributes=attributes,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_ts,
+        max_timestamp=computed_max if max_timestamp is None else max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records_count=len(items),
+    )
+    try:
+        header = _BATCH_HEADER_BUILD.build(fields)
+        crc = _crc32c.crc32c(bytes(payload), _crc32c.crc32c(header[ATTRIBUTES_OFFSET:]))
+        fields["crc"] = crc
+        header = _BATCH_HEADER_BUILD.build(fields)
+    except (ConstructError, struct.error) as exc:
+        raise ValueError(f"batch header field out of range: {exc}") from exc
+    return header + bytes(payload)
+
+
+# --------------------------------------------------------------------------------------------
+# Control batches
+# --------------------------------------------------------------------------------------------
+
+
+def build_control_batch(
+    kind: Literal["commit", "abort"] | int,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int = 0,
+    base_offset: int = 0,
+    timestamp: int = NO_TIMESTAMP,
+    *,
+    partition_leader_epoch: int = -1,
+    value: bytes | None = None,
+) -> bytes:
+    """Encode a control batch the way ``MemoryRecords.writeEndTransactionalMarker`` does.
+
+    ``kind`` is ``"commit"``, ``"abort"`` or a :class:`ControlRecordType`/int. For COMMIT and
+    ABORT the value is the EndTxnMarker (version 0, ``coordinator_epoch``); other types need
+    an explicit ``value``. ``timestamp`` should be the broker's ``now`` (Kafka uses it as
+    the batch's base and max timestamp). Transactional + control bits set, baseSequence -1,
+    no compression, exactly one record at offset delta 0, no headers.
+    """
+    if isinstance(kind, str):
+        names = {"commit": ControlRecordType.COMMIT, "abort": ControlRecordType.ABORT}
+        if kind.lower() not in names:
+            raise ValueError(f"unknown control record kind {kind!r}")
+        control_type = int(names[kind.lower()])
+    else:
+        control_type = int(kind)
+    key = CONTROL_RECORD_KEY.build(dict(version=0, type=control_type))
+    if value is None and control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        value = END_TXN_MARKER.build(dict(version=0, coordinator_epoch=coordinator_epoch))
+    record = Record(offset_delta=0, timestamp_delta=0, key=key, value=value, headers=[])
+    return build_batch(
+        [record],
+        base_offset=base_offset,
+        base_timestamp=timestamp,
+        max_timestamp=timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=-1,
+        transactional=True,
+        control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )

@@ -1,0 +1,234 @@
+"""Produce-time validation of a partition's records: :func:`validate_produce_records`."""
+
+from __future__ import annotations
+
+import struct
+
+from construct import ConstructError
+
+from .. import compression as _compression
+from .batch import RecordBatch, _decode_v2
+from .entries import BatchHeader, _safe, iter_batch_headers, verify_crc
+from .errors import (
+    CorruptRecordsError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    RecordsError,
+    RecordTooLargeError,
+    UnsupportedCompressionTypeError,
+)
+from .layout import _INT64_MAX, CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP
+from .legacy import LegacyMessage, _decode_legacy
+
+# --------------------------------------------------------------------------------------------
+# Produce-time validation
+# --------------------------------------------------------------------------------------------
+
+
+def validate_produce_records(
+    data: bytes | bytearray | memoryview,
+    *,
+    produce_version: int | None = None,
+    compacted: bool = False,
+    max_message_size: int | None = None,
+    now: int | None = None,
+    message_timestamp_type: int = CREATE_TIME,
+    timestamp_before_max_ms: int = _INT64_MAX,
+    timestamp_after_max_ms: int = _INT64_MAX,
+    topic_partition: str = "",
+) -> list[RecordBatch | LegacyMessage]:
+    """Apply the checks Kafka makes on a produced partition's records, in Kafka's order.
+
+    1. ``ProduceRequest.validateRecords`` (when ``produce_version`` >= 3): at least one
+       batch, magic 2, no zstd before v7 (:class:`UnsupportedCompressionTypeError`), exactly
+       one batch -- :class:`InvalidRecordError` otherwise.
+    2. ``UnifiedLog.analyzeAndValidateRecords``: entry sizes and magic (walking), v2
+       baseOffset 0, size <= ``max_message_size`` (:class:`RecordTooLargeError`), CRC
+       (:class:`CorruptRecordsError`).
+    3. ``LogValidator.validateBatch``: one batch if v2 or compressed, same magic, v2 offset
+       range vs record count, no control batches from clients, producer id needs a sequence.
+    4. Records (decoding: malformed -> :class:`InvalidRecordError`) and ``validateRecord``:
+       legacy inner CRCs (corrupt), compressed inner records, keys on ``compacted`` topics,
+       and with ``now`` timestamps against ``message.timestamp.before/after.max.ms``
+       (:class:`InvalidTimestampError`). Record-level errors are collected with their index
+       in ``record_errors``.
+
+    Returns the decoded entries. A trailing partial entry is ignored, as Kafka does.
+    """
+    blob = _safe(data)
+    tp = f" in topic partition {topic_partition}" if topic_partition else ""
+    try:
+        headers = [h for h in iter_batch_headers(blob) if not h.truncated]
+        # 1. ProduceRequest.validateRecords
+        if produce_version is not None and produce_version >= 3:
+            v = produce_version
+            if not headers:
+                raise InvalidRecordError(f"Produce requests with version {v} must have at least one record batch per partition")
+            first = headers[0]
+            if first.magic != 2:
+                raise InvalidRecordError(
+                    f"Produce requests with version {v} are only allowed to contain record batches with magic version 2",
+                    offset=first.position,
+                )
+            if v < 7 and first.compression == _compression.ZSTD:
+                raise UnsupportedCompressionTypeError(
+                    f"Produce requests with version {v} are not allowed to use ZStandard compression",
+                    offset=first.position,
+                )
+            if len(headers) > 1:
+                raise InvalidRecordError(
+                    f"Produce requests with version {v} are only allowed to contain exactly one record batch per partition",
+                    offset=headers[1].position,
+                )
+        if not headers:
+            return []
+        # 2. analyzeAndValidateRecords
+        source_compression = 0
+        for h in headers:
+            if h.magic >= 2 and h.base_offset != 0:
+                raise InvalidRecordError(
+                    f"The baseOffset of the record batch in the append to {topic_partition or 'the partition'} "
+                    f"should be 0, but it is {h.base_offset}",
+                    offset=h.position,
+                )
+            if max_message_size is not None and h.size > max_message_size:
+                raise RecordTooLargeError(
+                    f"The record batch size in the append to {topic_partition or 'the partition'} is {h.size} bytes "
+                    f"which exceeds the maximum configured value of {max_message_size}.",
+                    offset=h.position,
+                )
+            if not verify_crc(blob, h.position):
+                raise CorruptRecordsError(f"Record is corrupt (stored crc = {h.crc}){tp}.", offset=h.position)
+            if h.compression:
+                source_compression = h.compression
+        # 3. LogValidator.validateBatch
+        first = headers[0]
+        if (first.magic >= 2 or source_compression) and len(headers) > 1:
+            raise InvalidRecordError("Compressed outer record has more than one batch", offset=headers[1].position)
+        for h in headers:
+            if h.magic != first.magic:
+                raise InvalidRecordError(
+                    f"Batch magic {h.magic} is not the same as the first batch's magic byte {first.magic}{tp}",
+                    offset=h.position,
+                )
+            if h.magic >= 2:
+                count_from_offsets = h.last_offset_delta + 1
+                if count_from_offsets <= 0:
+                    raise InvalidRecordError(
+                        f"Batch has an invalid offset range: [{h.base_offset}, {h.last_offset}]{tp}", offset=h.position
+                    )
+                if h.records_count <= 0:
+                    raise InvalidRecordError(
+                        f"Invalid reported count for record batch: {h.records_count}{tp}", offset=h.position
+                    )
+                if count_from_offsets != h.records_count:
+                    raise InvalidRecordError(
+                        f"Inconsistent batch offset range [{h.base_offset}, {h.last_offset}] and count of "
+                        f"records {h.records_count}{tp}",
+                        offset=h.position,
+                    )
+            if h.is_control:
+                raise InvalidRecordError(f"Clients are not allowed to write control records{tp}", offset=h.position)
+            if h.has_producer_id and h.base_sequence < 0:
+                raise InvalidRecordError(
+                    f"Invalid sequence number {h.base_sequence} in record batch with producerId {h.producer_id}{tp}",
+                    offset=h.position,
+                )
+        # 4. records
+        entries: list[RecordBatch | LegacyMessage] = []
+        for h in headers:
+            if h.magic == 2:
+                batch = _decode_v2(blob, h, check_crc=False)
+                entries.append(batch)
+                _validate_v2_records(batch, h, compacted, now, message_timestamp_type,
+                                     timestamp_before_max_ms, timestamp_after_max_ms, tp)
+            else:
+                # Outer CRC already checked; this also checks inner CRCs, which Kafka reports
+                # as CORRUPT_MESSAGE ("verify the record-level CRC ... of the deep entries").
+                message = _decode_legacy(blob, h, check_crc=True)
+                entries.append(message)
+                _validate_legacy_records(message, h, compacted, now, message_timestamp_type,
+                                         timestamp_before_max_ms, timestamp_after_max_ms, tp)
+        return entries
+    except RecordsError:
+        raise
+    except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
+        raise CorruptRecordsError(f"Malformed records: {exc}") from exc
+
+
+def _timestamp_error(
+    timestamp: int, offset: int, batch_timestamp_type: int | None, now: int | None, message_timestamp_type: int,
+    before: int, after: int, index: int,
+) -> str | None:
+    if now is None:
+        return None
+    if message_timestamp_type == CREATE_TIME and timestamp != NO_TIMESTAMP:
+        diff = now - timestamp
+        if diff > before or -diff > after:
+            return (
+                f"Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be "
+                f"within [{now - before}, {now + after}]"
+            )
+    elif batch_timestamp_type == LOG_APPEND_TIME:
+        return f"Invalid timestamp type in message at index {index}. Producer should not set timestamp type to LogAppendTime."
+    return None
+
+
+def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> None:
+    if not errors:
+        return
+    pairs = [(index, message) for index, message, _ in errors]
+    if any(is_timestamp for _, _, is_timestamp in errors):
+        raise InvalidTimestampError(
+            "One or more records have been rejected due to invalid timestamp",
+            offset=position,
+            record_index=pairs[0][0],
+            record_errors=pairs,
+        )
+    shown = ", ".join(f"(batchIndex={index}, message='{message}')" for index, message in pairs[:3])
+    raise InvalidRecordError(
+        f"One or more records have been rejected due to {len(pairs)} record errors in total, and only "
+        f"showing the first three errors at most: [{shown}]",
+        offset=position,
+        record_index=pairs[0][0],
+        record_errors=pairs,
+    )
+
+
+def _validate_v2_records(
+    batch: RecordBatch, header: BatchHeader, compacted: bool, now: int | None, message_timestamp_type: int,
+    before: int, after: int, tp: str,
+) -> None:
+    errors: list[tuple[int, str, bool]] = []
+    for index, record in enumerate(batch.records):
+        if compacted and record.key is None:
+            errors.append((index, f"Compacted topic cannot accept message without key{tp}", False))
+            continue
+        message = _timestamp_error(
+            batch.timestamp_of(record), batch.offset_of(record), batch.timestamp_type, now,
+            message_timestamp_type, before, after, index,
+        )
+        if message:
+            errors.append((index, message, True))
+    _raise_record_errors(errors, header.position)
+
+
+def _validate_legacy_records(
+    message: LegacyMessage, header: BatchHeader, compacted: bool, now: int | None, message_timestamp_type: int,
+    before: int, after: int, tp: str,
+) -> None:
+    errors: list[tuple[int, str, bool]] = []
+    for index, inner in enumerate(message.messages):
+        if inner.magic != message.magic:
+            errors.append((index, f"Record's magic does not match outer magic {message.magic}{tp}", False))
+            continue
+        if compacted and inner.key is None:
+            errors.append((index, f"Compacted topic cannot accept message without key{tp}", False))
+            continue
+        timestamp = NO_TIMESTAMP if inner.timestamp is None else inner.timestamp
+        error = _timestamp_error(
+            timestamp, inner.offset, message.timestamp_type, now, message_timestamp_type, before, after, index
+        )
+        if error:
+            errors.append((index, error, True))
+    _raise_record_errors(errors, header.position)
