@@ -26,6 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from .clock import RealClock
 from .core.cluster_state import ClusterState, Topic
 from .core.configs import BrokerConfig
+from .core.groups.placement import OFFSETS_TOPIC
 from .protocol import records as rec
 from .protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from .server.broker import BrokerServer
@@ -48,12 +49,13 @@ class FakeCluster:
     :param port: port of the first broker; the others take port+1, port+2, ... (0 = free ports).
     :param topics: topics to create at start, ``{"orders": 6}`` or ``{"orders": {"partitions": 6, "config": {...}}}``.
     :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
-    :param backend: event loop for ``run_in_thread`` ("trio" by default, or "asyncio").
+    :param coordinator_load_time_ms: how long a coordinator that takes a group over answers
+        COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
     """
 
     def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0, topics: dict[str, Any] | None = None,
                  config: dict[str, Any] | None = None, cluster_id: str | None = None,
-                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, backend: str = "trio"):
+                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, coordinator_load_time_ms: int = 0):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.state = ClusterState(cluster_id or _cluster_id(), BrokerConfig(config))
@@ -61,7 +63,9 @@ class FakeCluster:
         self.runtime = Runtime(self.state, self.clock, int(self.state.config.get("socket.request.max.bytes"))
                                if max_frame_size == DEFAULT_MAX_FRAME_SIZE else max_frame_size)
         self.host = host
+        self.coordinator_load_time_ms = coordinator_load_time_ms
         self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
+        self.state.groups.on_event = lambda kind, details: self.runtime.emit(kind, None, **details)
         self._initial_topics = dict(topics or {})
         self._stack: AsyncExitStack | None = None
         self._portal: BlockingPortal | None = None
@@ -84,6 +88,7 @@ class FakeCluster:
             await stack.aclose()
             raise
         tg.start_soon(self._retention_loop)
+        tg.start_soon(self._timer_loop)
         self._task_group = tg
         self._stack = stack
         return self
@@ -93,6 +98,25 @@ class FakeCluster:
         stack, self._stack = self._stack, None
         assert stack is not None
         return await stack.__aexit__(*exc_info)
+
+    async def _timer_loop(self) -> None:
+        """Fire the coordinator's timers (sessions, rebalance and sync timeouts) when due."""
+        timers = self.state.groups.timers
+        changed = anyio.Event()
+
+        def wake() -> None:
+            changed.set()
+
+        timers.changed = wake
+        while True:
+            now = self.clock.now_ms()
+            deadline = timers.next_deadline()
+            if deadline is not None and deadline <= now:
+                timers.fire_due(now)
+                continue
+            with anyio.move_on_after(None if deadline is None else (deadline - now) / 1000):
+                await changed.wait()
+            changed = anyio.Event()
 
     async def _retention_loop(self) -> None:
         """Apply retention every ``log.retention.check.interval.ms``, as Kafka's log cleaner does."""
@@ -182,8 +206,47 @@ class FakeCluster:
                 p.replicas.append(broker)
             self.state.elect_leader(p, broker)
             self.runtime.emit("leader_moved", None, topic=topic, partition=partition, leader=broker, epoch=p.leader_epoch)
+            if topic == OFFSETS_TOPIC:
+                self._reload_offsets_partition(partition)
 
         self._call(move)
+
+    def move_coordinator(self, group_id: str, broker: int | None = None) -> int:
+        """Move a group's coordinator (its offsets partition's leader) to ``broker`` (default:
+        the next live broker). The new coordinator reloads the group from its persisted state,
+        answering COORDINATOR_LOAD_IN_PROGRESS for ``coordinator_load_time_ms``; the old one
+        answers NOT_COORDINATOR. Returns the new coordinator's id."""
+        def target() -> tuple[int, int]:
+            partition = self.state.group_partition(group_id)
+            current = self.state.offsets_topic().partitions[partition].leader
+            alive = [b.node_id for b in self.state.alive_brokers()]
+            chosen = broker if broker is not None else alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
+            return partition, chosen
+
+        partition, chosen = self._call(target)
+        self.move_leader(OFFSETS_TOPIC, partition, chosen)
+        return chosen
+
+    def coordinator(self, group_id: str) -> int:
+        """The broker id coordinating ``group_id``."""
+        return self._call(lambda: self.state.coordinator_of(group_id))
+
+    def _reload_offsets_partition(self, partition: int) -> None:
+        groups = self.state.groups_of_partition(partition)
+        coordinator = self.state.groups
+        coordinator.unload(groups)
+        now = self.clock.now_ms()
+        until = now + self.coordinator_load_time_ms
+        self.state.loading_until_ms[partition] = until
+
+        def load(t: int) -> None:
+            coordinator.load(groups, t)
+            self.state.loading_until_ms.pop(partition, None)
+
+        if until <= now:
+            load(now)
+        else:
+            coordinator.timers.schedule(f"load-{partition}", until, load)
 
     def offsets(self, topic: str, partition: int) -> tuple[int, int]:
         """(log start offset, high watermark) of a partition."""

@@ -38,3 +38,14 @@ def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
     """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951)."""
     return [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
             for b in cluster.alive_brokers() if b.node_id in node_ids]
+
+
+def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """NOT_COORDINATOR unless this broker leads the group's offsets partition, and
+    COORDINATOR_LOAD_IN_PROGRESS while that partition is being (re)loaded."""
+    cluster = ctx.cluster
+    if cluster.coordinator_of(group_id) != ctx.broker_id:
+        return ErrorCode.NOT_COORDINATOR
+    if cluster.loading_until_ms.get(cluster.group_partition(group_id), 0) > ctx.now_ms:
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    return ErrorCode.NONE

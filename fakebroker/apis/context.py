@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.cluster_state import ClusterState
+from ..core.groups.timers import Pending
 from ..protocol.messages import Message, response_type
 
 
@@ -25,6 +26,7 @@ class RequestContext:
     client_id: str | None
     now_ms: int
     events: list[tuple[str, dict[str, Any]]]  # notable things a handler did, for logs and tests
+    client_host: str = "127.0.0.1"
 
     def response(self, **fields: Any) -> Message:
         """A response body of this request's API with the given fields, defaults elsewhere."""
@@ -42,6 +44,15 @@ class Wait:
 
     deadline_ms: int
     poll: Callable[[int, bool], Message | None]
+
+
+@dataclass
+class Parked:
+    """A response decided later by the core (a JoinGroup or SyncGroup waiting for the rest of
+    the group): the server waits for ``pending`` and sends ``respond(pending.value)``."""
+
+    pending: Pending
+    respond: Callable[[Any], Message]
 
 
 class _NoResponse:

@@ -16,7 +16,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
     wanted = request.topics
     if wanted is None or (v == 0 and not wanted):  # v0: empty list = all topics; v1+: null = all
-        topics = [_describe(ctx, t) for t in sorted(cluster.topics.values(), key=lambda t: t.name) if not t.internal]
+        topics = [_describe(ctx, t) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         topics = []
         auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool("auto.create.topics.enable")

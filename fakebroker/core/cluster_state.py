@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 
 from ..protocol.error_codes import ErrorCode
 from .configs import BrokerConfig, TopicConfig
+from .groups.coordinator import GroupCoordinator
+from .groups.offsets import OffsetStore
+from .groups.placement import OFFSETS_TOPIC, partition_for
 from .log import PartitionLog
 from .producers import PartitionProducers, ProducerIds
 
@@ -82,6 +85,9 @@ class ClusterState:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
+        self.groups = GroupCoordinator(self.config)
+        self.offsets = OffsetStore(self.groups)
+        self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
 
     # -- brokers ---------------------------------------------------------------------------
     def add_broker(self, node_id: int, host: str, port: int, rack: str | None = None) -> BrokerInfo:
@@ -195,3 +201,29 @@ class ClusterState:
             for p in topic.partitions:
                 dropped += p.log.apply_retention(now_ms, ms, size)
         return dropped
+
+    # -- group coordinator placement ---------------------------------------------------------
+    def offsets_topic(self) -> Topic:
+        """``__consumer_offsets``, created on first use as Kafka does (internal, not listed by
+        default), with ``offsets.topic.num.partitions`` partitions."""
+        topic = self.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            n = self.config.get_int("offsets.topic.num.partitions")
+            rf = min(self.config.get_int("offsets.topic.replication.factor"), len(self.alive_brokers()))
+            topic = self.create_topic(OFFSETS_TOPIC, n, rf, {"cleanup.policy": "compact"})
+            topic.internal = True
+        return topic
+
+    def group_partition(self, group_id: str) -> int:
+        return partition_for(group_id, len(self.offsets_topic().partitions))
+
+    def coordinator_of(self, group_id: str) -> int:
+        """Broker id coordinating a group (the leader of its offsets partition), -1 if none is alive."""
+        partition = self.offsets_topic().partitions[self.group_partition(group_id)]
+        alive = {b.node_id for b in self.alive_brokers()}
+        return partition.leader if partition.leader in alive else -1
+
+    def groups_of_partition(self, partition: int) -> list[str]:
+        n = len(self.offsets_topic().partitions)
+        names = set(self.groups.groups) | set(self.groups.snapshots)
+        return sorted(g for g in names if partition_for(g, n) == partition)

@@ -33,6 +33,8 @@ BROKER_DEFAULTS: dict[str, tuple[str, str]] = {
     "delete.topic.enable": ("true", "BOOLEAN"),
     "unclean.leader.election.enable": ("false", "BOOLEAN"),
     "offsets.retention.minutes": ("10080", "INT"),
+    "offsets.retention.check.interval.ms": ("600000", "LONG"),
+    "offset.metadata.max.bytes": ("4096", "INT"),
     "transactional.id.expiration.ms": ("604800000", "INT"),
     "transaction.max.timeout.ms": ("900000", "INT"),
     "producer.id.expiration.ms": ("86400000", "INT"),

@@ -7,18 +7,22 @@ connection keeps being served.
 from __future__ import annotations
 
 import itertools
+import logging
 from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import SocketStream
 
 from ..apis import HANDLERS, NO_RESPONSE, SUPPORTED, RequestContext, Wait
+from ..apis.context import Parked
 from ..apis.api_versions import unsupported_version_response
 from ..protocol import headers
 from ..protocol.errors import ProtocolError, UnsupportedVersionError
 from ..protocol.framing import FrameDecoder, frame
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, api_keys, request_type
+
+log = logging.getLogger("fakebroker")
 
 if TYPE_CHECKING:
     from .broker import BrokerServer
@@ -67,9 +71,9 @@ class Connection:
         self.client_id: str | None = None
         try:
             host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
-            self.peer = f"{host}:{port}"
+            self.peer, self.host = f"{host}:{port}", str(host)
         except Exception:  # pragma: no cover - unusual socket families
-            self.peer = "?"
+            self.peer, self.host = "?", ""
 
     async def serve(self) -> None:
         decoder = FrameDecoder(self.runtime.max_frame_size)
@@ -115,10 +119,11 @@ class Connection:
     async def handle(self, api_key: int, api_version: int, correlation_id: int, header: Message, body: Message):
         runtime = self.runtime
         ctx = RequestContext(runtime.state, self.broker.node_id, api_key, api_version, correlation_id,
-                             header.client_id, runtime.clock.now_ms(), [])
+                             header.client_id, runtime.clock.now_ms(), [], self.host)
         try:
             result = HANDLERS[api_key](ctx, body)
         except Exception as exc:  # a handler bug must not take the broker down
+            log.exception("handler of API %s v%s failed", api_key, api_version)
             runtime.emit("handler_error", self.broker.node_id, api=api_key, version=api_version, error=repr(exc))
             raise CloseConnection(f"internal error handling API {api_key} v{api_version}: {exc!r}") from exc
         for kind, details in ctx.events:
@@ -127,6 +132,11 @@ class Connection:
             runtime.data_changed()
         if isinstance(result, Wait):
             result = await self._wait(result)
+        elif isinstance(result, Parked):
+            done = anyio.Event()
+            result.pending.on_done(done.set)
+            await done.wait()
+            result = result.respond(result.pending.value)
         if isinstance(result, Message):
             for code in sorted(_error_codes(result)):
                 runtime.emit("request_error", self.broker.node_id, api=API_NAMES.get(api_key, api_key),

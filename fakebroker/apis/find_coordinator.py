@@ -1,0 +1,47 @@
+"""FindCoordinator (key 10): the leader of the group's ``__consumer_offsets`` partition.
+
+Transactional ids are placed the same way (on ``__consumer_offsets``-style hashing over
+``transaction.state.log.num.partitions``), on the leader of that partition of the offsets
+topic layout, since there is no separate transaction log yet.
+"""
+
+from __future__ import annotations
+
+from ..core.groups.placement import partition_for
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .context import RequestContext
+
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    v = ctx.api_version
+    key_type = request.key_type if v >= 1 else GROUP
+    keys = list(request.coordinator_keys) if v >= 4 else [request.key]
+    found = [_find(ctx, key, key_type, v) for key in keys]
+    if v >= 4:
+        return ctx.response(coordinators=found, throttle_time_ms=0)
+    one = found[0]
+    message = "NONE" if one["error_code"] == ErrorCode.NONE else one["error_message"]
+    return ctx.response(error_code=one["error_code"], error_message=message, node_id=one["node_id"], host=one["host"],
+                        port=one["port"], throttle_time_ms=0)
+
+
+def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
+    none = {"key": key, "node_id": -1, "host": "", "port": -1}
+    if key_type == SHARE and version < 6 or key_type not in (GROUP, TRANSACTION, SHARE):
+        return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unsupported key type {key_type}"}
+    cluster = ctx.cluster
+    topic = cluster.offsets_topic()
+    if key_type == GROUP:
+        partition = topic.partitions[cluster.group_partition(key)]
+    else:
+        n = cluster.config.get_int("transaction.state.log.num.partitions")
+        partition = topic.partitions[partition_for(key, n) % len(topic.partitions)]
+    broker = cluster.brokers.get(partition.leader)
+    if broker is None or not broker.alive:
+        return {**none, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "error_message": "The coordinator is not available."}
+    return {"key": key, "node_id": broker.node_id, "host": broker.host, "port": broker.port,
+            "error_code": ErrorCode.NONE, "error_message": None}

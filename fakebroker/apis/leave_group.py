@@ -1,0 +1,23 @@
+"""LeaveGroup (key 13): one member (v0-2) or a batch with instance ids (v3+)."""
+
+from __future__ import annotations
+
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import coordinator_error
+from .context import RequestContext
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    v = ctx.api_version
+    members = [(request.member_id, None)] if v < 3 else [(m.member_id, m.group_instance_id) for m in request.members]
+    if request.group_id:
+        error = coordinator_error(ctx, request.group_id)
+        if error:
+            return ctx.response(error_code=error, members=[], throttle_time_ms=0)
+    top, errors = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
+    if v < 3:
+        # v0-2 fold the member's error into the one error field.
+        return ctx.response(error_code=top or next((e for e in errors if e), ErrorCode.NONE), throttle_time_ms=0)
+    entries = [{"member_id": mid, "group_instance_id": iid, "error_code": err} for (mid, iid), err in zip(members, errors)]
+    return ctx.response(error_code=top, members=entries if not top else [], throttle_time_ms=0)

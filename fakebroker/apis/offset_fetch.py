@@ -1,0 +1,59 @@
+"""OffsetFetch (key 9): one group (v0-7) or several (v8+); a missing group is no error."""
+
+from __future__ import annotations
+
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import coordinator_error, topic_name_by_id
+from .context import RequestContext
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    v = ctx.api_version
+    if v < 8:
+        topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
+        error, out = _fetch(ctx, request.group_id, topics)
+        if v < 2 and error:
+            # v0-1 have no group error field: it goes into every partition.
+            for t in out:
+                for p in t["partitions"]:
+                    p["error_code"] = error
+        return ctx.response(topics=out, error_code=error, throttle_time_ms=0)
+    groups = []
+    for g in request.groups:
+        topics = None
+        if g.topics is not None:
+            topics = [((t.name if v < 10 else topic_name_by_id(ctx.cluster, t.topic_id)), list(t.partition_indexes), t.topic_id)
+                      for t in g.topics]
+        error, out = _fetch(ctx, g.group_id, [(n, ps) for n, ps, _ in topics] if topics is not None else None)
+        if topics is not None and v >= 10:
+            for entry, (_, _, topic_id) in zip(out, topics):
+                entry["topic_id"] = topic_id
+        groups.append({"group_id": g.group_id, "error_code": error, "topics": out})
+    return ctx.response(groups=groups, throttle_time_ms=0)
+
+
+def _fetch(ctx: RequestContext, group_id: str | None, topics: list[tuple[str | None, list[int]]] | None) -> tuple[ErrorCode, list[dict]]:
+    if group_id is None:
+        return ErrorCode.INVALID_GROUP_ID, []
+    error = coordinator_error(ctx, group_id)
+    if error:
+        return error, [{"name": n, "partitions": [_partition(p, None, error) for p in ps]} for n, ps in topics or []]
+    wanted = None if topics is None else [(n, p) for n, ps in topics for p in ps]
+    found = ctx.cluster.offsets.fetch(group_id, wanted)
+    out: dict[str | None, dict] = {}
+    for name, partition, committed in found:
+        entry = out.setdefault(name, {"name": name, "partitions": []})
+        entry["partitions"].append(_partition(partition, committed, ErrorCode.NONE))
+    if topics is not None:
+        for name, ps in topics:
+            out.setdefault(name, {"name": name, "partitions": []})
+    return ErrorCode.NONE, list(out.values())
+
+
+def _partition(index: int, committed, error: ErrorCode) -> dict:
+    if committed is None:
+        return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                "error_code": error}
+    return {"partition_index": index, "committed_offset": committed.offset, "committed_leader_epoch": committed.leader_epoch,
+            "metadata": committed.metadata, "error_code": error}

@@ -1,0 +1,182 @@
+"""Committed offsets and the group admin operations (describe, list, delete).
+
+Offsets are written at commit time into the store that stands for the offsets topic, so a
+coordinator that takes a group over finds them there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...protocol import data as consumer_protocol
+from ...protocol.error_codes import ErrorCode as E
+from .coordinator import GroupCoordinator
+from .model import ClassicGroup, GroupState
+
+S = GroupState
+
+
+@dataclass
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int = -1
+
+
+class OffsetStore:
+    def __init__(self, coordinator: GroupCoordinator):
+        self.coordinator = coordinator
+        self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+
+    # -- OffsetCommit ---------------------------------------------------------------------------
+    def validate_commit(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None,
+                        generation_id: int, version: int) -> E:
+        """The group-level checks of OffsetCommit, in Kafka's order (``validateOffsetCommit``)."""
+        coord = self.coordinator
+        if group_id is None:
+            return E.INVALID_GROUP_ID
+        group = coord.groups.get(group_id)
+        if group is None:
+            if generation_id < 0:
+                group = coord.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)  # a simple group
+                coord._persist(group)
+                coord.emit("group_created", group=group_id, simple=True)
+                return E.NONE
+            return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
+        if group.is_state(S.DEAD):
+            return E.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_state(S.EMPTY):
+            return E.NONE
+        if generation_id >= 0 or member_id or group_instance_id:
+            error = coord.validate_member(group, member_id, group_instance_id)
+            if error:
+                return error
+            if generation_id != group.generation_id:
+                return E.ILLEGAL_GENERATION
+        elif not group.is_state(S.EMPTY):
+            return E.UNKNOWN_MEMBER_ID
+        if group.is_state(S.COMPLETING_REBALANCE):
+            return E.REBALANCE_IN_PROGRESS
+        member = group.members.get(member_id)
+        if member is not None and group.is_state(S.STABLE, S.PREPARING_REBALANCE):
+            coord._rearm(group, member_id, now_ms, member.session_timeout_ms)
+        return E.NONE
+
+    def commit(self, now_ms: int, group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
+               metadata: str | None, retention_ms: int = -1) -> E:
+        limit = self.coordinator.config.get_int("offset.metadata.max.bytes")
+        text = metadata or ""
+        if len(text.encode("utf-16-le")) // 2 > limit:  # Java measures String.length in UTF-16 units
+            return E.OFFSET_METADATA_TOO_LARGE
+        expire = now_ms + retention_ms if retention_ms not in (-1, None) and retention_ms >= 0 else -1
+        self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(offset, leader_epoch, text, now_ms, expire)
+        self.coordinator.emit("offset_committed", group=group_id, topic=topic, partition=partition, offset=offset)
+        return E.NONE
+
+    # -- OffsetFetch ----------------------------------------------------------------------------
+    def fetch(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, CommittedOffset | None]]:
+        """Stored offsets; a missing group is no error (every offset -1); ``None`` = all stored."""
+        stored = self.offsets.get(group_id, {})
+        if partitions is None:
+            return [(t, p, o) for (t, p), o in sorted(stored.items())]
+        return [(t, p, stored.get((t, p))) for t, p in partitions]
+
+    # -- OffsetDelete ---------------------------------------------------------------------------
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[E, dict[tuple[str, int], E]]:
+        group = self.coordinator.groups.get(group_id)
+        if not group_id:
+            return E.INVALID_GROUP_ID, {}
+        if group is None or group.is_state(S.DEAD):
+            return E.GROUP_ID_NOT_FOUND, {}
+        if not group.is_state(S.EMPTY) and group.protocol_type != "consumer":
+            return E.NON_EMPTY_GROUP, {}
+        subscribed = subscribed_topics(group)
+        out = {}
+        stored = self.offsets.get(group_id, {})
+        for tp in partitions:
+            if not group.is_state(S.EMPTY) and (subscribed is None or tp[0] in subscribed):
+                out[tp] = E.GROUP_SUBSCRIBED_TO_TOPIC
+            else:
+                stored.pop(tp, None)
+                out[tp] = E.NONE
+        return E.NONE, out
+
+    def expire(self, now_ms: int) -> int:
+        """Kafka's offset expiry: offsets.retention.minutes after the group became Empty (or
+        after the commit for simple groups); an explicit expire time wins."""
+        retention = self.coordinator.config.get_int("offsets.retention.minutes") * 60_000
+        dropped = 0
+        for gid, stored in list(self.offsets.items()):
+            group = self.coordinator.groups.get(gid)
+            for tp, o in list(stored.items()):
+                if o.expire_timestamp_ms >= 0:
+                    gone = now_ms >= o.expire_timestamp_ms
+                elif group is None or group.protocol_type is None:
+                    gone = now_ms - o.commit_timestamp_ms >= retention
+                elif group.is_state(S.EMPTY):
+                    gone = now_ms - max(group.state_timestamp_ms, 0) >= retention
+                else:
+                    gone = False
+                if gone:
+                    del stored[tp]
+                    dropped += 1
+        return dropped
+
+
+def subscribed_topics(group: ClassicGroup) -> set[str] | None:
+    """Topics a ``consumer`` group subscribes to (from its members' metadata); None = all."""
+    if group.protocol_type != "consumer":
+        return set()
+    topics: set[str] = set()
+    for member in group.members.values():
+        try:
+            topics.update(consumer_protocol.decode_subscription(member.metadata(group.protocol_name)).topics)
+        except Exception:  # undecodable metadata: Kafka treats the group as subscribed to everything
+            return None
+    return topics
+
+
+def describe_group(store: OffsetStore, group_id: str) -> dict:
+    group = store.coordinator.groups.get(group_id)
+    if group is None or group.is_state(S.DEAD):
+        return {"error": E.GROUP_ID_NOT_FOUND, "state": "Dead", "protocol_type": "", "protocol_data": "", "members": []}
+    stable = group.is_state(S.STABLE)
+    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                "client_host": m.client_host, "member_metadata": m.metadata(group.protocol_name) if stable else b"",
+                "member_assignment": m.assignment} for m in group.members.values()]
+    return {"error": E.NONE, "state": group.state.value, "protocol_type": group.protocol_type or "",
+            "protocol_data": (group.protocol_name or "") if stable else "", "members": members}
+
+
+def list_groups(store: OffsetStore, states: list[str] | None = None, types: list[str] | None = None) -> list[dict]:
+    wanted_states = {s.lower() for s in states} if states else None
+    wanted_types = {t.lower() for t in types} if types else None
+    out = []
+    for group in store.coordinator.groups.values():
+        if group.is_state(S.DEAD):
+            continue
+        if wanted_states is not None and group.state.value.lower() not in wanted_states:
+            continue
+        if wanted_types is not None and "classic" not in wanted_types:
+            continue
+        out.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                    "group_state": group.state.value, "group_type": "classic"})
+    return out
+
+
+def delete_group(store: OffsetStore, group_id: str | None) -> E:
+    coord = store.coordinator
+    if group_id is None:
+        return E.INVALID_GROUP_ID
+    group = coord.groups.get(group_id)
+    if group is None or group.is_state(S.DEAD):
+        return E.GROUP_ID_NOT_FOUND
+    if not group.is_state(S.EMPTY):
+        return E.NON_EMPTY_GROUP
+    del coord.groups[group_id]
+    coord.snapshots.pop(group_id, None)
+    store.offsets.pop(group_id, None)
+    coord.emit("group_deleted", group=group_id)
+    return E.NONE
