@@ -169,12 +169,17 @@ def test_session_expiry_removes_member_and_rebalances():
 
 def test_a_member_waiting_in_join_is_not_expired():
     c = coordinator()
-    a = stable_group_of_one(c)
-    b, pb = join_new(c, 0, session=6_000, rebalance=60_000)
-    parked_a = join(c, 1_000, a, session=6_000, rebalance=60_000)
-    assert value(parked_a)["generation_id"] == 2
-    c.timers.fire_due(7_000)  # sessions of both rearmed at join completion (1 s + 6 s)
-    assert c.groups[G].state == GroupState.PREPARING_REBALANCE or set(c.groups[G].members) <= {a, b}
+    a = stable_group_of_one(c)  # session 10 s, rebalance timeout 30 s
+    b, parked_b = join_new(c, 1_000)  # b's JoinGroup waits for a to rejoin
+    assert not parked_b.done
+    c.timers.fire_due(9_999)
+    assert not parked_b.done
+    # At 10 s a's session (no heartbeat, no rejoin) expires; b, parked far past its own 10 s
+    # session, is not expired: the join completes with b alone, as leader.
+    c.timers.fire_due(25_000)
+    answer = value(parked_b)
+    assert answer["leader"] == b and list(c.groups[G].members) == [b]
+    assert any(k == "member_expired" and d["member"] == a for k, d in c.events)
 
 
 def test_sync_errors():
