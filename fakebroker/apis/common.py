@@ -46,6 +46,8 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
     cluster = ctx.cluster
     if cluster.coordinator_of(group_id) != ctx.broker_id:
         return ErrorCode.NOT_COORDINATOR
-    if cluster.loading_until_ms.get(cluster.group_partition(group_id), 0) > ctx.now_ms:
+    # Loading lasts until the load has actually run (it pops the entry), not until the clock
+    # passes its deadline: a request between the two would find no group at all.
+    if cluster.group_partition(group_id) in cluster.loading_until_ms:
         return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     return ErrorCode.NONE

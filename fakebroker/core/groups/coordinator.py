@@ -334,7 +334,7 @@ class GroupCoordinator:
             group.protocol_name = group.select_protocol()
             self._transition(group, S.COMPLETING_REBALANCE, now_ms)
         else:
-            group.protocol_type = group.protocol_name = None
+            group.protocol_name = None  # Kafka's initNextGeneration keeps the protocol type
             self._transition(group, S.EMPTY, now_ms)
             self._persist(group)
             self.emit("generation_started", group=group.group_id, generation=group.generation_id, members=0)
@@ -525,7 +525,8 @@ class GroupCoordinator:
             if group.is_state(S.STABLE, S.COMPLETING_REBALANCE):
                 self._prepare_rebalance(group, now_ms, "members left")
             elif group.is_state(S.PREPARING_REBALANCE):
-                self._maybe_complete_join_phase(group, now_ms, even_initial=True)
+                # GMM maybeCompleteJoinPhase: a LeaveGroup never ends an initial rebalance early.
+                self._maybe_complete_join_phase(group, now_ms)
         return E.NONE, errors
 
     # -- loading and unloading (coordinator moves) ------------------------------------------------

@@ -1,0 +1,211 @@
+"""How fast groups form: fakebroker vs librdkafka's mock cluster, in one run.
+
+    python benchmarks/groups.py [--sizes 10,100,1000]
+
+1. N members, driven by our own raw protocol client (one connection each, asyncio), run the
+   whole classic join: FindCoordinator, JoinGroup (MEMBER_ID_REQUIRED, then join with the
+   id), the leader computes a round-robin assignment, SyncGroup. Timed from the first
+   request to the last SyncGroup answer, i.e. until the group is Stable for everyone.
+2. Three confluent-kafka consumers subscribe to a 6-partition topic; timed until all three
+   hold two partitions each.
+
+Both run against a 3-broker FakeCluster and a 3-broker librdkafka mock cluster. The table
+shows seconds and the ratio mock / fakebroker (above 1 = fakebroker faster); the last line
+is ``stable_1000_s: X``, seconds for 1,000 members to reach Stable on fakebroker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import struct
+import time
+from types import SimpleNamespace
+
+from confluent_kafka import Consumer, Producer
+from rich.console import Console
+from rich.table import Table
+
+from fakebroker.cluster import FakeCluster
+from fakebroker.protocol import data, headers
+from fakebroker.protocol.error_codes import ErrorCode
+from fakebroker.protocol.errors import DecodeError
+
+TOPIC = "bench"
+TOPIC_4 = "bench4"
+SUBSCRIPTION = data.encode_subscription([TOPIC])
+QUIET = {"log_level": 3}
+
+
+class AsyncRawClient:
+    """One connection speaking our protocol codec, one request at a time."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer, self.cid = reader, writer, 0
+
+    @classmethod
+    async def connect(cls, host: str, port: int) -> AsyncRawClient:
+        return cls(*await asyncio.open_connection(host, port))
+
+    async def request(self, api_key: int, version: int, body: dict):
+        self.cid += 1
+        payload = headers.encode_request(api_key, version, self.cid, body, client_id="bench")
+        self.writer.write(struct.pack(">i", len(payload)) + payload)
+        size = struct.unpack(">i", await self.reader.readexactly(4))[0]
+        payload = await self.reader.readexactly(size)
+        try:
+            return headers.decode_response(api_key, version, payload)[1]
+        except DecodeError:
+            if api_key != 14:
+                raise
+            # librdkafka's mock answers SyncGroup errors with a null assignment, which the
+            # spec does not allow (Kafka sends empty bytes); keep just its error code.
+            return SimpleNamespace(error_code=struct.unpack_from(">h", payload, 4 + 4)[0], assignment=b"")
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def form_group(bootstrap: list[tuple[str, int]], group: str, n: int, partitions: int, lenient: bool = False) -> float:
+    """Seconds until ``n`` raw members all hold an assignment of one, current generation.
+    ``lenient`` (for the mock) rejoins on any SyncGroup error: librdkafka's mock answers
+    syncs outside its syncing state with errors Kafka does not use (INVALID_REQUEST, ...)."""
+    host, port = bootstrap[0]
+    probe = await AsyncRawClient.connect(host, port)
+    found = await probe.request(10, 2, {"key": group, "key_type": 0})
+    probe.close()
+    if found.error_code:
+        raise RuntimeError(f"FindCoordinator: {ErrorCode(found.error_code).name}")
+    clients = [await AsyncRawClient.connect(found.host, found.port) for _ in range(n)]
+    join_body = {"group_id": group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000, "member_id": "",
+                 "protocol_type": "consumer", "protocols": [{"name": "roundrobin", "metadata": SUBSCRIPTION}]}
+
+    synced_at: dict[int, int] = {}  # client index -> generation it last synced successfully
+    rejoin = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
+
+    async def member(index: int, client: AsyncRawClient) -> None:
+        """Join and sync like a real consumer: rejoin whenever told a rebalance is on, and
+        heartbeat until every member holds an assignment of the same, current generation."""
+        member_id = ""
+        while True:
+            answer = await client.request(11, 5, {**join_body, "member_id": member_id})
+            if answer.error_code == ErrorCode.MEMBER_ID_REQUIRED:
+                member_id = answer.member_id
+                continue
+            if answer.error_code:
+                raise RuntimeError(f"JoinGroup: {ErrorCode(answer.error_code).name}")
+            member_id = answer.member_id
+            assignments = []
+            if answer.leader == answer.member_id:
+                ids = [m.member_id for m in answer.members]
+                owned: dict[str, list[int]] = {m: [] for m in ids}
+                for p in range(partitions):
+                    owned[ids[p % len(ids)]].append(p)
+                assignments = [{"member_id": m, "assignment": data.encode_assignment({TOPIC: ps})} for m, ps in owned.items()]
+            synced = await client.request(14, 3, {"group_id": group, "generation_id": answer.generation_id,
+                                                  "member_id": member_id, "assignments": assignments})
+            if synced.error_code in rejoin or (lenient and synced.error_code):
+                continue
+            if synced.error_code:
+                raise RuntimeError(f"SyncGroup: {ErrorCode(synced.error_code).name}")
+            synced_at[index] = answer.generation_id
+            while True:
+                beat = await client.request(12, 3, {"group_id": group, "generation_id": answer.generation_id,
+                                                    "member_id": member_id})
+                if beat.error_code in rejoin:
+                    break
+                if beat.error_code:
+                    raise RuntimeError(f"Heartbeat: {ErrorCode(beat.error_code).name}")
+                if len(synced_at) == n and set(synced_at.values()) == {answer.generation_id}:
+                    return
+                await asyncio.sleep(0.01)
+
+    start = time.perf_counter()
+    await asyncio.wait_for(asyncio.gather(*(member(i, c) for i, c in enumerate(clients))), timeout=60)
+    elapsed = time.perf_counter() - start
+    for c in clients:
+        c.close()
+    return elapsed
+
+
+def three_consumers_split(bootstrap: str, group: str, topic: str = TOPIC, split: tuple[int, ...] = (2, 2, 2)) -> float:
+    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
+                           "heartbeat.interval.ms": 200, **QUIET}) for _ in range(3)]
+    start = time.perf_counter()
+    for c in consumers:
+        c.subscribe([topic])
+    deadline = start + 60
+    try:
+        while time.perf_counter() < deadline:
+            for c in consumers:
+                c.poll(0.01)
+            if sorted((len(c.assignment()) for c in consumers), reverse=True) == list(split):
+                return time.perf_counter() - start
+        raise RuntimeError(f"no {split} split: {[len(c.assignment()) for c in consumers]}")
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def parse_bootstrap(text: str) -> list[tuple[str, int]]:
+    return [(hp.rsplit(":", 1)[0], int(hp.rsplit(":", 1)[1])) for hp in text.split(",")]
+
+
+SPLIT_4 = "3 confluent-kafka consumers, 4-partition topic, to a 2/1/1 split"
+SPLIT_6 = "3 confluent-kafka consumers to a 2/2/2 split"
+
+
+def measure(bootstrap: str, sizes: list[int], label: str, lenient: bool = False) -> dict[str, float | str]:
+    """Seconds per scenario, or the reason a scenario could not finish (printed, not hidden)."""
+    out: dict[str, float | str] = {}
+    for n in sizes:
+        name = f"{n} members to Stable (raw client)"
+        try:
+            out[name] = asyncio.run(form_group(parse_bootstrap(bootstrap), f"{label}-{n}", n, 6, lenient))
+        except Exception as exc:
+            out[name] = f"failed: {exc!r}"
+    # The mock auto-creates topics with 4 partitions and cannot create others from Python,
+    # so the side-by-side row uses a 4-partition topic on both.
+    for name, topic, split in ((SPLIT_6, TOPIC, (2, 2, 2)), (SPLIT_4, TOPIC_4, (2, 1, 1))):
+        try:
+            out[name] = three_consumers_split(bootstrap, f"{label}-{topic}", topic, split)
+        except Exception as exc:
+            out[name] = f"failed: {exc!r}"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10,100,1000")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    with FakeCluster(brokers=3, topics={TOPIC: 6, TOPIC_4: 4}).run_in_thread() as cluster:
+        fake = measure(cluster.bootstrap_servers, sizes, "fake")
+
+    mock = Producer({"test.mock.num.brokers": 3, **QUIET})
+    bootstrap = ",".join(f"{b.host}:{b.port}" for b in mock.list_topics(timeout=10).brokers.values())
+    warm = Producer({"bootstrap.servers": bootstrap, **QUIET})
+    for topic in (TOPIC, TOPIC_4):  # auto-created by the mock, with 4 partitions
+        warm.produce(topic, b"")
+    warm.flush(10)
+    base = measure(bootstrap, sizes, "mock", lenient=True)
+
+    table = Table(title="group formation, 3 brokers (seconds; ratio = mock / fakebroker)")
+    for col in ("scenario", "fakebroker s", "librdkafka mock s", "ratio"):
+        table.add_column(col, justify="left" if col == "scenario" else "right")
+    for name, seconds in fake.items():
+        other = base.get(name)
+        if isinstance(seconds, str):
+            table.add_row(name, seconds, "-", "-")
+        elif isinstance(other, float):
+            table.add_row(name, f"{seconds:.3f}", f"{other:.3f}", f"{other / seconds:.2f}")
+        else:
+            table.add_row(name, f"{seconds:.3f}", str(other), "-")
+    Console(width=150).print(table)
+    if 1000 in sizes:
+        print(f"stable_1000_s: {fake['1000 members to Stable (raw client)']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
