@@ -258,6 +258,7 @@ class StructCodec(c.Construct):
             for attr, sub in self.fixed:
                 sub._build(getattr(obj, attr), stream, context, path)
             if self.flexible:
+                attr = "(tagged fields)"
                 self._build_tagged(obj, stream, context, path)
         except (c.ConstructError, ValueError, TypeError, AttributeError) as exc:
             _add_path(exc, f"{self.cls.__name__}.{attr}")
@@ -274,7 +275,11 @@ class StructCodec(c.Construct):
             if value == default:
                 continue  # Kafka omits tagged fields at their default
             buf = io.BytesIO()
-            sub._build(value, buf, context, path)
+            try:
+                sub._build(value, buf, context, path)
+            except (c.ConstructError, ValueError, TypeError, AttributeError) as exc:
+                _add_path(exc, f"{self.cls.__name__}.{attr}")
+                raise
             entries.append((tag, buf.getvalue()))
         entries.extend(obj._unknown_tagged_fields.items())
         entries.sort(key=lambda e: e[0])
