@@ -89,6 +89,7 @@ class FakeCluster:
             raise
         tg.start_soon(self._retention_loop)
         tg.start_soon(self._timer_loop)
+        tg.start_soon(self._offset_expiry_loop)
         self._task_group = tg
         self._stack = stack
         return self
@@ -123,6 +124,15 @@ class FakeCluster:
         while True:
             await anyio.sleep(self.state.config.get_int("log.retention.check.interval.ms") / 1000)
             self._apply_retention_now()
+
+    async def _offset_expiry_loop(self) -> None:
+        """Expire committed offsets every ``offsets.retention.check.interval.ms`` (Kafka's rule:
+        ``offsets.retention.minutes`` after the group became Empty, or after a simple commit)."""
+        while True:
+            await anyio.sleep(self.state.config.get_int("offsets.retention.check.interval.ms") / 1000)
+            dropped = self.state.offsets.expire(self.clock.now_ms())
+            if dropped:
+                self.runtime.emit("offsets_expired", None, count=dropped)
 
     def _apply_retention_now(self) -> int:
         dropped = self.state.apply_retention(self.clock.now_ms())
