@@ -316,3 +316,18 @@ def test_initial_rebalance_delay_waits_for_more_members():
     c.timers.fire_due(3_000)
     c.timers.fire_due(6_000)
     assert value(pa)["generation_id"] == 1 and len(value(pa)["members"]) == 2
+
+
+def test_offsets_expire_after_retention():
+    c = coordinator(**{"offsets.retention.minutes": 1})
+    store = OffsetStore(c)
+    assert store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8) == E.NONE
+    store.commit(0, "simple", "orders", 0, 5, -1, "")
+    a = stable_group_of_one(c)
+    store.commit(0, G, "orders", 0, 7, -1, "")
+    assert store.expire(59_999) == 0
+    assert store.expire(60_000) == 1  # the simple group's offset: a minute after its commit
+    assert store.fetch(G, [("orders", 0)])[0][2].offset == 7  # a Stable group's offsets stay
+    c.leave(100_000, group_id=G, members=[(a, None)])
+    assert store.expire(159_999) == 0
+    assert store.expire(160_000) == 1  # a minute after the group became Empty
