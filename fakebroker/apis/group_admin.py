@@ -34,6 +34,9 @@ def list_groups(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     cluster = ctx.cluster
     if "__consumer_offsets" in cluster.topics:
+        led = {p.index for p in cluster.offsets_topic().partitions if p.leader == ctx.broker_id}
+        if led & set(cluster.loading_until_ms):  # a loading partition fails the whole call (Kafka 4.x)
+            return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups=[], throttle_time_ms=0)
         hosted = [g for g in group_ops.list_groups(cluster.offsets, request.states_filter if v >= 4 else None,
                                                    request.types_filter if v >= 5 else None)
                   if cluster.coordinator_of(g["group_id"]) == ctx.broker_id]
