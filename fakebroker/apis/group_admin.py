@@ -9,6 +9,8 @@ from .common import coordinator_error
 from .context import RequestContext
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+READ, DELETE, DESCRIBE = 3, 6, 8  # Kafka's AclOperation codes
+GROUP_OPERATIONS = (1 << READ) | (1 << DELETE) | (1 << DESCRIBE)
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:
@@ -23,6 +25,8 @@ def describe(ctx: RequestContext, request: Message) -> Message:
         found = group_ops.describe_group(ctx.cluster.offsets, group_id)
         if found["error"] and ctx.api_version < 6:  # v0-5 report a missing group as Dead, without an error
             found["error"] = ErrorCode.NONE
+        if ctx.api_version >= 3 and request.include_authorized_operations and not found["error"]:
+            entry["authorized_operations"] = GROUP_OPERATIONS  # no authorizer: everything a group supports
         out.append({**entry, "error_code": found["error"], "group_state": found["state"],
                     "protocol_type": found["protocol_type"], "protocol_data": found["protocol_data"],
                     "members": found["members"],
