@@ -331,3 +331,18 @@ def test_offsets_expire_after_retention():
     c.leave(100_000, group_id=G, members=[(a, None)])
     assert store.expire(159_999) == 0
     assert store.expire(160_000) == 1  # a minute after the group became Empty
+
+
+def test_move_mid_sync_returns_to_the_last_persisted_generation():
+    c = coordinator()
+    a = stable_group_of_one(c)  # generation 1 persisted by the leader's SyncGroup
+    b, pb = join_new(c, 0)
+    value(join(c, 0, a))  # generation 2 completes its join: CompletingRebalance, nothing persisted yet
+    assert value(pb)["generation_id"] == 2
+    c.unload([G])
+    c.load([G], 1_000)
+    group = c.groups[G]
+    assert (group.state, group.generation_id, list(group.members)) == (GroupState.STABLE, 1, [a])
+    # Members holding the newer generation learn it and rejoin, as on Kafka.
+    assert c.heartbeat(1_000, group_id=G, member_id=a, group_instance_id=None, generation_id=2) == E.ILLEGAL_GENERATION
+    assert c.heartbeat(1_000, group_id=G, member_id=b, group_instance_id=None, generation_id=2) == E.UNKNOWN_MEMBER_ID
