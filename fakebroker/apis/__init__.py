@@ -47,8 +47,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     1: (4, 18),
     2: (0, 11),
     3: (0, 13),
-    8: (0, 9),  # v10 identifies topics by id; kept off until clients need it
-    9: (0, 9),
+    8: (0, 10),  # v10 names topics by id
+    9: (0, 10),
     10: (0, 6),
     11: (0, 9),
     12: (0, 4),
