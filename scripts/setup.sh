@@ -13,6 +13,7 @@ command -v kcat >/dev/null || command -v kafkacat >/dev/null || apt_packages+=(k
 command -v java >/dev/null || apt_packages+=(default-jdk-headless)
 command -v mvn >/dev/null || apt_packages+=(maven)
 command -v npm >/dev/null || apt_packages+=(nodejs npm)
+command -v go >/dev/null || apt_packages+=(golang-go)  # an older go fetches the toolchain go.mod asks for
 if [ ${#apt_packages[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -29,6 +29,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         if topics is not None and v >= 10:
             for entry, (_, _, topic_id) in zip(out, topics):
                 entry["topic_id"] = topic_id
+        elif v >= 10:
+            # An all-topics fetch: v10 names topics by id only, so Kafka fills each id in from its
+            # metadata and leaves out a topic it has no id for (it could not be named).
+            known = ctx.cluster.topics
+            out = [{**entry, "topic_id": known[entry["name"]].topic_id} for entry in out if entry["name"] in known]
         groups.append({"group_id": g.group_id, "error_code": error, "topics": out})
     return ctx.response(groups=groups, throttle_time_ms=0)
 

@@ -74,6 +74,8 @@ def test_join_sync_commit_fetch_by_topic_id_and_admin(cluster):
             {"topic_id": topic_id, "partition_indexes": [1, 2]}]}]})
         parts = fetched.groups[0].topics[0].partitions
         assert [(p.partition_index, p.committed_offset, p.metadata) for p in parts] == [(1, 42, "m"), (2, -1, "")]
+        every = client.request(OFFSET_FETCH, 10, {"groups": [{"group_id": GROUP, "topics": None}]})
+        assert [(t.topic_id, [p.committed_offset for p in t.partitions]) for t in every.groups[0].topics] == [(topic_id, [42])]
         here = next(f"never-seen-{i}" for i in range(1000) if cluster.coordinator(f"never-seen-{i}") == cluster.coordinator(GROUP))
         elsewhere = next(f"never-seen-{i}" for i in range(1000) if cluster.coordinator(f"never-seen-{i}") != cluster.coordinator(GROUP))
         batched = client.request(OFFSET_FETCH, 8, {"groups": [{"group_id": GROUP, "topics": None},
