@@ -19,7 +19,7 @@ import time
 import anyio
 import pytest
 
-aiokafka = pytest.importorskip("aiokafka")
+import aiokafka
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka import errors as aiokafka_errors  # noqa: E402
@@ -538,7 +538,7 @@ async def test_admin_groups():
     # list_consumer_group_offsets but no delete_consumer_groups: deleting goes through
     # kafka-python's KafkaAdminClient (delete_groups in kafka-python 3), run in a worker
     # thread because the cluster is served from this very event loop.
-    kafka_admin = pytest.importorskip("kafka.admin")
+    import kafka.admin as kafka_admin
 
     with anyio.fail_after(60):
         async with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}) as cluster:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-confluent_kafka = pytest.importorskip("confluent_kafka")
+import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
     AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec,

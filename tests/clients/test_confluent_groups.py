@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
-confluent_kafka = pytest.importorskip("confluent_kafka")
+import confluent_kafka
 from confluent_kafka import (  # noqa: E402
     Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition,
 )

@@ -44,7 +44,7 @@ def node() -> str:
     """Path of ``node``, with ``js/node_modules`` installed from the lock file if missing."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are needed for the kafkajs tests")
+        pytest.fail("node and npm are needed for the kafkajs tests: scripts/setup.sh installs them")
     if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
         proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True,
                               timeout=NPM_CI_TIMEOUT)

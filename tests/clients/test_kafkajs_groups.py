@@ -41,7 +41,7 @@ TOPIC, PARTITIONS = "orders", 6
 def node() -> str:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are needed for the kafkajs tests")
+        pytest.fail("node and npm are needed for the kafkajs tests: scripts/setup.sh installs them")
     if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
         proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True,
                               timeout=NPM_CI_TIMEOUT)

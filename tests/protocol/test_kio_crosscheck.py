@@ -62,7 +62,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("kio")
+import kio  # noqa: F401  (installed by the test extra; a missing kio must fail, not skip)
 
 import kio  # noqa: E402
 from kio.index import load_entity_schema  # noqa: E402
