@@ -17,10 +17,8 @@ import collections
 import fcntl
 import json
 import os
-import queue
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from fakebroker.protocol import data as consumer_protocol
 from fakebroker.protocol import records as rec
 
 from .conftest import expected_records
+from .driver import LineDriver
 
 pytestmark = [pytest.mark.clients, pytest.mark.go]
 
@@ -213,96 +212,37 @@ def test_compression_round_trip(compression_run, codec):
 
 
 # -- the interactive driver ----------------------------------------------------------------------
-class Driver:
+class Driver(LineDriver):
     """A running ``fbclient BOOTSTRAP driver``: ``call(cmd, **args)`` sends one command and returns
     its reply; other lines (assigned, revoked, lost, commit_error, ...) are kept in ``notes``."""
 
+    name = "fbclient"
+    log_name = "fbclient"
+
     def __init__(self, binary: Path, cluster: FakeCluster):
-        self.cluster = cluster
-        self.proc = subprocess.Popen([str(binary), cluster.bootstrap_servers, "driver"], env=_env(), text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1)
-        self.killer = threading.Timer(RUN_TIMEOUT, self.proc.kill)
-        self.killer.daemon = True
-        self.killer.start()
-        self.lines: queue.Queue[dict | None] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=400)
-        self.notes: list[dict] = []
-        self._ids = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-        try:
-            first = self.lines.get(timeout=20)
-        except queue.Empty:
-            first = None
+        super().__init__([str(binary), cluster.bootstrap_servers, "driver"], cluster, lifetime=RUN_TIMEOUT, env=_env())
+        first = self.first_line(timeout=20)
         if first is None:
             self.close()
             pytest.fail(f"fbclient driver did not start{self.diagnostics()}")
         check_version(first)
 
-    def _read_stdout(self) -> None:
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                self.lines.put(json.loads(line))
-        self.lines.put(None)
-
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip())
-
-    def diagnostics(self) -> str:
-        events = [e.describe() for e in self.cluster.events if e.kind != "client_connected"]
-        return ("\nfbclient stderr (tail):\n" + "\n".join(list(self.stderr)[-120:]) +
-                "\nnotes:\n" + "\n".join(json.dumps(n) for n in self.notes[-40:]) +
-                "\nbroker events (tail):\n" + "\n".join(events[-120:]))
-
     def call(self, cmd: str, timeout: float = 30, **args: Any) -> dict:
-        self._ids += 1
-        ident = self._ids
         if "timeout_ms" not in args:
             args["timeout_ms"] = int((timeout - 5) * 1000)
-        try:
-            self.proc.stdin.write(json.dumps({"id": ident, "cmd": cmd, **args}) + "\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pytest.fail(f"fbclient is gone (exit {self.proc.poll()}) before {cmd}{self.diagnostics()}")
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"no reply to {cmd} {args} within {timeout} s{self.diagnostics()}")
-            if line is None:
-                pytest.fail(f"fbclient exited ({self.proc.wait(5)}) during {cmd} {args}{self.diagnostics()}")
-            if line.get("type") == "reply" and line.get("id") == ident:
-                if "error" in line:
-                    pytest.fail(f"{cmd} {args} failed: {line['error']}{self.diagnostics()}")
-                return line
-            self.notes.append(line)
-
-    def drain(self) -> list[dict]:
-        while True:
-            try:
-                line = self.lines.get_nowait()
-            except queue.Empty:
-                return self.notes
-            if line is not None:
-                self.notes.append(line)
-
-    def of_type(self, kind: str) -> list[dict]:
-        return [n for n in self.drain() if n["type"] == kind]
+        return super().call(cmd, timeout, **args)
 
     def close(self) -> None:
         try:
             if self.proc.poll() is None:
                 try:
-                    self.proc.stdin.write(json.dumps({"id": 0, "cmd": "exit"}) + "\n")
+                    self.proc.stdin.write(self.encode(0, "exit", {}) + "\n")
                     self.proc.stdin.flush()
                     self.proc.wait(20)
                 except (BrokenPipeError, subprocess.TimeoutExpired):
-                    self.proc.kill()
-                    self.proc.wait(5)
+                    self.kill()
         finally:
-            self.killer.cancel()
+            self.cancel_killer()
 
 
 @pytest.fixture

@@ -14,11 +14,7 @@ Set ``FAKEBROKER_JAVA_LOG=debug`` for the client's DEBUG log in a failing test's
 from __future__ import annotations
 
 import collections
-import json
 import os
-import queue
-import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +24,7 @@ import pytest
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import data as consumer_protocol
 
+from .driver import LineDriver
 from .test_java_client import KAFKA_CLIENTS_VERSION, _tool, java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
@@ -36,85 +33,30 @@ TOPIC, PARTITIONS = "orders", 6
 JVM_LIFETIME = 80  # seconds; the test kills the JVM after this whatever happens
 
 
-class Driver:
+class Driver(LineDriver):
     """A running GroupScenarios JVM: ``call(cmd, **args)`` sends a command and returns its reply;
     other lines (assigned, revoked, stall_start, ...) are kept in ``notes``."""
 
+    name = "the JVM"
+    log_name = "java"
+
     def __init__(self, jar: Path, cluster: FakeCluster):
-        self.cluster = cluster
         level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
         cmd = [_tool("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
                "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", str(jar), "fakebroker.GroupScenarios", cluster.bootstrap_servers]
-        self.proc = subprocess.Popen(cmd, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1)
-        self.killer = threading.Timer(JVM_LIFETIME, self.proc.kill)
-        self.killer.daemon = True
-        self.killer.start()
-        self.lines: queue.Queue[dict | None] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=400)
-        self.notes: list[dict] = []
-        self._ids = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-        try:
-            version = self.lines.get(timeout=20)
-        except queue.Empty:
-            version = None
+        super().__init__(cmd, cluster, lifetime=JVM_LIFETIME)
+        version = self.first_line(timeout=20)
         if not (version and version["type"] == "version" and version["kafka_clients"] == KAFKA_CLIENTS_VERSION):
-            self.killer.cancel()
-            self.proc.kill()
-            self.proc.wait(5)
+            self.cancel_killer()
+            self.kill()
             pytest.fail(f"GroupScenarios did not start: {version}{self.diagnostics()}")
 
-    def _read_stdout(self) -> None:
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                self.lines.put(json.loads(line))
-        self.lines.put(None)
+    def encode(self, ident: int, cmd: str, args: dict[str, Any]) -> str:
+        """``ID COMMAND key=value...``, a list value joined with commas."""
+        return " ".join([str(ident), cmd, *(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.items())])
 
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip())
-
-    def diagnostics(self) -> str:
-        events = [e.describe() for e in self.cluster.events if e.kind not in ("client_connected",)]
-        return ("\njava stderr (tail):\n" + "\n".join(list(self.stderr)[-120:]) +
-                "\nnotes:\n" + "\n".join(json.dumps(n) for n in self.notes[-40:]) +
-                "\nbroker events (tail):\n" + "\n".join(events[-120:]))
-
-    def call(self, cmd: str, timeout: float = 30, **args: Any) -> dict:
-        self._ids += 1
-        ident = self._ids
-        line = " ".join([str(ident), cmd, *(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.items())])
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pytest.fail(f"the JVM is gone (exit {self.proc.poll()}) before {cmd}{self.diagnostics()}")
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                got = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"no reply to {line!r} within {timeout} s{self.diagnostics()}")
-            if got is None:
-                pytest.fail(f"the JVM exited ({self.proc.wait(5)}) during {line!r}{self.diagnostics()}")
-            if got.get("type") == "reply" and got.get("id") == ident:
-                if "error" in got:
-                    pytest.fail(f"{line!r} failed: {got['error']}{self.diagnostics()}")
-                return got
-            self.notes.append(got)
-
-    def drain(self) -> list[dict]:
-        while True:
-            try:
-                got = self.lines.get_nowait()
-            except queue.Empty:
-                return self.notes
-            if got is not None:
-                self.notes.append(got)
-
-    def of_type(self, kind: str, **match: Any) -> list[dict]:
-        return [n for n in self.drain() if n["type"] == kind and all(n.get(k) == v for k, v in match.items())]
+    def describe(self, cmd: str, args: dict[str, Any], line: str) -> str:
+        return repr(line)
 
     def close(self) -> None:
         try:
@@ -122,10 +64,9 @@ class Driver:
                 self.call("exit", timeout=30)
                 self.proc.wait(10)
         finally:
-            self.killer.cancel()
+            self.cancel_killer()
             if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(5)
+                self.kill()
 
 
 @pytest.fixture

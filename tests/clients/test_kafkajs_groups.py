@@ -12,20 +12,18 @@ bootstrap broker, so the clients must really follow FindCoordinator.
 from __future__ import annotations
 
 import collections
-import json
 import os
-import queue
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import data as consumer_protocol
+
+from .driver import LineDriver
 
 pytestmark = [pytest.mark.clients, pytest.mark.node]
 
@@ -49,69 +47,19 @@ def node() -> str:
     return node
 
 
-class Driver:
+class Driver(LineDriver):
     """A running groups.js: ``call(cmd, **args)`` sends one command and returns its reply;
     other lines (joined, rebalancing, crash, ...) are kept in ``notes``."""
 
+    name = "groups.js"
+    log_name = "kafkajs"
+    stderr_lines = 300
+    stderr_tail = 80
+
     def __init__(self, node: str, cluster: FakeCluster):
-        self.cluster = cluster
         env = {**os.environ, "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
                "SCENARIO_TIMEOUT_MS": str(PROCESS_TIMEOUT * 1000)}
-        self.proc = subprocess.Popen([node, str(SCRIPT), cluster.bootstrap_servers], cwd=JS_DIR, env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1)
-        self.lines: queue.Queue[dict | None] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=300)
-        self.notes: list[dict] = []
-        self._ids = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read_stdout(self) -> None:
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                self.lines.put(json.loads(line))
-        self.lines.put(None)
-
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip())
-
-    def diagnostics(self) -> str:
-        events = [e.describe() for e in self.cluster.events if e.kind not in ("client_connected",)]
-        return ("\nkafkajs stderr (tail):\n" + "\n".join(list(self.stderr)[-80:]) +
-                "\nnotes:\n" + "\n".join(json.dumps(n) for n in self.notes[-40:]) +
-                "\nbroker events (tail):\n" + "\n".join(events[-120:]))
-
-    def call(self, cmd: str, timeout: float = 30, **args: Any) -> dict:
-        self._ids += 1
-        ident = self._ids
-        try:
-            self.proc.stdin.write(json.dumps({"id": ident, "cmd": cmd, **args}) + "\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pytest.fail(f"groups.js is gone (exit {self.proc.poll()}) before {cmd}{self.diagnostics()}")
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"no reply to {cmd} {args} within {timeout} s{self.diagnostics()}")
-            if line is None:
-                pytest.fail(f"groups.js exited ({self.proc.wait(5)}) during {cmd} {args}{self.diagnostics()}")
-            if line.get("type") == "reply" and line.get("id") == ident:
-                if "error" in line:
-                    pytest.fail(f"{cmd} {args} failed: {line['error']}{self.diagnostics()}")
-                return line
-            self.notes.append(line)
-
-    def drain(self) -> list[dict]:
-        while True:
-            try:
-                line = self.lines.get_nowait()
-            except queue.Empty:
-                return self.notes
-            if line is not None:
-                self.notes.append(line)
+        super().__init__([node, str(SCRIPT), cluster.bootstrap_servers], cluster, cwd=JS_DIR, env=env)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -121,8 +69,7 @@ class Driver:
                 try:
                     self.proc.wait(10)
                 except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(5)
+                    self.kill()
 
 
 @pytest.fixture
