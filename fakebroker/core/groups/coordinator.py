@@ -208,8 +208,7 @@ class GroupCoordinator:
         return pending  # may be complete already (a join can finish at once)
 
     def _update_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member: Member, req: dict) -> Pending:
-        if member.join_pending is not None:
-            pass  # a duplicate JoinGroup replaces the parked one, which is never answered (Kafka)
+        # A duplicate JoinGroup replaces a parked one, which is then never answered (Kafka).
         member.protocols = req["protocols"]
         member.rebalance_timeout_ms = req["rebalance_timeout_ms"]
         member.session_timeout_ms = req["session_timeout_ms"]
