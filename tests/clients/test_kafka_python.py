@@ -34,8 +34,8 @@ CODEC_AVAILABLE = {
     "lz4": kafka_codec.has_lz4(),
     "zstd": kafka_codec.has_zstd(),
 }
-HAS_IDEMPOTENCE = "enable_idempotence" in KafkaProducer.DEFAULT_CONFIG  # kafka-python >= 2.1
-needs_idempotence = pytest.mark.skipif(not HAS_IDEMPOTENCE, reason="this kafka-python has no idempotent producer")
+# The test extra installs kafka-python >= 3.0, which has idempotent producers: no skipping.
+assert "enable_idempotence" in KafkaProducer.DEFAULT_CONFIG, "kafka-python >= 2.1 is needed"
 COMMON = {"request_timeout_ms": 10_000, "retry_backoff_ms": 50, "reconnect_backoff_ms": 50,
           "reconnect_backoff_max_ms": 500, "metadata_max_age_ms": 5_000}
 
@@ -43,8 +43,6 @@ COMMON = {"request_timeout_ms": 10_000, "retry_backoff_ms": 50, "reconnect_backo
 def _producer(cluster, **config) -> KafkaProducer:
     settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, max_block_ms=10_000,
                     delivery_timeout_ms=12_000, linger_ms=5)
-    if not HAS_IDEMPOTENCE:
-        settings.pop("delivery_timeout_ms")
     settings.update(config)
     return KafkaProducer(**settings)
 
@@ -107,7 +105,7 @@ def _assert_plan_read_back(cluster, topic: str, n: int, partitions: int, metadat
 
 
 def test_produce_and_read_back_300(cluster3):
-    producer = _producer(cluster3, acks=1, **({"enable_idempotence": False} if HAS_IDEMPOTENCE else {}))
+    producer = _producer(cluster3, acks=1, enable_idempotence=False)
     try:
         metadata = _produce_plan(producer, "orders", N, PARTITIONS)
     finally:
@@ -153,7 +151,6 @@ def test_compression_round_trip(cluster3, codec):
     assert not [e for e in cluster3.events if e.kind in ("handler_error", "produce_rejected")]
 
 
-@needs_idempotence
 def test_idempotent_producer_exactly_once(cluster3):
     producer = _producer(cluster3, acks="all", enable_idempotence=True, max_in_flight_requests_per_connection=5,
                          linger_ms=1, batch_size=256)
@@ -187,7 +184,6 @@ def test_idempotent_producer_exactly_once(cluster3):
     _assert_plan_read_back(cluster3, "orders", N, PARTITIONS, metadata, messages)
 
 
-@needs_idempotence
 def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
     """The broker appends the first produce requests but drops their connections instead of
     answering: the producer resends those batches with the same sequences and the broker must
