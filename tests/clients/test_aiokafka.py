@@ -14,7 +14,6 @@ import uuid
 import anyio
 import pytest
 
-import aiokafka
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka import codec as aiokafka_codec  # noqa: E402

@@ -19,7 +19,6 @@ import time
 import anyio
 import pytest
 
-import aiokafka
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka import errors as aiokafka_errors  # noqa: E402

@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
     AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec,

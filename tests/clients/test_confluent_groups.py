@@ -20,7 +20,6 @@ from collections.abc import Callable
 
 import pytest
 
-import confluent_kafka
 from confluent_kafka import (  # noqa: E402
     Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition,
 )

@@ -11,7 +11,6 @@ import uuid
 
 import pytest
 
-import kafka
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import codec as kafka_codec  # noqa: E402

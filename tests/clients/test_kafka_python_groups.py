@@ -20,7 +20,6 @@ from concurrent.futures import Future
 
 import pytest
 
-import kafka
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import errors as kafka_errors  # noqa: E402

@@ -62,8 +62,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import kio  # noqa: F401  (installed by the test extra; a missing kio must fail, not skip)
-
 import kio  # noqa: E402
 from kio.index import load_entity_schema  # noqa: E402
 from kio.schema.index import schema_name_map  # noqa: E402

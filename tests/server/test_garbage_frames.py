@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
-import confluent_kafka
 from confluent_kafka import Producer  # noqa: E402
 
 # A valid Metadata v12 and Produce v9 request to cut and corrupt.
