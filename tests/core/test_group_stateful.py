@@ -119,6 +119,11 @@ def member_error(group, member_id: str, instance_id: str | None) -> E:
     return E.NONE
 
 
+def group_rebalance_timeout(group) -> int:
+    """CG rebalanceTimeoutMs: the largest rebalance timeout of the current members."""
+    return max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
+
+
 def leader_assignment(protocol: str, members: list[dict]) -> dict[str, bytes]:
     """What a consumer leader computes with Kafka's range / roundrobin assignor."""
     ids = sorted(m["member_id"] for m in members)
@@ -376,7 +381,7 @@ class GroupMachine(RuleBasedStateMachine):
                     self.violations.append(f"dynamic member {mid} survived join completion without rejoining")
             for mid, m in g.members.items():  # join completion re-arms every member
                 self._arm(mid, m.session_timeout_ms)
-            self.sync_deadline[g.generation_id] = self.now + g.rebalance_timeout_ms()
+            self.sync_deadline[g.generation_id] = self.now + group_rebalance_timeout(g)
             self.sync_due = (g.generation_id, self.sync_deadline[g.generation_id])
         elif kind == "member_expired":
             self.expired_at = self.now
@@ -405,10 +410,10 @@ class GroupMachine(RuleBasedStateMachine):
                 self.preparing_from = old
                 self.sync_due = None  # prepareRebalance cancels the sync timeout
                 if old != S.EMPTY:  # GMM maybeCompleteJoinElseSchedule: the group's rebalance timeout
-                    self.join_due = {"deadline": self.now + g.rebalance_timeout_ms(), "due": False, "since": self.now}
+                    self.join_due = {"deadline": self.now + group_rebalance_timeout(g), "due": False, "since": self.now}
                 if old == S.EMPTY and self.delay > 0:
                     self.initial = {"deadline": self.now + self.delay, "window": self.delay, "added": False,
-                                    "remaining": max(g.rebalance_timeout_ms() - self.delay, 0), "due": False}
+                                    "remaining": max(group_rebalance_timeout(g) - self.delay, 0), "due": False}
             elif old == S.PREPARING_REBALANCE and self.join_due is not None:
                 due, self.join_due = self.join_due, None
                 # In a timer: the join timer itself, an expiry, or a rebalance that a timer started
@@ -848,3 +853,27 @@ class GroupMachine(RuleBasedStateMachine):
 GroupMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, deadline=None,
                                           suppress_health_check=[HealthCheck.too_slow])
 TestGroupStateful = GroupMachine.TestCase
+
+
+def test_leave_does_not_end_the_initial_rebalance_early():
+    """Regression found by the machine above: a LeaveGroup during the initial delay completed the
+    join at once (Empty, generation 1) where Kafka's maybeCompleteJoinPhase waits for the delay
+    timer (GROUP-COORDINATOR.md §2.5, §3.3), so the group stays PreparingRebalance until then."""
+    coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": 3000}))
+    store = OffsetStore(coord)
+    meta = encode_subscription([TOPIC])
+    parked = coord.join(0, group_id=GROUP, member_id="", group_instance_id="i0", client_id="c", client_host="/h",
+                        session_timeout_ms=6000, rebalance_timeout_ms=5000, protocol_type="consumer",
+                        protocols=[("range", meta)], version=JOIN_V)
+    group = coord.groups[GROUP]
+    assert isinstance(parked, Pending) and group.state == S.PREPARING_REBALANCE
+    assert coord.leave(100, group_id=GROUP, members=[("", "i0")]) == (E.NONE, [E.NONE])
+    assert parked.done and parked.value["error"] == E.UNKNOWN_MEMBER_ID
+    assert (group.state, group.generation_id) == (S.PREPARING_REBALANCE, 0)
+    # not Empty yet, so an anonymous commit is refused (§2.6 step 5)
+    assert store.validate_commit(200, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1,
+                                 version=COMMIT_V) == E.UNKNOWN_MEMBER_ID
+    coord.timers.fire_due(2999)
+    assert group.state == S.PREPARING_REBALANCE
+    coord.timers.fire_due(3000)
+    assert (group.state, group.generation_id) == (S.EMPTY, 1)
