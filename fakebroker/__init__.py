@@ -5,7 +5,19 @@
 2
 """
 
-from .cluster import FakeCluster
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["FakeCluster", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so `fakebroker.protocol` and `fakebroker.core` stay free of the
+    # server layer (and of trio/anyio) for users who need only those.
+    if name == "FakeCluster":
+        from .cluster import FakeCluster
+
+        return FakeCluster
+    raise AttributeError(f"module 'fakebroker' has no attribute {name!r}")
