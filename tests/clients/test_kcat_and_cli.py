@@ -43,10 +43,31 @@ def test_kcat_produces_and_consumes(cluster3):
     assert out.stdout.splitlines() == [f"k{i}=v{i}@{i}" for i in range(20)]
 
 
+def _free_ports(count: int = 1) -> int:
+    """A port P such that P..P+count-1 are all free right now (other tests may take them later)."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        held = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    pytest.fail("no run of free ports found")
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return _free_ports(1)
 
 
 def _start_server(*args: str) -> subprocess.Popen:
@@ -56,10 +77,13 @@ def _start_server(*args: str) -> subprocess.Popen:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_prints_bootstrap_first_and_stops_cleanly(sig):
-    port = _free_port()
-    proc = _start_server("--brokers", "3", "--port", str(port), "--topic", "orders:6")
-    try:
+    for _ in range(3):  # P+1 and P+2 can be taken by another process between the check and the start
+        port = _free_ports(3)
+        proc = _start_server("--brokers", "3", "--port", str(port), "--topic", "orders:6")
         first = proc.stdout.readline().strip()
+        if first or proc.wait(10) != 2:
+            break
+    try:
         assert first == f"bootstrap: 127.0.0.1:{port},127.0.0.1:{port + 1},127.0.0.1:{port + 2}"
         assert proc.stdout.readline().strip() == "topic_created topic=orders partitions=6"
         out = subprocess.run([_kcat(), "-b", first.split()[1], "-L"], capture_output=True, text=True, timeout=30)
