@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.protocol import data as consumer_protocol
 
 from .driver import LineDriver
+from .group_state import events, group_off_first_broker, live_group, live_offsets
 from .test_java_client import KAFKA_CLIENTS_VERSION, _tool, java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
@@ -87,32 +87,6 @@ def driver(java_client_jar, cluster):  # noqa: F811
 
 
 # -- the coordinator's live state -----------------------------------------------------------------
-def group_off_first_broker(cluster: FakeCluster, prefix: str) -> str:
-    for i in range(100):
-        gid = f"{prefix}-{i}"
-        if cluster.coordinator(gid) > 0:
-            return gid
-    raise AssertionError("no group id lands off broker 0")
-
-
-def live_group(cluster: FakeCluster, gid: str) -> dict | None:
-    def read():
-        g = cluster.state.groups.groups.get(gid)
-        if g is None:
-            return None
-        return {"state": g.state.value, "generation": g.generation_id, "protocol_type": g.protocol_type,
-                "protocol": g.protocol_name, "leader": g.leader_id, "static": dict(g.static_members),
-                "members": {m.member_id: {"client_id": m.client_id, "client_host": m.client_host, "instance": m.group_instance_id,
-                                          "assignment": consumer_protocol.assignment_dict(m.assignment) if m.assignment else {}}
-                            for m in g.members.values()}}
-
-    return cluster._call(read)
-
-
-def live_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
-    return cluster._call(lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == TOPIC})
-
-
 def wait_stable(cluster: FakeCluster, gid: str, got: dict, timeout: float = 10) -> dict:
     """Until the coordinator holds a Stable generation whose members, generation and stored
     assignments are exactly what the consumers reported."""
@@ -127,10 +101,6 @@ def wait_stable(cluster: FakeCluster, gid: str, got: dict, timeout: float = 10) 
         if time.monotonic() > deadline:
             raise AssertionError(f"group {gid} never became Stable with {want} at generation {generations}: {g}")
         time.sleep(0.05)
-
-
-def events(cluster: FakeCluster, kind: str, gid: str) -> list[dict]:
-    return [e.details for e in cluster.events if e.kind == kind and e.details.get("group") == gid]
 
 
 def wait_event(cluster: FakeCluster, kind: str, gid: str, timeout: float, **match: Any) -> dict:

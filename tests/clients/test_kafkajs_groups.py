@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.protocol import data as consumer_protocol
 
 from .driver import LineDriver
+from .group_state import events, group_off_first_broker, live_group, live_offsets
 
 pytestmark = [pytest.mark.clients, pytest.mark.node]
 
@@ -90,34 +90,6 @@ def driver(node, cluster):
 
 
 # -- the coordinator's live state -----------------------------------------------------------------
-def group_off_first_broker(cluster: FakeCluster, prefix: str) -> str:
-    """A group id whose coordinator is a live broker other than 0 (the first bootstrap server)."""
-    for i in range(100):
-        gid = f"{prefix}-{i}"
-        if cluster.coordinator(gid) > 0:
-            return gid
-    raise AssertionError("no group id lands off broker 0")
-
-
-def live_group(cluster: FakeCluster, gid: str) -> dict | None:
-    """A consistent snapshot of the group (taken on the cluster's thread)."""
-    def read():
-        g = cluster.state.groups.groups.get(gid)
-        if g is None:
-            return None
-        return {"state": g.state.value, "generation": g.generation_id, "protocol_type": g.protocol_type,
-                "protocol": g.protocol_name, "leader": g.leader_id,
-                "members": {m.member_id: {"client_id": m.client_id, "client_host": m.client_host,
-                                          "assignment": consumer_protocol.assignment_dict(m.assignment) if m.assignment else {}}
-                            for m in g.members.values()}}
-
-    return cluster._call(read)
-
-
-def live_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
-    return cluster._call(lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == TOPIC})
-
-
 def wait_stable(cluster: FakeCluster, gid: str, assignments: dict[str, list[int]], member_ids: dict[str, str],
                 timeout: float = 10) -> dict:
     """Until the coordinator holds a Stable generation whose members and stored assignments are
@@ -132,10 +104,6 @@ def wait_stable(cluster: FakeCluster, gid: str, assignments: dict[str, list[int]
         if time.monotonic() > deadline:
             raise AssertionError(f"group {gid} never became Stable with {want}: {g}")
         time.sleep(0.05)
-
-
-def events(cluster: FakeCluster, kind: str, gid: str) -> list[dict]:
-    return [e.details for e in cluster.events if e.kind == kind and e.details.get("group") == gid]
 
 
 def start_three(driver: Driver, cluster: FakeCluster, gid: str, names=("a", "b", "c")) -> tuple[dict, dict]:
