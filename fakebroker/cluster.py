@@ -14,6 +14,7 @@ thread while the cluster runs in its background thread.
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,7 +24,10 @@ from typing import Any, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .clock import RealClock
+from .clock import RealClock, VirtualClock
+from .control.actions import ClusterActions
+from .control.clock_control import ClockControl
+from .faults import Faults
 from .core.cluster_state import ClusterState, Topic
 from .core.configs import BrokerConfig
 from .core.groups.placement import OFFSETS_TOPIC
@@ -42,7 +46,7 @@ def _cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-class FakeCluster:
+class FakeCluster(ClusterActions):
     """An in-process Kafka cluster for tests.
 
     :param brokers: number of brokers (node ids 0..N-1).
@@ -51,16 +55,20 @@ class FakeCluster:
     :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
     :param coordinator_load_time_ms: how long a coordinator that takes a group over answers
         COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
+    :param virtual_time: run the broker's timers on a virtual clock that only moves when the
+        test calls ``cluster.clock.advance(seconds)`` (see ``fakebroker.clock``).
     """
 
     def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0, topics: dict[str, Any] | None = None,
                  config: dict[str, Any] | None = None, cluster_id: str | None = None,
-                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, coordinator_load_time_ms: int = 0):
+                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, coordinator_load_time_ms: int = 0,
+                 virtual_time: bool = False):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.state = ClusterState(cluster_id or _cluster_id(), BrokerConfig(config))
-        self.clock = RealClock()
-        self.runtime = Runtime(self.state, self.clock, int(self.state.config.get("socket.request.max.bytes"))
+        raw_clock = VirtualClock() if virtual_time else RealClock()
+        self.clock = ClockControl(self, raw_clock)
+        self.runtime = Runtime(self.state, raw_clock, int(self.state.config.get("socket.request.max.bytes"))
                                if max_frame_size == DEFAULT_MAX_FRAME_SIZE else max_frame_size)
         self.host = host
         self.coordinator_load_time_ms = coordinator_load_time_ms
@@ -115,7 +123,9 @@ class FakeCluster:
             if deadline is not None and deadline <= now:
                 timers.fire_due(now)
                 continue
-            with anyio.move_on_after(None if deadline is None else (deadline - now) / 1000):
+            if self.clock.virtual:
+                deadline = None  # virtual deadlines are reached by clock.advance, not by waiting
+            with anyio.move_on_after(math.inf if deadline is None else (deadline - now) / 1000):
                 await changed.wait()
             changed = anyio.Event()
 
@@ -133,6 +143,13 @@ class FakeCluster:
             dropped = self.state.offsets.expire(self.clock.now_ms())
             if dropped:
                 self.runtime.emit("offsets_expired", None, count=dropped)
+
+    def _time_checks(self) -> None:
+        """The periodic checks, run at once after a virtual-time jump."""
+        self._apply_retention_now()
+        dropped = self.state.offsets.expire(self.clock.now_ms())
+        if dropped:
+            self.runtime.emit("offsets_expired", None, count=dropped)
 
     def _apply_retention_now(self) -> int:
         dropped = self.state.apply_retention(self.clock.now_ms())
@@ -155,9 +172,12 @@ class FakeCluster:
             finally:
                 self._portal = None
 
+    def _on_loop_thread(self) -> bool:
+        return threading.get_ident() == self._loop_thread
+
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a state change on the cluster's loop when called from another thread."""
-        if self._portal is not None and threading.get_ident() != self._loop_thread:
+        if self._portal is not None and not self._on_loop_thread():
             return self._portal.call(fn, *args)
         return fn(*args)
 
@@ -174,6 +194,11 @@ class FakeCluster:
     @property
     def events(self) -> list[Event]:
         return list(self.runtime.events)
+
+    @property
+    def faults(self) -> Faults:
+        """The fault rules: ``cluster.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS", times=3)``."""
+        return self.runtime.faults
 
     def on_event(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""

@@ -17,16 +17,22 @@ class BrokerServer:
         self.port = port
         self.connections: set[Connection] = set()
         self._scope: anyio.CancelScope | None = None
+        self.stopped: anyio.Event | None = None  # set once a stopped broker has closed everything
 
     async def serve(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Listen until cancelled; reports the bound port through ``task_status``."""
-        listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port, reuse_port=False)
-        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        with anyio.CancelScope() as scope:
-            self._scope = scope
-            async with listener, anyio.create_task_group() as tg:
-                task_status.started(self.port)
-                await listener.serve(self._serve_one, task_group=tg)
+        """Listen until cancelled or stopped; reports the bound port through ``task_status``.
+        A restart binds the same port again."""
+        self.stopped = anyio.Event()
+        try:
+            listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port, reuse_port=False)
+            self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with listener, anyio.create_task_group() as tg:
+                    task_status.started(self.port)
+                    await listener.serve(self._serve_one, task_group=tg)
+        finally:
+            self.stopped.set()
 
     async def _serve_one(self, stream: SocketStream) -> None:
         conn = Connection(self, stream)

@@ -16,6 +16,7 @@ from anyio.abc import SocketStream
 from ..apis import HANDLERS, NO_RESPONSE, SUPPORTED, RequestContext, Wait
 from ..apis.context import Parked
 from ..apis.api_versions import unsupported_version_response
+from .fault_actions import CloseConnection, apply_faults
 from ..protocol import headers
 from ..protocol.errors import ProtocolError, UnsupportedVersionError
 from ..protocol.framing import FrameDecoder, frame
@@ -58,10 +59,6 @@ def _error_name(code: int) -> str:
         return str(code)
 
 
-class CloseConnection(Exception):
-    """Stop serving this connection (the reason goes to the log)."""
-
-
 class Connection:
     def __init__(self, broker: BrokerServer, stream: SocketStream):
         self.broker = broker
@@ -69,31 +66,41 @@ class Connection:
         self.stream = stream
         self.id = next(_ids)
         self.client_id: str | None = None
+        self._scope = anyio.CancelScope()
         try:
             host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
             self.peer, self.host = f"{host}:{port}", str(host)
         except Exception:  # pragma: no cover - unusual socket families
             self.peer, self.host = "?", ""
 
+    def abort(self) -> None:
+        """Close this connection now (a network cut); the client sees it reset."""
+        self._scope.cancel()
+
     async def serve(self) -> None:
         decoder = FrameDecoder(self.runtime.max_frame_size)
         try:
-            while True:
-                try:
-                    data = await self.stream.receive(65536)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-                decoder.feed(data)
-                for payload in decoder.frames():
-                    reply = await self.process(payload)
-                    if reply is not None:
-                        await self.stream.send(frame(reply))
+            with self._scope:
+                await self._serve_frames(decoder)
         except (ProtocolError, CloseConnection) as exc:
             self.runtime.emit("connection_closed", self.broker.node_id, peer=self.peer, client_id=self.client_id, reason=str(exc))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:
-            await self.stream.aclose()
+            with anyio.CancelScope(shield=True):
+                await self.stream.aclose()
+
+    async def _serve_frames(self, decoder: FrameDecoder) -> None:
+        while True:
+            try:
+                data = await self.stream.receive(65536)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            decoder.feed(data)
+            for payload in decoder.frames():
+                reply = await self.process(payload)
+                if reply is not None:
+                    await self.stream.send(frame(reply))
 
     async def process(self, payload: bytes) -> bytes | None:
         """The response payload for one request payload, or None when none is owed."""
@@ -111,8 +118,13 @@ class Connection:
             body = request_type(api_key).decode_from(stream, api_version)
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
-        result = await self.handle(api_key, api_version, correlation_id, header, body)
-        if result is NO_RESPONSE:
+        if self.runtime.is_cut_off(header.client_id, self.broker.node_id):
+            raise CloseConnection(f"network partition: client {header.client_id!r} is cut off from broker {self.broker.node_id}")
+        if len(self.runtime.faults):
+            result = await apply_faults(self, api_key, api_version, correlation_id, header, body)
+        else:
+            result = await self.handle(api_key, api_version, correlation_id, header, body)
+        if result is NO_RESPONSE or result is None:
             return None
         return headers.encode_response(api_key, api_version, correlation_id, result)
 

@@ -1,0 +1,93 @@
+"""``cluster.clock``: read the cluster's time and, on a virtual clock, move it.
+
+Advancing fires every coordinator timer that falls due on the way, in deadline order and
+each at its own deadline (a session that expires at +45 s starts its rebalance at +45 s,
+whose own timeout then counts from there), then runs the retention and offset-expiry checks
+once at the new time. Nothing else moves: clients keep running in real time, so a jump of
+46 s is a jump in which no member heartbeats. ``step`` and ``settle`` split a jump into
+steps with real pauses between them, in which live clients get to heartbeat.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..clock import Clock, VirtualClock
+
+if TYPE_CHECKING:
+    from ..cluster import FakeCluster
+
+
+class ClockControl:
+    def __init__(self, cluster: FakeCluster, clock: Clock):
+        self._cluster = cluster
+        self.raw = clock
+
+    @property
+    def virtual(self) -> bool:
+        return self.raw.virtual
+
+    def now_ms(self) -> int:
+        return self.raw.now_ms()
+
+    def now(self) -> float:
+        """The cluster's time in seconds since the epoch."""
+        return self.raw.now_ms() / 1000
+
+    def _require_virtual(self) -> VirtualClock:
+        if not isinstance(self.raw, VirtualClock):
+            raise RuntimeError("this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) to advance time")
+        return self.raw
+
+    def advance(self, seconds: float, *, step: float | None = None, settle: float = 0.0) -> int:
+        """Move virtual time forward by ``seconds``; returns the new time in ms.
+
+        With ``step``, time moves ``step`` seconds at a time with a real pause of ``settle``
+        seconds after each step (from a test thread; from async code use ``advance_async``).
+        """
+        self._require_virtual()
+        if seconds < 0:
+            raise ValueError("time only moves forward")
+        if step is None or settle <= 0:
+            return self._cluster._call(self._jump, seconds)
+        if self._cluster._on_loop_thread():
+            raise RuntimeError("a stepped advance pauses between steps: use `await cluster.clock.advance_async(...)` in async code")
+        for chunk in _chunks(seconds, step):
+            self._cluster._call(self._jump, chunk)
+            time.sleep(settle)
+        return self.now_ms()
+
+    async def advance_async(self, seconds: float, *, step: float | None = None, settle: float = 0.0) -> int:
+        """``advance`` for async tests: the pauses let the loop (and the clients) run."""
+        self._require_virtual()
+        for chunk in _chunks(seconds, step or seconds):
+            self._jump(chunk)
+            await anyio.sleep(settle)
+        return self.now_ms()
+
+    def _jump(self, seconds: float) -> int:
+        clock = self._require_virtual()
+        cluster = self._cluster
+        start = clock.now_ms()
+        target = start + round(seconds * 1000)
+        timers = cluster.state.groups.timers
+        while (deadline := timers.next_deadline()) is not None and deadline <= target:
+            clock.set_ms(deadline)
+            timers.fire_due(deadline)
+        clock.set_ms(target)
+        cluster.runtime.emit("clock_advanced", None, by_ms=target - start, now_ms=target)
+        cluster._time_checks()
+        return target
+
+
+def _chunks(total: float, step: float) -> list[float]:
+    if step <= 0:
+        raise ValueError("step must be positive")
+    out, left = [], total
+    while left > 1e-9:
+        out.append(min(step, left))
+        left -= step
+    return out or [0.0]

@@ -1,0 +1,122 @@
+"""Conditions tests wait for (``await cluster.wait_for(...)``), each able to say what it
+waited for and what it saw last, so a timeout explains itself.
+
+A condition is any callable taking the cluster and returning a truthy value; the classes
+here are the common ones. They run on the cluster's loop after every event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from ..cluster import FakeCluster
+
+
+class Condition:
+    last_seen: Any = None
+
+    def __call__(self, cluster: FakeCluster) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return repr(self)
+
+
+@dataclass(repr=False)
+class GroupState(Condition):
+    """Group ``group`` is in ``state`` (Kafka's name, e.g. "Stable"), optionally with exactly
+    ``members`` members, and optionally with a generation above ``generation_above``."""
+
+    group: str
+    state: str | None = "Stable"
+    members: int | None = None
+    generation_above: int | None = None
+
+    def __call__(self, cluster: FakeCluster) -> Any:
+        view = cluster._group_now(self.group)
+        self.last_seen = None if view is None else f"{view.state}, generation {view.generation}, {len(view.members)} members"
+        if view is None:
+            return False
+        if self.state is not None and view.state != self.state:
+            return False
+        if self.members is not None and len(view.members) != self.members:
+            return False
+        if self.generation_above is not None and view.generation <= self.generation_above:
+            return False
+        return view
+
+    def describe(self) -> str:
+        parts = [f"group {self.group!r}"]
+        if self.state:
+            parts.append(f"is {self.state}")
+        if self.members is not None:
+            parts.append(f"with {self.members} members")
+        if self.generation_above is not None:
+            parts.append(f"past generation {self.generation_above}")
+        return " ".join(parts)
+
+
+def generation_above(group: str, generation: int) -> GroupState:
+    """The group has started a generation greater than ``generation`` and is Stable in it."""
+    return GroupState(group, "Stable", None, generation)
+
+
+@dataclass(repr=False)
+class EventSeen(Condition):
+    """An event of ``kind`` whose fields include ``details`` (``client_id`` and ``group`` match
+    the event's own), at or after event number ``since``."""
+
+    kind: str
+    details: dict[str, Any]
+    since: int = 0
+
+    def __call__(self, cluster: FakeCluster) -> Any:
+        for event in cluster.runtime.events[self.since:]:
+            if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
+                return event
+        return False
+
+    def describe(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.details.items())
+        return f"event {self.kind}({inner})"
+
+
+def event(kind: str, *, since: int = 0, **details: Any) -> EventSeen:
+    return EventSeen(kind, details, since)
+
+
+def member_expired(group: str, client_id: str, *, since: int = 0) -> EventSeen:
+    """A member of ``group`` whose client id is ``client_id`` had its session expire."""
+    return EventSeen("member_expired", {"group": group, "client_id": client_id}, since)
+
+
+@dataclass(repr=False)
+class CommittedOffset(Condition):
+    """``group`` has committed at least ``at_least`` on ``topic``-``partition``."""
+
+    group: str
+    topic: str
+    partition: int
+    at_least: int
+
+    def __call__(self, cluster: FakeCluster) -> Any:
+        self.last_seen = cluster._committed_now(self.group).get((self.topic, self.partition))
+        return self.last_seen is not None and self.last_seen >= self.at_least
+
+    def describe(self) -> str:
+        return f"group {self.group!r} committed offset >= {self.at_least} on {self.topic}-{self.partition}"
+
+
+def committed_offset(group: str, topic: str, partition: int, at_least: int) -> CommittedOffset:
+    return CommittedOffset(group, topic, partition, at_least)
+
+
+def describe(condition: Callable[..., Any]) -> str:
+    if isinstance(condition, Condition):
+        text = condition.describe()
+        if condition.last_seen is not None:
+            text += f" (last seen: {condition.last_seen})"
+        return text
+    return getattr(condition, "__name__", repr(condition))

@@ -1,0 +1,84 @@
+"""Read-only snapshots of the cluster's groups, taken on the cluster's own loop.
+
+Assignments are decoded with the consumer protocol when the group speaks it
+(``protocol_type == "consumer"``), so tests can compare them with plain dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.cluster_state import ClusterState
+from ..protocol.data import assignment_dict
+
+
+@dataclass(frozen=True)
+class MemberView:
+    member_id: str
+    client_id: str
+    group_instance_id: str | None
+    client_host: str
+    assignment: dict[str, list[int]] | None  # None when the group is not a consumer group
+    raw_assignment: bytes = field(repr=False, default=b"")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"member_id": self.member_id, "client_id": self.client_id, "group_instance_id": self.group_instance_id,
+                "client_host": self.client_host, "assignment": self.assignment}
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group_id: str
+    state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    generation: int
+    protocol_type: str | None
+    protocol: str | None
+    leader: str | None
+    members: tuple[MemberView, ...]
+    coordinator: int
+
+    @property
+    def assignment(self) -> dict[str, dict[str, list[int]]]:
+        """client id -> {topic: partitions} (member id where two members share a client id)."""
+        counts: dict[str, int] = {}
+        for m in self.members:
+            counts[m.client_id] = counts.get(m.client_id, 0) + 1
+        return {(m.client_id if counts[m.client_id] == 1 else m.member_id): m.assignment or {} for m in self.members}
+
+    def owners(self) -> dict[tuple[str, int], str]:
+        """(topic, partition) -> member id that owns it in this generation."""
+        return {(t, p): m.member_id for m in self.members for t, ps in (m.assignment or {}).items() for p in ps}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "state": self.state, "generation": self.generation,
+                "protocol_type": self.protocol_type, "protocol": self.protocol, "leader": self.leader,
+                "coordinator": self.coordinator, "members": [m.to_dict() for m in self.members]}
+
+
+def _decode(protocol_type: str | None, raw: bytes) -> dict[str, list[int]] | None:
+    if protocol_type != "consumer":
+        return None
+    if not raw:
+        return {}
+    try:
+        return assignment_dict(raw)
+    except Exception:  # a member sent something that is not the consumer protocol
+        return None
+
+
+def group_view(state: ClusterState, group_id: str) -> GroupView | None:
+    """The group as the coordinator sees it now; None if the coordinator does not know it."""
+    group = state.groups.groups.get(group_id)
+    if group is None:
+        return None
+    members = tuple(MemberView(m.member_id, m.client_id, m.group_instance_id, m.client_host,
+                               _decode(group.protocol_type, m.assignment), bytes(m.assignment))
+                    for m in group.members.values())
+    return GroupView(group.group_id, group.state.value, group.generation_id, group.protocol_type, group.protocol_name,
+                     group.leader_id, members, state.coordinator_of(group_id))
+
+
+def committed_offsets(state: ClusterState, group_id: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> committed offset of a group."""
+    return {(t, p): c.offset for t, p, c in state.offsets.fetch(group_id, None) if c is not None}

@@ -1,0 +1,233 @@
+"""Fault rules: which requests a rule hits, how often it fires, and what it does.
+
+A rule matches on any combination of API (name or key), version range, broker, client id,
+group, topic/partition and transactional id; it fires on the nth match, the next k, or
+every one, optionally with a probability drawn from a seeded generator. Rules are plain
+data, read by the server between decoding a request and handling it.
+
+>>> faults = Faults()
+>>> rule = faults.add(api="Heartbeat", group="orders", error="REBALANCE_IN_PROGRESS", times=3)
+>>> rule.action, rule.error, rule.times
+('error', 27, 3)
+>>> faults.add(api="Hartbeat", error=27)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+ValueError: unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? Valid APIs: ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import itertools
+import random
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..protocol.error_codes import error_code
+from ..protocol.messages import api_keys
+from .request_view import Leaf, RequestView
+
+ACTIONS = {
+    "error": "answer with the error without handling the request",
+    "replace_error": "handle the request, then replace the answer's error codes",
+    "delay": "handle the request and hold the answer for `delay` seconds",
+    "drop": "close the connection before handling the request",
+    "drop_after": "handle the request, then close the connection instead of answering",
+    "blackhole": "swallow the request and stop reading the connection for `duration` seconds (None: for good)",
+    "throttle": "handle the request and fill throttle_time_ms with `throttle_ms`",
+}
+
+
+def api_key_of(api: str | int) -> int:
+    """An API key from its Kafka name (``"JoinGroup"``, case and a ``Request`` suffix ignored) or number."""
+    names = api_keys()
+    if isinstance(api, int) and not isinstance(api, bool):
+        if api not in names:
+            raise ValueError(f"unknown API key {api}; valid keys: {sorted(names)}")
+        return api
+    wanted = str(api).strip()
+    by_name = {name.lower(): key for key, name in names.items()}
+    for candidate in (wanted.lower(), wanted.lower().removesuffix("request")):
+        if candidate in by_name:
+            return by_name[candidate]
+    if wanted.isdigit():
+        return api_key_of(int(wanted))
+    close = difflib.get_close_matches(wanted, list(names.values()), n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise ValueError(f"unknown API {wanted!r}.{hint} Valid APIs: {', '.join(sorted(names.values()))}")
+
+
+def _as_set(value: Any) -> frozenset | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, int)):
+        return frozenset([value])
+    return frozenset(value)
+
+
+@dataclass
+class FaultRule:
+    """One rule. ``matched`` counts requests it matched, ``fired`` the times it acted."""
+
+    id: int
+    action: str
+    apis: frozenset[int] | None = None
+    versions: tuple[int, int] | None = None
+    brokers: frozenset[int] | None = None
+    client_id: str | None = None  # exact, or a glob such as "svc-*"
+    groups: frozenset[str] | None = None
+    topics: frozenset[str] | None = None
+    partitions: frozenset[int] | None = None
+    transactional_id: str | None = None
+    error: int | None = None
+    delay: float = 0.0
+    duration: float | None = None
+    throttle_ms: int = 0
+    nth: int | None = None
+    after: int = 0
+    times: int | None = None
+    probability: float = 1.0
+    seed: int | None = None
+    matched: int = 0
+    fired: int = 0
+    _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    @property
+    def active(self) -> bool:
+        """False once a ``times`` or ``nth`` rule can fire no more."""
+        if self.times is not None and self.fired >= self.times:
+            return False
+        return not (self.nth is not None and self.matched >= self.nth)
+
+    @property
+    def filters_items(self) -> bool:
+        return self.topics is not None or self.partitions is not None
+
+    def hits_leaf(self, leaf: Leaf) -> bool:
+        if self.topics is not None and leaf.topic not in self.topics:
+            return False
+        if self.partitions is not None and leaf.partition not in self.partitions:
+            return False
+        return not (self.groups is not None and leaf.group is not None and leaf.group not in self.groups)
+
+    def matches(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> bool:
+        if self.apis is not None and api_key not in self.apis:
+            return False
+        if self.versions is not None and not self.versions[0] <= version <= self.versions[1]:
+            return False
+        if self.brokers is not None and broker not in self.brokers:
+            return False
+        if self.client_id is not None and not fnmatch.fnmatchcase(client_id or "", self.client_id):
+            return False
+        if self.groups is not None and not (view.groups & self.groups):
+            return False
+        if self.transactional_id is not None and self.transactional_id not in view.transactional_ids:
+            return False
+        return not (self.filters_items and not any(self.hits_leaf(leaf) for leaf in view.leaves))
+
+    def roll(self) -> bool:
+        """Count a match and decide whether the rule fires on it."""
+        self.matched += 1
+        if self.matched <= self.after:
+            return False
+        if self.nth is not None and self.matched != self.nth:
+            return False
+        if self.times is not None and self.fired >= self.times:
+            return False
+        if self.probability < 1.0 and self._random.random() >= self.probability:
+            return False
+        self.fired += 1
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (the control endpoint lists rules with it)."""
+        names = api_keys()
+        out: dict[str, Any] = {"id": self.id, "action": self.action, "matched": self.matched, "fired": self.fired,
+                               "active": self.active}
+        if self.apis is not None:
+            out["api"] = sorted(names.get(k, str(k)) for k in self.apis)
+        for key in ("versions", "client_id", "transactional_id", "duration", "nth", "times", "seed"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        for key in ("brokers", "groups", "topics", "partitions"):
+            if getattr(self, key) is not None:
+                out[key] = sorted(getattr(self, key))
+        if self.error is not None:
+            out["error"] = error_code(self.error).name
+        for key, default in (("delay", 0.0), ("throttle_ms", 0), ("after", 0), ("probability", 1.0)):
+            if getattr(self, key) != default:
+                out[key] = getattr(self, key)
+        return out
+
+
+class Faults:
+    """The rules of one cluster, in the order they were added (the first terminal one wins)."""
+
+    def __init__(self) -> None:
+        self._rules: list[FaultRule] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # rules are added from test threads, read on the loop
+
+    def add(self, *, api: str | int | Iterable[str | int] | None = None, version: int | tuple[int, int] | None = None,
+            broker: int | Iterable[int] | None = None, client_id: str | None = None, group: str | Iterable[str] | None = None,
+            topic: str | Iterable[str] | None = None, partition: int | Iterable[int] | None = None,
+            transactional_id: str | None = None, error: str | int | None = None, action: str | None = None,
+            delay: float = 0.0, duration: float | None = None, throttle_ms: int = 0, nth: int | None = None,
+            after: int = 0, times: int | None = None, probability: float = 1.0, seed: int | None = None) -> FaultRule:
+        """Add a rule; see the README's fault table. Misspelt APIs, errors or actions are refused."""
+        if action is None:
+            action = "error" if error is not None else "throttle" if throttle_ms else "delay" if delay else ""
+        if action not in ACTIONS:
+            raise ValueError(f"unknown action {action!r}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items()))
+        if action in ("error", "replace_error") and error is None:
+            raise ValueError(f"action {action!r} needs error= (a Kafka error name or code)")
+        if action == "throttle" and throttle_ms <= 0:
+            raise ValueError("action 'throttle' needs throttle_ms > 0")
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError("probability must be between 0 and 1")
+        apis = None
+        if api is not None:
+            apis = frozenset(api_key_of(a) for a in ([api] if isinstance(api, (str, int)) else api))
+        versions = (version, version) if isinstance(version, int) else tuple(version) if version is not None else None
+        rule = FaultRule(
+            id=next(self._ids), action=action, apis=apis, versions=versions, brokers=_as_set(broker), client_id=client_id,
+            groups=_as_set(group), topics=_as_set(topic), partitions=_as_set(partition), transactional_id=transactional_id,
+            error=int(error_code(error)) if error is not None else None, delay=float(delay),
+            duration=None if duration is None else float(duration), throttle_ms=int(throttle_ms), nth=nth, after=after,
+            times=times, probability=probability, seed=seed, _random=random.Random(seed))
+        with self._lock:
+            self._rules = self._rules + [rule]
+        return rule
+
+    def list(self) -> list[FaultRule]:
+        return list(self._rules)
+
+    def get(self, rule_id: int) -> FaultRule:
+        for rule in self._rules:
+            if rule.id == rule_id:
+                return rule
+        raise KeyError(f"no fault rule {rule_id}")
+
+    def remove(self, rule: FaultRule | int) -> None:
+        rule_id = rule if isinstance(rule, int) else rule.id
+        with self._lock:
+            kept = [r for r in self._rules if r.id != rule_id]
+            if len(kept) == len(self._rules):
+                raise KeyError(f"no fault rule {rule_id}")
+            self._rules = kept
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rules = []
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def __iter__(self):
+        return iter(list(self._rules))
+
+    def fire(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> list[FaultRule]:
+        """The rules that fire for this request, counting matches as it goes."""
+        return [rule for rule in self._rules
+                if rule.active and rule.matches(broker, api_key, version, client_id, view) and rule.roll()]

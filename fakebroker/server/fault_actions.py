@@ -1,0 +1,88 @@
+"""Carry out the fault rules that fire for a request: the part of fault injection that
+involves sockets and time (the rules and the answers they give are in ``faults/``)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..apis import NO_RESPONSE
+from ..faults import FaultRule, view_of
+from ..faults.responses import error_response, merge, replace_errors, set_throttle, split
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message, api_keys
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+TERMINAL = ("error", "drop", "blackhole")
+API_NAMES = api_keys()
+
+
+class CloseConnection(Exception):
+    """Stop serving this connection (the reason goes to the log)."""
+
+
+async def apply_faults(conn: Connection, api_key: int, api_version: int, correlation_id: int, header: Message,
+                       body: Message) -> Any:
+    """Handle one request under the rules that fire for it; None means "send nothing"."""
+    runtime = conn.runtime
+    state = runtime.state
+
+    def topic_names(topic_id: Any) -> str | None:
+        topic = state.topics_by_id.get(topic_id)
+        return topic.name if topic is not None else None
+
+    view = view_of(api_key, body, topic_names)
+    fired = runtime.faults.fire(conn.broker.node_id, api_key, api_version, header.client_id, view)
+    if not fired:
+        return await conn.handle(api_key, api_version, correlation_id, header, body)
+    for rule in fired:
+        runtime.emit("fault_fired", conn.broker.node_id, rule=rule.id, action=rule.action, api=API_NAMES.get(api_key, api_key),
+                     version=api_version, client_id=header.client_id, group=min(view.groups) if view.groups else None,
+                     topics=sorted(view.topics) or None, error=_error_name(rule.error))
+    terminal = next((r for r in fired if r.action in TERMINAL), None)
+    delay = max((r.delay for r in fired), default=0.0)
+    if terminal is not None and terminal.action == "drop":
+        raise CloseConnection(f"fault rule {terminal.id}: drop before handling {API_NAMES.get(api_key)}")
+    if terminal is not None and terminal.action == "blackhole":
+        # Swallow the request and read nothing more from this connection for a while.
+        await anyio.sleep(math.inf if terminal.duration is None else terminal.duration)
+        return None
+    if terminal is not None:
+        result = await _error_instead(conn, terminal, api_key, api_version, correlation_id, header, body, topic_names)
+    else:
+        result = await conn.handle(api_key, api_version, correlation_id, header, body)
+    if result is NO_RESPONSE:
+        return result
+    for rule in fired:
+        if rule.action == "replace_error":
+            replace_errors(result, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names)
+        elif rule.action == "throttle":
+            set_throttle(result, rule.throttle_ms)
+    if delay:
+        await anyio.sleep(delay)
+    after = next((r for r in fired if r.action == "drop_after"), None)
+    if after is not None:
+        raise CloseConnection(f"fault rule {after.id}: drop after handling {API_NAMES.get(api_key)}")
+    return result
+
+
+async def _error_instead(conn: Connection, rule: FaultRule, api_key: int, api_version: int, correlation_id: int,
+                         header: Message, body: Message, topic_names: Any) -> Any:
+    """The rule's error for what it hits; a rule on some topic-partitions lets the rest be handled."""
+    assert rule.error is not None
+    if not rule.filters_items:
+        return error_response(api_key, body, rule.error)
+    hit, rest = split(body, rule.hits_leaf, topic_names)
+    failed = error_response(api_key, hit, rule.error, top_level=False)
+    if not view_of(api_key, rest, topic_names).leaves:
+        return failed
+    result = await conn.handle(api_key, api_version, correlation_id, header, rest)
+    return result if result is NO_RESPONSE else merge(result, failed)
+
+
+def _error_name(code: int | None) -> str | None:
+    return None if code is None else ErrorCode(code).name
