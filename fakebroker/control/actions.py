@@ -43,7 +43,8 @@ class ClusterActions:
     def stop_broker(self, broker: int) -> None:
         """Stop a broker as if its process died: its listener and connections close, and the
         partitions it led (coordinators included) move to the next live replica, as Kafka's
-        controller moves them; a partition with no other replica goes offline (leader -1)."""
+        controller moves them; a partition with no other replica goes offline (leader -1).
+        From a test thread this returns once the port is closed."""
         def stop() -> None:
             info = self.state.brokers[broker]
             if not info.alive:
@@ -54,7 +55,16 @@ class ClusterActions:
             self._move_leaders_off(broker)
             self.runtime.data_changed()
 
-        self._call(stop)
+        async def stop_and_wait() -> None:
+            stop()
+            stopped = self.servers[broker].stopped
+            if stopped is not None:
+                await stopped.wait()
+
+        if self._portal is not None and not self._on_loop_thread():
+            self._portal.call(stop_and_wait)
+        else:
+            stop()
 
     def start_broker(self, broker: int) -> None:
         """Start a stopped broker again on the same port. From a test thread this returns once

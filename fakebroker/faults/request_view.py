@@ -18,6 +18,7 @@ TOPIC_KEYS = ("name", "topic", "topic_id")
 PARTITION_KEYS = ("partition_index", "partition", "index")
 PARTITION_LISTS = ("partition_indexes", "partitions")
 GROUP_LISTS = ("groups", "groups_names", "group_ids")
+IGNORED_ARRAYS = ("forgotten_topics_data",)  # named, but not asked for
 FIND_COORDINATOR = 10
 KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION = 0, 1
 
@@ -86,7 +87,7 @@ def view_of(api_key: int, request: Message, topic_names: TopicNames) -> RequestV
 def _walk(msg: Message, group: str | None, topic: str | None, view: RequestView, topic_names: TopicNames) -> None:
     for info in msg._fields:
         value = getattr(msg, info.attr)
-        if not isinstance(value, list) or not value:
+        if not isinstance(value, list) or not value or info.attr in IGNORED_ARRAYS:
             continue
         if info.struct is None:  # a list of plain values: group names or partition numbers
             if info.attr in GROUP_LISTS and isinstance(value[0], str):

@@ -1,0 +1,101 @@
+"""Fault rules as data: validation, matching and how often they fire."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakebroker.faults import Faults, Leaf, RequestView, api_key_of
+
+HEARTBEAT, PRODUCE, FETCH = 12, 0, 1
+
+
+def view(groups=(), leaves=(), txn=()):
+    return RequestView(set(groups), set(txn), list(leaves))
+
+
+def fire(faults, api=HEARTBEAT, *, broker=0, version=4, client="c1", v=None):
+    return faults.fire(broker, api, version, client, v or view(["g"]))
+
+
+def test_names_are_checked_with_suggestions():
+    faults = Faults()
+    with pytest.raises(ValueError, match="Did you mean Heartbeat"):
+        faults.add(api="Hartbeat", error="NONE")
+    with pytest.raises(ValueError, match="Did you mean REBALANCE_IN_PROGRESS"):
+        faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRES")
+    with pytest.raises(ValueError, match="valid actions: error"):
+        faults.add(api="Heartbeat", action="explode")
+    with pytest.raises(ValueError, match="needs error="):
+        faults.add(api="Heartbeat", action="replace_error")
+    assert api_key_of("JoinGroupRequest") == api_key_of("joingroup") == api_key_of(11) == 11
+    assert faults.add(api=["Heartbeat", 14], error=27).apis == {12, 14}
+
+
+def test_matching_on_every_criterion():
+    faults = Faults()
+    rule = faults.add(api="Heartbeat", version=(3, 4), broker=[0, 2], client_id="svc-*", group="g", error=27)
+    assert fire(faults, client="svc-1") == [rule]
+    assert fire(faults, client="other") == []
+    assert fire(faults, client="svc-1", broker=1) == []
+    assert fire(faults, client="svc-1", version=2) == []
+    assert fire(faults, client="svc-1", v=view(["h"])) == []
+    assert fire(faults, api=PRODUCE, client="svc-1") == []
+    assert rule.matched == rule.fired == 1
+
+
+def test_topic_partition_and_transactional_filters():
+    faults = Faults()
+    rule = faults.add(api="Produce", topic="orders", partition=1, error="NOT_LEADER_OR_FOLLOWER")
+    txn = faults.add(transactional_id="tx-1", action="drop")
+    hit = view(leaves=[Leaf(None, "orders", 0), Leaf(None, "orders", 1)])
+    miss = view(leaves=[Leaf(None, "orders", 0), Leaf(None, "other", 1)])
+    assert fire(faults, PRODUCE, v=hit) == [rule]
+    assert fire(faults, PRODUCE, v=miss) == []
+    assert fire(faults, PRODUCE, v=view(txn=["tx-1"])) == [txn]
+    assert rule.hits_leaf(Leaf(None, "orders", 1)) and not rule.hits_leaf(Leaf(None, "orders", 0))
+
+
+def test_occurrence_nth_after_times():
+    faults = Faults()
+    third = faults.add(api="Heartbeat", error=27, nth=3)
+    fired = [bool(fire(faults)) for _ in range(6)]
+    assert fired == [False, False, True, False, False, False] and not third.active
+    faults.clear()
+    two_after_one = faults.add(api="Heartbeat", error=27, after=1, times=2)
+    assert [bool(fire(faults)) for _ in range(5)] == [False, True, True, False, False]
+    assert (two_after_one.matched, two_after_one.fired, two_after_one.active) == (3, 2, False)
+
+
+def test_probability_is_reproducible_with_a_seed():
+    def run(seed):
+        faults = Faults()
+        rule = faults.add(api="Heartbeat", error=27, probability=0.3, seed=seed)
+        pattern = [bool(fire(faults)) for _ in range(200)]
+        return pattern, rule.fired
+
+    (a, fired_a), (b, _), (c, _) = run(7), run(7), run(8)
+    assert a == b and a != c
+    assert 40 <= fired_a <= 80  # ~60 expected
+
+
+def test_first_matching_rules_all_fire_and_remove_clear():
+    faults = Faults()
+    one = faults.add(api="Heartbeat", error=27)
+    two = faults.add(api="Heartbeat", delay=0.1)
+    assert fire(faults) == [one, two]
+    faults.remove(one)
+    assert fire(faults) == [two]
+    with pytest.raises(KeyError):
+        faults.remove(one.id)
+    assert faults.get(two.id) is two
+    faults.clear()
+    assert len(faults) == 0 and fire(faults) == []
+
+
+def test_to_dict_is_plain_json():
+    import json
+
+    rule = Faults().add(api="Fetch", broker=1, delay=0.5, times=2)
+    data = json.loads(json.dumps(rule.to_dict()))
+    assert data == {"id": 1, "action": "delay", "matched": 0, "fired": 0, "active": True, "api": ["Fetch"],
+                    "times": 2, "brokers": [1], "delay": 0.5}
