@@ -246,11 +246,14 @@ class FakeCluster(ClusterActions):
 
         self._call(move)
 
-    def move_coordinator(self, group_id: str, broker: int | None = None) -> int:
+    def move_coordinator(self, group_id: str, broker: int | None = None, *, load_time_ms: int | None = None) -> int:
         """Move a group's coordinator (its offsets partition's leader) to ``broker`` (default:
         the next live broker). The new coordinator reloads the group from its persisted state,
-        answering COORDINATOR_LOAD_IN_PROGRESS for ``coordinator_load_time_ms``; the old one
-        answers NOT_COORDINATOR. Returns the new coordinator's id."""
+        answering COORDINATOR_LOAD_IN_PROGRESS for ``load_time_ms`` (default: the cluster's
+        ``coordinator_load_time_ms``); the old one answers NOT_COORDINATOR. Returns the new
+        coordinator's id."""
+        if load_time_ms is not None:
+            self.coordinator_load_time_ms = load_time_ms
         def target() -> tuple[int, int]:
             partition = self.state.group_partition(group_id)
             current = self.state.offsets_topic().partitions[partition].leader

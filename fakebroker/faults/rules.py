@@ -34,7 +34,7 @@ ACTIONS = {
     "delay": "handle the request and hold the answer for `delay` seconds",
     "drop": "close the connection before handling the request",
     "drop_after": "handle the request, then close the connection instead of answering",
-    "blackhole": "swallow the request and stop reading the connection for `duration` seconds (None: for good)",
+    "blackhole": "swallow the request and stop reading the connection for `duration` seconds (None: until the rule is removed)",
     "throttle": "handle the request and fill throttle_time_ms with `throttle_ms`",
 }
 
@@ -91,6 +91,7 @@ class FaultRule:
     seed: int | None = None
     matched: int = 0
     fired: int = 0
+    removed: bool = False  # set by remove/clear; ends the black holes this rule opened
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     @property
@@ -215,10 +216,14 @@ class Faults:
             kept = [r for r in self._rules if r.id != rule_id]
             if len(kept) == len(self._rules):
                 raise KeyError(f"no fault rule {rule_id}")
+            for r in self._rules:
+                r.removed = r.removed or r.id == rule_id
             self._rules = kept
 
     def clear(self) -> None:
         with self._lock:
+            for r in self._rules:
+                r.removed = True
             self._rules = []
 
     def __len__(self) -> int:

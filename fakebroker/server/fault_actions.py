@@ -49,7 +49,7 @@ async def apply_faults(conn: Connection, api_key: int, api_version: int, correla
         raise CloseConnection(f"fault rule {terminal.id}: drop before handling {API_NAMES.get(api_key)}")
     if terminal is not None and terminal.action == "blackhole":
         # Swallow the request and read nothing more from this connection for a while.
-        await anyio.sleep(math.inf if terminal.duration is None else terminal.duration)
+        await _black_hole(terminal)
         return None
     if terminal is not None:
         result = await _error_instead(conn, terminal, api_key, api_version, correlation_id, header, body, topic_names)
@@ -82,6 +82,13 @@ async def _error_instead(conn: Connection, rule: FaultRule, api_key: int, api_ve
         return failed
     result = await conn.handle(api_key, api_version, correlation_id, header, rest)
     return result if result is NO_RESPONSE else merge(result, failed)
+
+
+async def _black_hole(rule: FaultRule) -> None:
+    """Until the rule's duration passes or the rule is removed."""
+    end = anyio.current_time() + (math.inf if rule.duration is None else rule.duration)
+    while not rule.removed and (left := end - anyio.current_time()) > 0:
+        await anyio.sleep(min(left, 0.05))
 
 
 def _error_name(code: int | None) -> str | None:
