@@ -27,7 +27,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from .clock import RealClock, VirtualClock
 from .control.actions import ClusterActions
 from .control.clock_control import ClockControl
-from .faults import Faults
+from .control.fault_control import FaultControl
 from .core.cluster_state import ClusterState, Topic
 from .core.configs import BrokerConfig
 from .core.groups.placement import OFFSETS_TOPIC
@@ -70,6 +70,7 @@ class FakeCluster(ClusterActions):
         self.clock = ClockControl(self, raw_clock)
         self.runtime = Runtime(self.state, raw_clock, int(self.state.config.get("socket.request.max.bytes"))
                                if max_frame_size == DEFAULT_MAX_FRAME_SIZE else max_frame_size)
+        self._faults = FaultControl(self, self.runtime.faults)
         self.host = host
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
@@ -196,9 +197,9 @@ class FakeCluster(ClusterActions):
         return list(self.runtime.events)
 
     @property
-    def faults(self) -> Faults:
+    def faults(self) -> FaultControl:
         """The fault rules: ``cluster.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS", times=3)``."""
-        return self.runtime.faults
+        return self._faults
 
     def on_event(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""

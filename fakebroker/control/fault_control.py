@@ -1,0 +1,58 @@
+"""``cluster.faults``: the cluster's fault rules, changed on the cluster's loop so that each
+change lands in the event log in order with the requests it affects."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..faults import FaultRule, Faults
+
+if TYPE_CHECKING:
+    from ..cluster import FakeCluster
+
+
+class FaultControl:
+    def __init__(self, cluster: FakeCluster, faults: Faults):
+        self._cluster = cluster
+        self.rules = faults
+
+    def add(self, **match_and_action: Any) -> FaultRule:
+        """Add a rule (see ``Faults.add`` and the README's fault table) and return it."""
+        def add() -> FaultRule:
+            rule = self.rules.add(**match_and_action)
+            self._cluster.runtime.emit("fault_added", None, rule=rule.id, **_brief(rule))
+            return rule
+
+        return self._cluster._call(add)
+
+    def remove(self, rule: FaultRule | int) -> None:
+        def remove() -> None:
+            self.rules.remove(rule)
+            self._cluster.runtime.emit("fault_removed", None, rule=rule if isinstance(rule, int) else rule.id)
+
+        self._cluster._call(remove)
+
+    def clear(self) -> None:
+        def clear() -> None:
+            if len(self.rules):
+                self.rules.clear()
+                self._cluster.runtime.emit("faults_cleared", None)
+
+        self._cluster._call(clear)
+
+    def list(self) -> list[FaultRule]:
+        return self.rules.list()
+
+    def get(self, rule_id: int) -> FaultRule:
+        return self.rules.get(rule_id)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Iterator[FaultRule]:
+        return iter(self.rules)
+
+
+def _brief(rule: FaultRule) -> dict[str, Any]:
+    data = rule.to_dict()
+    return {k: v for k, v in data.items() if k not in ("id", "matched", "fired", "active")}

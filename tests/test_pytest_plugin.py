@@ -1,0 +1,145 @@
+"""The pytest plugin, run the way users run it: inner pytest sessions through ``pytester``."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("xdist")
+
+TOPIC_TEST = """
+import socket
+import pytest
+
+def test_running(fakebroker, fakebroker_bootstrap, tmp_path):
+    assert fakebroker_bootstrap == fakebroker.bootstrap_servers
+    host, port = fakebroker_bootstrap.split(",")[0].split(":")
+    socket.create_connection((host, int(port)), timeout=2).close()
+    open({port_file!r}, "w").write(port)
+"""
+
+
+def test_fixture_runs_a_cluster_per_test_and_stops_it(pytester):
+    port_file = pytester.path / "port.txt"
+    pytester.makepyfile(TOPIC_TEST.format(port_file=str(port_file)))
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    import socket
+
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", int(port_file.read_text())), timeout=1)
+
+
+def test_marker_takes_every_cluster_setting(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.fakebroker(brokers=3, topics={"orders": 6}, virtual_time=True, config={"num.partitions": 4})
+        def test_marked(fakebroker):
+            assert len(fakebroker.servers) == 3
+            assert fakebroker.topics() == {"orders": 6}
+            assert fakebroker.clock.virtual
+            assert fakebroker.state.config.get_int("num.partitions") == 4
+
+        @pytest.mark.fakebroker(brokres=2)
+        def test_misspelt(fakebroker):
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*got brokres; FakeCluster accepts *brokers*"])
+
+
+def test_ini_and_command_line_options(pytester):
+    pytester.makeini("""
+        [pytest]
+        fakebroker_brokers = 2
+        fakebroker_config =
+            auto.create.topics.enable=false
+            num.partitions=5
+    """)
+    pytester.makepyfile("""
+        def test_options(fakebroker, pytestconfig):
+            assert len(fakebroker.servers) == int(pytestconfig.getoption("fakebroker_brokers") or 2)
+            assert fakebroker.state.config.get("auto.create.topics.enable") == "false"
+            assert fakebroker.state.config.get_int("num.partitions") == 5
+            assert fakebroker.clock.virtual == bool(pytestconfig.getoption("fakebroker_virtual_time"))
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider", "--fakebroker-brokers", "3", "--fakebroker-virtual-time").assert_outcomes(passed=1)
+
+
+def test_async_fixture_under_trio_and_anyio(pytester):
+    pytester.makepyfile("""
+        import anyio
+        import pytest
+
+        @pytest.mark.trio
+        @pytest.mark.fakebroker(brokers=2)
+        async def test_trio(async_fakebroker):
+            stream = await anyio.connect_tcp("127.0.0.1", async_fakebroker.servers[1].port)
+            await stream.aclose()
+            async_fakebroker.create_topic("t", 3)
+            assert async_fakebroker.topics() == {"t": 3}
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+        @pytest.mark.anyio
+        async def test_asyncio(async_fakebroker):
+            stream = await anyio.connect_tcp("127.0.0.1", async_fakebroker.servers[0].port)
+            await stream.aclose()
+            await async_fakebroker.wait_for(lambda c: c.topics() == {}, timeout=1)
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_shared_cluster_is_cleaned_between_tests(pytester):
+    pytester.makepyfile("""
+        BOOTSTRAPS = set()
+
+        def test_one(fakebroker, fakebroker_unique):
+            BOOTSTRAPS.add(fakebroker.bootstrap_servers)
+            fakebroker.create_topic(fakebroker_unique("orders"), 2)
+            fakebroker.create_topic("fixed", 1)
+            fakebroker.faults.add(api="Metadata", delay=1)
+            fakebroker.stop_broker(1)
+
+        def test_two(fakebroker, fakebroker_unique):
+            BOOTSTRAPS.add(fakebroker.bootstrap_servers)
+            assert len(BOOTSTRAPS) == 1  # the same cluster
+            assert fakebroker.topics() == {}  # test_one's topics are gone
+            assert len(fakebroker.faults) == 0
+            assert all(b.alive for b in fakebroker.state.brokers.values())
+            fakebroker.create_topic("fixed", 1)
+            assert fakebroker_unique("orders") != fakebroker_unique("orders")
+    """)
+    pytester.runpytest("-p", "no:cacheprovider", "--fakebroker-shared", "--fakebroker-brokers", "2").assert_outcomes(passed=2)
+
+
+def test_xdist_workers_get_their_own_clusters(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_each(fakebroker, n):
+            fakebroker.create_topic("same-name", 1)
+            assert fakebroker.topics() == {"same-name": 1}
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=6)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--fakebroker-shared")
+    result.assert_outcomes(passed=6)
+
+
+def test_failure_report_shows_the_timeline(pytester, tmp_path):
+    pytester.makepyfile("""
+        def test_fails(fakebroker):
+            fakebroker.create_topic("orders", 3)
+            fakebroker.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
+            assert fakebroker.topics() == {}
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--fakebroker-timeline-dir={tmp_path}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*fakebroker timeline*", "*topic_created*orders*", "*timeline picture: *"])
+    pictures = list(tmp_path.glob("*.svg"))
+    assert len(pictures) == 1 and pictures[0].stat().st_size > 1000
