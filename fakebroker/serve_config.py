@@ -1,0 +1,109 @@
+"""``fakebroker serve --config FILE``: brokers, topics, settings and initial faults in TOML.
+
+Example::
+
+    brokers = 3
+    port = 9092
+    virtual_time = false
+    coordinator_load_time_ms = 200
+
+    [settings]                      # broker settings under Kafka's names
+    "auto.create.topics.enable" = false
+
+    [topics.orders]
+    partitions = 6
+    replication_factor = 3
+    config = { "retention.ms" = 600000 }
+
+    [[faults]]                      # the keyword arguments of cluster.faults.add
+    api = "Heartbeat"
+    group = "billing"
+    error = "REBALANCE_IN_PROGRESS"
+    times = 3
+
+Options given on the command line win over the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KEYS = {"brokers", "port", "host", "virtual_time", "coordinator_load_time_ms", "control_port", "control_token",
+        "settings", "topics", "faults"}
+
+
+class ConfigError(ValueError):
+    """The file is not valid; the message names the file and what is wrong."""
+
+
+@dataclass
+class ServeConfig:
+    brokers: int = 1
+    port: int = 9092
+    host: str = "127.0.0.1"
+    virtual_time: bool = False
+    coordinator_load_time_ms: int = 0
+    control_port: int | None = None
+    control_token: str | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    topics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _setting(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def load(path: str | Path) -> ServeConfig:
+    """Read and check a TOML file (unknown keys and wrong types are refused with their name)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    unknown = set(data) - KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(KEYS))}")
+    config = ServeConfig()
+    for key in ("brokers", "port", "coordinator_load_time_ms", "control_port"):
+        if key in data:
+            if not isinstance(data[key], int) or isinstance(data[key], bool):
+                raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")
+            setattr(config, key, data[key])
+    for key in ("host", "control_token"):
+        if key in data:
+            setattr(config, key, str(data[key]))
+    if "virtual_time" in data:
+        config.virtual_time = bool(data["virtual_time"])
+    config.settings = {str(k): _setting(v) for k, v in (data.get("settings") or {}).items()}
+    for name, spec in (data.get("topics") or {}).items():
+        if isinstance(spec, int):
+            spec = {"partitions": spec}
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{path}: topics.{name} must be a partition count or a table")
+        extra = set(spec) - {"partitions", "replication_factor", "config"}
+        if extra:
+            raise ConfigError(f"{path}: topics.{name}: unknown key(s) {', '.join(sorted(extra))}")
+        config.topics[name] = {"partitions": spec.get("partitions", -1), "replication_factor": spec.get("replication_factor", -1),
+                               "config": {str(k): _setting(v) for k, v in (spec.get("config") or {}).items()}}
+    faults = data.get("faults") or []
+    if not isinstance(faults, list) or not all(isinstance(f, dict) for f in faults):
+        raise ConfigError(f"{path}: faults must be an array of tables ([[faults]])")
+    config.faults = [dict(f) for f in faults]
+    _check_faults(path, config.faults)
+    return config
+
+
+def _check_faults(path: Path, faults: list[dict[str, Any]]) -> None:
+    """Refuse a misspelt rule now rather than once the cluster runs."""
+    from .faults import Faults
+
+    scratch = Faults()
+    for index, rule in enumerate(faults, 1):
+        try:
+            scratch.add(**rule)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: faults #{index}: {exc}") from None
