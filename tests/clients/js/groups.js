@@ -60,11 +60,20 @@ const kafka = new Kafka({
 const consumers = {} // name -> { consumer, groupId, memberId, assignment, running }
 const consumed = [] // every record any consumer was handed: [name, partition, offset, key]
 let producer = null
+let idempotentProducer = null // a second producer with idempotence (sequence numbers), for retry tests
 let admin = null
 let produced = 0 // records acknowledged so far by the background stream
 let stream = null // promise of a running produceStream
 
-async function getProducer() {
+async function getProducer(idempotent = false) {
+  if (idempotent) {
+    if (!idempotentProducer) {
+      idempotentProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner })
+      await idempotentProducer.connect()
+    }
+    return idempotentProducer
+  }
   if (!producer) {
     producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner })
     await producer.connect()
@@ -80,8 +89,8 @@ async function getAdmin() {
   return admin
 }
 
-async function produceRange(topic, from, n, partitions) {
-  const p = await getProducer()
+async function produceRange(topic, from, n, partitions, idempotent = false) {
+  const p = await getProducer(idempotent)
   const messages = []
   for (let i = from; i < from + n; i++) messages.push({ key: `key-${i}`, value: `value-${i}`, partition: i % partitions })
   const meta = await p.send({ topic, acks: -1, messages })
@@ -153,8 +162,9 @@ const COMMANDS = {
       memberIds: Object.fromEntries(names.map(n => [n, consumers[n].memberId])) }
   },
 
-  async produce({ topic, first = 0, n, partitions }) {
-    return { sent: await produceRange(topic, first, n, partitions) }
+  // One send() of records first..first+n-1 (`idempotent`: by the idempotent producer).
+  async produce({ topic, first = 0, n, partitions, idempotent = false }) {
+    return { sent: await produceRange(topic, first, n, partitions, idempotent) }
   },
 
   // Produce records first..first+n-1 in the background, `chunk` at a time every `intervalMs`.
@@ -270,6 +280,7 @@ const COMMANDS = {
       }
     }
     if (producer) await producer.disconnect()
+    if (idempotentProducer) await idempotentProducer.disconnect()
     if (admin) await admin.disconnect()
     return {}
   },

@@ -293,7 +293,7 @@ public final class GroupScenarios {
         p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, a.getOrDefault("session", "6000"));
         p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, a.getOrDefault("heartbeat", "500"));
         p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, a.getOrDefault("maxPoll", "10000"));
-        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, a.getOrDefault("requestTimeout", "10000")); // small: a black-holed request times out soon
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
         p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "50");
         p.put(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, "500");
