@@ -47,22 +47,32 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
-def serve(brokers: int, port: int, host: str, topics: tuple[str, ...], settings: tuple[str, ...]) -> None:
+@click.option("--control-port", type=int, default=None,
+              help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.")
+@click.option("--control-token", default=None, help="Bearer token of the control endpoint (default: a random one).")
+def serve(brokers: int, port: int, host: str, topics: tuple[str, ...], settings: tuple[str, ...],
+          control_port: int | None, control_token: str | None) -> None:
     """Run a fake Kafka cluster until Ctrl-C or SIGTERM."""
     topic_map = dict(_parse_topic(t) for t in topics)
     config = dict(_parse_setting(s) for s in settings)
+    if control_token is not None and control_port is None:
+        raise click.UsageError("--control-token needs --control-port")
     try:
-        anyio.run(_serve, brokers, port, host, topic_map, config, backend="trio")
+        anyio.run(_serve, brokers, port, host, topic_map, config, control_port, control_token, backend="trio")
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(2)
 
 
-async def _serve(brokers: int, port: int, host: str, topics: dict[str, int], config: dict[str, Any]) -> None:
-    cluster = FakeCluster(brokers, host=host, port=port, topics=topics, config=config)
+async def _serve(brokers: int, port: int, host: str, topics: dict[str, int], config: dict[str, Any],
+                 control_port: int | None = None, control_token: str | None = None) -> None:
+    cluster = FakeCluster(brokers, host=host, port=port, topics=topics, config=config, control_port=control_port,
+                          control_token=control_token)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
             print(f"bootstrap: {cluster.bootstrap_servers}", flush=True)
+            if cluster.control_url is not None:
+                print(f"control: {cluster.control_url} token={cluster.control_token}", flush=True)
             for event in cluster.events:
                 _print_event(event)
             cluster.on_event(_print_event)

@@ -57,12 +57,15 @@ class FakeCluster(ClusterActions):
         COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
     :param virtual_time: run the broker's timers on a virtual clock that only moves when the
         test calls ``cluster.clock.advance(seconds)`` (see ``fakebroker.clock``).
+    :param control_port: also serve the loopback HTTP control endpoint on this port (0 = a free
+        one); see ``cluster.control_url``, ``cluster.control_token`` and ``fakebroker.control_http``.
+    :param control_token: the endpoint's bearer token (default: a random one).
     """
 
     def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0, topics: dict[str, Any] | None = None,
                  config: dict[str, Any] | None = None, cluster_id: str | None = None,
                  max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, coordinator_load_time_ms: int = 0,
-                 virtual_time: bool = False):
+                 virtual_time: bool = False, control_port: int | None = None, control_token: str | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.state = ClusterState(cluster_id or _cluster_id(), BrokerConfig(config))
@@ -79,6 +82,9 @@ class FakeCluster(ClusterActions):
         self._stack: AsyncExitStack | None = None
         self._portal: BlockingPortal | None = None
         self._loop_thread: int | None = None
+        self._control_port = control_port
+        self.control_token: str | None = control_token
+        self.control_url: str | None = None  # "http://127.0.0.1:PORT" once the endpoint runs
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> FakeCluster:
@@ -92,6 +98,12 @@ class FakeCluster(ClusterActions):
                 self.runtime.emit("broker_started", server.node_id, host=self.host, port=port)
             for name, spec in self._initial_topics.items():
                 self._create_topic_now(name, spec)
+            if self._control_port is not None:
+                from .control_http import start as start_control  # hypercorn is imported only when asked for
+
+                control_port, self.control_token = await start_control(self, self._control_port, self.control_token,
+                                                                       task_group=tg)
+                self.control_url = f"http://127.0.0.1:{control_port}"
         except BaseException:
             tg.cancel_scope.cancel()
             await stack.aclose()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything fakebroker and its tests need on a fresh machine (idempotent):
-# the package with its test extra, kcat, a JDK and Maven for the Java client tests, and
+# the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, and
 # the kafkajs test scripts' npm packages. Run as root or with sudo available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,7 @@ python3 -m pip install -q -e '.[test]'
 
 apt_packages=()
 command -v kcat >/dev/null || command -v kafkacat >/dev/null || apt_packages+=(kcat)
+command -v curl >/dev/null || apt_packages+=(curl)  # the control endpoint's shell test
 command -v java >/dev/null || apt_packages+=(default-jdk-headless)
 command -v mvn >/dev/null || apt_packages+=(maven)
 command -v npm >/dev/null || apt_packages+=(nodejs npm)

@@ -1,0 +1,505 @@
+"""The control endpoint's resources: one table of routes (method, path template, handler,
+summary, request schema) that ``fakebroker.control_http`` dispatches on and that
+``openapi_document()`` describes, so the two cannot drift apart.
+
+Handlers run on the cluster's loop thread and call its methods directly. They raise
+``HTTPError`` for the answers they choose; ``ValueError`` (a misspelt API or error name, with
+the valid ones) becomes 400, ``KeyError`` (an unknown rule) 404.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+import anyio
+
+from .. import __version__
+from ..core.cluster_state import Topic
+from ..faults.rules import ACTIONS
+from . import conditions as cond
+from .actions import WaitTimeout
+
+if TYPE_CHECKING:
+    from ..cluster import FakeCluster
+
+MAX_WAIT_S = 600.0  # the longest POST /wait
+
+
+class HTTPError(Exception):
+    """An answer other than 2xx: ``status`` with ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or []
+
+
+@dataclass
+class Request:
+    cluster: FakeCluster
+    params: dict[str, Any]
+    query: dict[str, list[str]]
+    body: dict[str, Any]
+
+    def q(self, name: str, kind: type = str, default: Any = None) -> Any:
+        """A query parameter (the last one given), converted to ``kind``."""
+        values = self.query.get(name)
+        if not values:
+            return default
+        try:
+            return kind(values[-1])
+        except ValueError:
+            raise HTTPError(400, f"query parameter {name!r} must be {_TYPE_NAMES.get(kind, kind.__name__)}") from None
+
+    def qlist(self, name: str) -> list[str] | None:
+        """A repeatable, comma-separable query parameter (``kind=a,b&kind=c``)."""
+        values = [v for raw in self.query.get(name, []) for v in raw.split(",") if v]
+        return values or None
+
+
+Handler = Callable[[Request], Awaitable[Any]]
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string"}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One row of the table: dispatch and the OpenAPI document both read it."""
+
+    method: str
+    path: str  # template, "{name}" a string segment, "{name:int}" an integer one
+    handler: Handler
+    summary: str
+    body: dict[str, Any] | None = None  # JSON schema of the request body (an object)
+    query: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
+    status: int = 200
+    open: bool = False  # no token needed
+
+    @property
+    def segments(self) -> list[tuple[str, str | None]]:
+        """(literal or parameter name, None for a literal / "int" / "str")."""
+        out: list[tuple[str, str | None]] = []
+        for seg in self.path.strip("/").split("/"):
+            if seg.startswith("{"):
+                name, _, kind = seg[1:-1].partition(":")
+                out.append((name, kind or "str"))
+            else:
+                out.append((seg, None))
+        return out
+
+    def match(self, parts: list[str]) -> dict[str, Any] | None:
+        segs = self.segments
+        if len(parts) != len(segs):
+            return None
+        params: dict[str, Any] = {}
+        for part, (name, kind) in zip(parts, segs):
+            if kind is None:
+                if part != name:
+                    return None
+            elif kind == "int":
+                try:
+                    params[name] = int(part)
+                except ValueError:
+                    return None
+            else:
+                params[name] = part
+        return params
+
+
+# -- request body checks ------------------------------------------------------------------------
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def _type_ok(schema: dict[str, Any], value: Any) -> bool:
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if not any(_JSON_TYPES[k](value) for k in kinds):
+        return False
+    items = schema.get("items")
+    return not (isinstance(value, list) and items is not None and not all(_type_ok(items, v) for v in value))
+
+
+def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The subset of JSON Schema the table uses: an object's property types, required
+    properties, and (unless ``additionalProperties``) no unknown ones. A null optional
+    property counts as absent."""
+    if not isinstance(body, dict):
+        raise HTTPError(400, "the request body must be a JSON object")
+    props = schema.get("properties", {})
+    if not schema.get("additionalProperties", False):
+        unknown = sorted(set(body) - set(props))
+        if unknown:
+            raise HTTPError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; valid fields: {', '.join(props)}")
+    missing = [name for name in schema.get("required", []) if body.get(name) is None]
+    if missing:
+        raise HTTPError(400, f"missing field(s): {', '.join(missing)}")
+    out = {}
+    for name, value in body.items():
+        if value is None:
+            continue
+        if name in props and not _type_ok(props[name], value):
+            want = props[name].get("type")
+            raise HTTPError(400, f"field {name!r} must be {' or '.join(want) if isinstance(want, list) else want}, got {json.dumps(value)}")
+        out[name] = value
+    return out
+
+
+def _obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False, **extra}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+INT, NUM, STR = {"type": "integer"}, {"type": "number"}, {"type": "string"}
+
+
+def _one_or_many(kind: str) -> dict[str, Any]:
+    return {"type": [kind, "array"], "items": {"type": kind}}
+
+
+FAULT_BODY = _obj({
+    "api": {"type": ["string", "integer", "array"], "items": {"type": ["string", "integer"]},
+            "description": "Kafka API name (\"Heartbeat\") or key, or a list of them"},
+    "version": {"type": ["integer", "array"], "items": INT, "description": "a version or [lowest, highest]"},
+    "broker": _one_or_many("integer"), "client_id": {**STR, "description": "exact, or a glob such as svc-*"},
+    "group": _one_or_many("string"), "topic": _one_or_many("string"), "partition": _one_or_many("integer"),
+    "transactional_id": STR,
+    "error": {"type": ["string", "integer"], "description": "Kafka error name (REBALANCE_IN_PROGRESS) or code"},
+    "action": {**STR, "enum": sorted(ACTIONS), "description": "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())},
+    "delay": NUM, "duration": NUM, "throttle_ms": INT, "nth": INT, "after": INT, "times": INT,
+    "probability": NUM, "seed": INT,
+})
+WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
+    "group_state": (cond.GroupState, _obj({"group": STR, "state": STR, "members": INT, "generation_above": INT}, ("group",))),
+    "generation_above": (cond.generation_above, _obj({"group": STR, "generation": INT}, ("group", "generation"))),
+    "event": (lambda kind, since=0, details=None: cond.event(kind, since=since, **(details or {})),
+              _obj({"kind": STR, "since": INT, "details": {"type": "object"}}, ("kind",))),
+    "member_expired": (cond.member_expired, _obj({"group": STR, "client_id": STR, "since": INT}, ("group", "client_id"))),
+    "committed_offset": (cond.committed_offset,
+                         _obj({"group": STR, "topic": STR, "partition": INT, "at_least": INT},
+                              ("group", "topic", "partition", "at_least"))),
+}
+
+
+# -- views ----------------------------------------------------------------------------------
+def _broker_dict(cluster: FakeCluster, broker: int) -> dict[str, Any]:
+    info = cluster.state.brokers[broker]
+    return {"id": info.node_id, "host": info.host, "port": info.port, "alive": info.alive}
+
+
+def _topic_dict(topic: Topic) -> dict[str, Any]:
+    return {"name": topic.name, "topic_id": str(topic.topic_id), "internal": topic.internal,
+            "config": dict(topic.config.overrides),
+            "partitions": [{"partition": p.index, "leader": p.leader, "leader_epoch": p.leader_epoch,
+                            "replicas": list(p.replicas), "log_start_offset": p.log.log_start_offset,
+                            "high_watermark": p.log.high_watermark} for p in topic.partitions]}
+
+
+def _broker_id(cluster: FakeCluster, broker: int, *, alive: bool = False) -> int:
+    info = cluster.state.brokers.get(broker)
+    if info is None:
+        raise HTTPError(404, f"no broker {broker} (brokers: {sorted(cluster.state.brokers)})")
+    if alive and not info.alive:
+        raise HTTPError(409, f"broker {broker} is stopped")
+    return broker
+
+
+def _topic(cluster: FakeCluster, name: str) -> Topic:
+    topic = cluster.state.topics.get(name)
+    if topic is None:
+        raise HTTPError(404, f"no topic {name!r}")
+    return topic
+
+
+def _jsonable(value: Any) -> Any:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+# -- handlers -----------------------------------------------------------------------------------
+async def add_fault(req: Request) -> Any:
+    return req.cluster.faults.add(**req.body).to_dict()
+
+
+async def list_faults(req: Request) -> Any:
+    return {"faults": [r.to_dict() for r in req.cluster.faults.list()]}
+
+
+async def get_fault(req: Request) -> Any:
+    return req.cluster.faults.get(req.params["id"]).to_dict()
+
+
+async def remove_fault(req: Request) -> Any:
+    rule = req.cluster.faults.get(req.params["id"])
+    req.cluster.faults.remove(rule)
+    return rule.to_dict()  # its final counts
+
+
+async def clear_faults(req: Request) -> Any:
+    count = len(req.cluster.faults)
+    req.cluster.faults.clear()
+    return {"removed": count}
+
+
+async def list_brokers(req: Request) -> Any:
+    return {"brokers": [_broker_dict(req.cluster, b) for b in sorted(req.cluster.state.brokers)]}
+
+
+async def stop_broker(req: Request) -> Any:
+    cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
+    cluster.stop_broker(broker)  # on the loop thread: closes at once, the port a moment later
+    stopped = cluster.servers[broker].stopped
+    if stopped is not None:
+        await stopped.wait()  # reply once the port is closed, as the threaded API does
+    return _broker_dict(cluster, broker)
+
+
+async def start_broker(req: Request) -> Any:
+    cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
+    await cluster._start_broker(broker)  # start_broker would only schedule it on the loop thread
+    return _broker_dict(cluster, broker)
+
+
+async def restart_broker(req: Request) -> Any:
+    await stop_broker(req)
+    return await start_broker(req)
+
+
+async def elect_preferred(req: Request) -> Any:
+    return {"moved": req.cluster.elect_preferred_leaders()}
+
+
+async def get_clock(req: Request) -> Any:
+    return {"now_ms": req.cluster.clock.now_ms(), "virtual": req.cluster.clock.virtual}
+
+
+async def advance_clock(req: Request) -> Any:
+    clock, body = req.cluster.clock, req.body
+    if not clock.virtual:
+        raise HTTPError(409, "this cluster runs on the real clock; start it with virtual time to advance it")
+    seconds, step, settle = float(body["seconds"]), body.get("step"), float(body.get("settle", 0.0))
+    if seconds < 0:
+        raise ValueError("time only moves forward")
+    if step is None:
+        clock.advance(seconds)
+        await anyio.sleep(settle)
+    else:
+        await clock.advance_async(seconds, step=float(step), settle=settle)
+    return await get_clock(req)
+
+
+async def list_events(req: Request) -> Any:
+    since, limit = req.q("since", int, 0), req.q("limit", int)
+    kinds, group, client, broker = req.qlist("kind"), req.q("group"), req.q("client_id"), req.q("broker", int)
+    events = req.cluster.runtime.events
+    out, scanned = [], since
+    for event in events[max(since, 0):]:  # seq is the 1-based place in the log
+        if limit is not None and len(out) >= limit:
+            break
+        scanned = event.seq
+        if kinds and event.kind not in kinds or group is not None and event.group != group:
+            continue
+        if client is not None and event.client_id != client or broker is not None and event.broker != broker:
+            continue
+        out.append(event.to_dict())
+    return {"events": out, "next_since": scanned}
+
+
+async def list_groups(req: Request) -> Any:
+    views = (req.cluster._group_now(g) for g in req.cluster.groups())
+    return {"groups": [v.to_dict() for v in views if v is not None]}
+
+
+async def get_group(req: Request) -> Any:
+    view = req.cluster._group_now(req.params["id"])
+    if view is None:
+        raise HTTPError(404, f"no group {req.params['id']!r}")
+    return view.to_dict()
+
+
+async def move_coordinator(req: Request) -> Any:
+    broker = req.body.get("broker")
+    if broker is not None:
+        _broker_id(req.cluster, broker, alive=True)
+    elif not req.cluster.state.alive_brokers():
+        raise HTTPError(409, "no broker is alive")
+    load = req.body.get("load_time_ms")
+    return {"coordinator": req.cluster.move_coordinator(req.params["id"], broker, load_time_ms=load)}
+
+
+async def group_offsets(req: Request) -> Any:
+    gid = req.params["id"]
+    committed = req.cluster._committed_now(gid)
+    if not committed and req.cluster._group_now(gid) is None:
+        raise HTTPError(404, f"no group {gid!r}")
+    return {"group_id": gid, "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(committed.items())]}
+
+
+async def create_topic(req: Request) -> Any:
+    b = req.body
+    topic = req.cluster.create_topic(b["name"], b.get("partitions", -1), replication_factor=b.get("replication_factor", -1),
+                                     config=b.get("config"))
+    return _topic_dict(topic)
+
+
+async def list_topics(req: Request) -> Any:
+    internal = req.q("internal", str, "false").lower() in ("1", "true", "yes")
+    topics = sorted(req.cluster.state.topics.values(), key=lambda t: t.name)
+    return {"topics": [_topic_dict(t) for t in topics if internal or not t.internal]}
+
+
+async def get_topic(req: Request) -> Any:
+    return _topic_dict(_topic(req.cluster, req.params["name"]))
+
+
+async def delete_topic(req: Request) -> Any:
+    name = _topic(req.cluster, req.params["name"]).name
+    req.cluster.delete_topic(name)
+    return {"deleted": name}
+
+
+async def add_partitions(req: Request) -> Any:
+    topic = _topic(req.cluster, req.params["name"])
+    req.cluster.add_partitions(topic.name, req.body["count"])
+    return _topic_dict(topic)
+
+
+async def move_leader(req: Request) -> Any:
+    topic, index = _topic(req.cluster, req.params["name"]), req.params["p"]
+    if not 0 <= index < len(topic.partitions):
+        raise HTTPError(404, f"topic {topic.name!r} has no partition {index} ({len(topic.partitions)} partitions)")
+    broker = _broker_id(req.cluster, req.body["broker"], alive=True)
+    req.cluster.move_leader(topic.name, index, broker)
+    return _topic_dict(topic)["partitions"][index]
+
+
+def _cuts(cluster: FakeCluster) -> dict[str, Any]:
+    return {"cuts": [{"client_id": c, "broker": b} for c, b in sorted(cluster.runtime.cuts, key=lambda x: (x[0], x[1] is None, x[1] or 0))]}
+
+
+async def list_cuts(req: Request) -> Any:
+    return _cuts(req.cluster)
+
+
+async def cut(req: Request) -> Any:
+    broker = req.body.get("broker")
+    if broker is not None:
+        _broker_id(req.cluster, broker)
+    req.cluster.cut(req.body["client_id"], broker)
+    return _cuts(req.cluster)
+
+
+async def heal(req: Request) -> Any:
+    req.cluster.heal(req.body.get("client_id"), req.body.get("broker"))
+    return _cuts(req.cluster)
+
+
+async def wait(req: Request) -> Any:
+    body = dict(req.body)
+    name, timeout = body.pop("condition"), float(body.pop("timeout", 10.0))
+    if name not in WAIT_CONDITIONS:
+        raise HTTPError(400, f"unknown condition {name!r}; valid conditions: {', '.join(WAIT_CONDITIONS)}")
+    if not 0 < timeout <= MAX_WAIT_S:
+        raise HTTPError(400, f"timeout must be in (0, {MAX_WAIT_S:g}] seconds")
+    make, schema = WAIT_CONDITIONS[name]
+    condition = make(**check_body(schema, body))
+    start = anyio.current_time()
+    try:
+        result = await req.cluster.wait_for(condition, timeout)
+    except WaitTimeout as exc:
+        raise HTTPError(408, str(exc)) from None
+    return {"ok": True, "result": _jsonable(result), "waited_ms": round((anyio.current_time() - start) * 1000)}
+
+
+async def openapi(req: Request) -> Any:
+    return openapi_document()
+
+
+ROUTES: list[Route] = [
+    Route("GET", "/openapi.json", openapi, "This document (the one path open without the token)", open=True),
+    Route("POST", "/faults", add_fault, "Add a fault rule; the body is cluster.faults.add's keyword arguments",
+          FAULT_BODY, status=201),
+    Route("GET", "/faults", list_faults, "Every fault rule with its matched and fired counts"),
+    Route("DELETE", "/faults", clear_faults, "Remove every fault rule"),
+    Route("GET", "/faults/{id:int}", get_fault, "One fault rule"),
+    Route("DELETE", "/faults/{id:int}", remove_fault, "Remove a fault rule (ends its black holes); returns its final counts"),
+    Route("GET", "/brokers", list_brokers, "Every broker: id, host, port, alive"),
+    Route("POST", "/brokers/{id:int}/stop", stop_broker,
+          "Stop a broker as if its process died; returns once its port is closed"),
+    Route("POST", "/brokers/{id:int}/start", start_broker, "Start a stopped broker on its port; returns once it listens"),
+    Route("POST", "/brokers/{id:int}/restart", restart_broker, "Stop, then start a broker"),
+    Route("POST", "/leaders/preferred", elect_preferred, "Give every partition back to its preferred live replica"),
+    Route("GET", "/clock", get_clock, "The cluster's time (ms) and whether it is virtual"),
+    Route("POST", "/clock/advance", advance_clock,
+          "Advance virtual time (409 on a real clock); step/settle split the jump with real pauses",
+          _obj({"seconds": NUM, "step": NUM, "settle": NUM}, ("seconds",))),
+    Route("GET", "/events", list_events, "The event log after seq `since`, filtered; next_since is the seq to poll from",
+          query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT}),
+    Route("GET", "/groups", list_groups, "Every group the coordinator knows, with members and assignments"),
+    Route("GET", "/groups/{id}", get_group, "One group: state, generation, members, assignments, coordinator"),
+    Route("POST", "/groups/{id}/coordinator", move_coordinator,
+          "Move a group's coordinator (default: the next live broker); the new one reloads the group",
+          _obj({"broker": INT, "load_time_ms": INT})),
+    Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
+    Route("POST", "/topics", create_topic, "Create a topic",
+          _obj({"name": STR, "partitions": INT, "replication_factor": INT, "config": {"type": "object"}}, ("name",)),
+          status=201),
+    Route("GET", "/topics", list_topics, "Every topic with its partitions' leaders and offsets",
+          query={"internal": {"type": "boolean"}}),
+    Route("GET", "/topics/{name}", get_topic, "One topic"),
+    Route("DELETE", "/topics/{name}", delete_topic, "Delete a topic"),
+    Route("POST", "/topics/{name}/partitions", add_partitions, "Grow a topic to `count` partitions in total",
+          _obj({"count": INT}, ("count",))),
+    Route("POST", "/topics/{name}/partitions/{p:int}/leader", move_leader, "Make a live broker the partition's leader",
+          _obj({"broker": INT}, ("broker",))),
+    Route("GET", "/network", list_cuts, "The network cuts in force"),
+    Route("POST", "/network/cut", cut, "Cut clients (client id or glob) off from a broker (default: all)",
+          _obj({"client_id": STR, "broker": INT}, ("client_id",))),
+    Route("POST", "/network/heal", heal, "Undo cuts for a client id (default: all) and broker (default: any)",
+          _obj({"client_id": STR, "broker": INT})),
+    Route("POST", "/wait", wait,
+          "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset;"
+          " the condition's parameters sit beside `condition`",
+          {"type": "object", "properties": {"condition": {**STR, "enum": list(WAIT_CONDITIONS)}, "timeout": NUM},
+           "required": ["condition"], "additionalProperties": True}),
+]
+
+
+def openapi_document() -> dict[str, Any]:
+    """OpenAPI 3.1 description of ``ROUTES``."""
+    error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        template = "/" + "/".join(f"{{{n}}}" if k else n for n, k in route.segments)
+        params = [{"name": n, "in": "path", "required": True, "schema": INT if k == "int" else STR}
+                  for n, k in route.segments if k]
+        params += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in route.query.items()]
+        op: dict[str, Any] = {"operationId": route.handler.__name__, "summary": route.summary,
+                              "responses": {str(route.status): {"description": "OK", "content": {"application/json": {}}},
+                                            "400": error, "401": error, "404": error}}
+        if params:
+            op["parameters"] = params
+        if route.body is not None:
+            op["requestBody"] = {"required": bool(route.body.get("required")),
+                                 "content": {"application/json": {"schema": route.body}}}
+        if route.open:
+            op["security"] = []
+        paths.setdefault(template, {})[route.method.lower()] = op
+    return {"openapi": "3.1.0",
+            "info": {"title": "fakebroker control endpoint", "version": __version__,
+                     "description": "Faults, cluster actions, clock, events and state of a running fakebroker cluster."},
+            "servers": [{"url": "/"}], "security": [{"bearer": []}], "paths": paths,
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+                           "schemas": {"Error": {"type": "object", "properties": {"error": STR}, "required": ["error"]}}}}

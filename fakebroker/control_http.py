@@ -1,0 +1,240 @@
+"""A loopback JSON-over-HTTP control endpoint for a running FakeCluster.
+
+Tests written in other languages (kafkajs, Java, shell) script faults, time and cluster actions
+with plain HTTP::
+
+    curl -s -H "Authorization: Bearer $TOKEN" -d '{"api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "times": 3}' \\
+        http://127.0.0.1:$PORT/faults
+
+The app is a small hand-written ASGI callable served by hypercorn inside the cluster's own event
+loop (trio or asyncio), so every handler runs on the loop thread and calls the cluster's methods
+directly. One route table (``fakebroker.control.http_routes.ROUTES``) drives both the dispatch
+and the OpenAPI document at ``/openapi.json``, the only path open without the token. The
+endpoint binds loopback only: it can stop brokers, so nothing off the machine may reach it.
+
+Errors are ``{"error": "..."}``: 400 for bad input (a misspelt API or error name gets the fault
+module's message with the valid names), 401 without the right token, 404 for an unknown rule,
+group, broker or topic, 409 when the cluster's state refuses (a real clock cannot be advanced,
+the topic exists), 408 when ``POST /wait`` times out.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import socket
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from urllib.parse import parse_qs, unquote
+
+import anyio
+import sniffio
+from anyio.abc import TaskGroup, TaskStatus
+
+from .control.http_routes import ROUTES, HTTPError, Request, Route, check_body, openapi_document
+from .core.cluster_state import TopicError
+from .protocol.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from .cluster import FakeCluster
+
+__all__ = ["ROUTES", "ControlApp", "Route", "loopback_host", "openapi_document", "serve", "start"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 1 << 20  # a control call is a few hundred bytes; refuse anything silly
+SHUTDOWN_GRACE_S = 1.0  # how long open requests (a long POST /wait) may finish when the cluster stops
+
+
+# -- the ASGI app -------------------------------------------------------------------------------
+class ControlApp:
+    """ASGI app: token check, route match, JSON in and out, errors as ``{"error": ...}``."""
+
+    def __init__(self, cluster: FakeCluster, token: str):
+        self.cluster = cluster
+        self._token = token.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]],
+                       send: Callable[[dict], Awaitable[None]]) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            await send({"type": "websocket.close"})  # refused before accepting
+            return
+        try:
+            status, payload, headers = 200, None, []
+            status, payload = await self._handle(scope, receive)
+        except HTTPError as exc:
+            status, payload, headers = exc.status, {"error": exc.message}, exc.headers
+        except Exception as exc:  # a bug: say so instead of closing the connection
+            log.exception("control endpoint: %s %s failed", scope.get("method"), scope.get("path"))
+            status, payload = 500, {"error": f"{type(exc).__name__}: {exc}"}
+        body = json.dumps(payload, default=str).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"cache-control", b"no-store"), *headers]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _handle(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> tuple[int, Any]:
+        raw = scope.get("raw_path") or scope["path"].encode()
+        raw = raw.split(b"?", 1)[0].decode("latin-1")
+        parts = [unquote(p) for p in raw.strip("/").split("/")]  # %2F inside a group id stays in its segment
+        method = scope["method"].upper()
+        candidates = [(r, p) for r in ROUTES if (p := r.match(parts)) is not None]
+        route, params = next(((r, p) for r, p in candidates if r.method == method), (None, None))
+        if route is None or not route.open:
+            self._authorize(scope)
+        if route is None:
+            if candidates:
+                allowed = ", ".join(sorted({r.method for r, _ in candidates}))
+                raise HTTPError(405, f"{method} is not allowed here (allowed: {allowed})", [(b"allow", allowed.encode())])
+            raise HTTPError(404, f"no resource {raw}; GET /openapi.json lists them")
+        body = await self._read_body(receive)
+        if route.body is not None:
+            body = check_body(route.body, body if body is not None else {})
+        elif body not in (None, {}):
+            raise HTTPError(400, f"{method} {route.path} takes no body")
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        req = Request(self.cluster, params or {}, query, body or {})
+        try:
+            return route.status, await route.handler(req)
+        except TopicError as exc:
+            status = 404 if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else 409 if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else 400
+            raise HTTPError(status, f"{exc.code.name}: {exc.message}") from None
+        except KeyError as exc:  # faults.get / remove of an unknown rule
+            raise HTTPError(404, str(exc.args[0]) if exc.args else "not found") from None
+        except (ValueError, TypeError) as exc:  # misspelt API / error / action names, bad values
+            raise HTTPError(400, str(exc)) from None
+
+    def _authorize(self, scope: dict[str, Any]) -> None:
+        given = b""
+        for name, value in scope.get("headers", []):
+            if name.lower() == b"authorization":
+                scheme, _, credentials = value.partition(b" ")
+                if scheme.lower() == b"bearer":
+                    given = credentials.strip()
+        if not given or not hmac.compare_digest(given, self._token):
+            raise HTTPError(401, "missing or wrong token: send 'Authorization: Bearer TOKEN' (the token serve printed)",
+                            [(b"www-authenticate", b'Bearer realm="fakebroker"')])
+
+    async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> Any:
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise HTTPError(400, "client went away")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise HTTPError(413, f"request body over {MAX_BODY} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        data = b"".join(chunks).strip()
+        if not data:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise HTTPError(400, f"the body is not JSON: {exc}") from None
+
+
+# -- serving ------------------------------------------------------------------------------------
+def loopback_host(host: str) -> str:
+    """``host`` as a loopback IP literal, or ValueError: the endpoint must not leave the machine."""
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(f"the control endpoint binds a loopback address only (127.0.0.1 or ::1), not {host!r}") from None
+    if not ip.is_loopback:
+        raise ValueError(f"the control endpoint binds a loopback address only (127.0.0.1 or ::1), not {host!r}")
+    return str(ip)
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve(cluster: FakeCluster, *, port: int = 0, token: str | None = None, host: str = "127.0.0.1",
+                task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Serve the endpoint until cancelled; reports ``(port, token)`` through ``task_status``
+    once the port accepts connections. For ``task_group.start(serve, cluster, ...)``."""
+    from hypercorn.config import Config
+
+    host = loopback_host(host)
+    token = token or secrets.token_urlsafe(24)
+    # We bind (and listen) ourselves so the port is known and accepting before hypercorn runs,
+    # then hand the descriptor over with an fd:// bind, which hypercorn owns and closes.
+    sock = _listening_socket(host, port)
+    bound = sock.getsockname()[1]
+    identity = os.fstat(sock.fileno())
+    fd = sock.detach()
+    config = Config()
+    config.bind = [f"fd://{fd}"]
+    config.errorlog = log  # a Logger is used as is: hypercorn adds no stderr handler
+    config.accesslog = None
+    config.graceful_timeout = SHUTDOWN_GRACE_S
+    config.include_server_header = False
+    app = ControlApp(cluster, token)
+    stop = anyio.Event()
+    scope = anyio.CancelScope(shield=True)
+
+    async def run_hypercorn() -> None:
+        # Shielded so hypercorn shuts down through its own trigger (closing its connections)
+        # rather than being cut mid-cleanup; the deadline set below bounds that.
+        try:
+            with scope:
+                if sniffio.current_async_library() == "trio":
+                    from hypercorn.trio import serve as hypercorn_serve
+                else:
+                    from hypercorn.asyncio import serve as hypercorn_serve
+                await hypercorn_serve(app, config, shutdown_trigger=stop.wait)
+        finally:
+            _close_if_unclaimed(fd, identity)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_hypercorn)
+        task_status.started((bound, token))
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stop.set()
+            scope.deadline = anyio.current_time() + SHUTDOWN_GRACE_S + 2
+
+
+def _close_if_unclaimed(fd: int, identity: os.stat_result) -> None:
+    """Close our listening descriptor if hypercorn never took it over (cancelled early)."""
+    try:
+        now = os.fstat(fd)
+    except OSError:
+        return  # closed by hypercorn
+    if (now.st_dev, now.st_ino) == (identity.st_dev, identity.st_ino):
+        os.close(fd)
+
+
+async def start(cluster: FakeCluster, port: int = 0, token: str | None = None, host: str = "127.0.0.1", *,
+                task_group: TaskGroup | None = None) -> tuple[int, str]:
+    """Start the endpoint for a running cluster in ``task_group`` (default: the cluster's);
+    returns ``(port, token)``. It stops with the task group."""
+    loopback_host(host)  # refuse before starting anything
+    tg = task_group if task_group is not None else cluster._task_group
+    return await tg.start(lambda task_status: serve(cluster, port=port, token=token, host=host, task_status=task_status))
