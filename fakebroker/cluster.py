@@ -28,6 +28,7 @@ from .clock import RealClock, VirtualClock
 from .control.actions import ClusterActions
 from .control.clock_control import ClockControl
 from .control.fault_control import FaultControl
+from .control.timeline import TimelineMethods
 from .core.cluster_state import ClusterState, Topic
 from .core.configs import BrokerConfig
 from .core.groups.placement import OFFSETS_TOPIC
@@ -46,7 +47,7 @@ def _cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-class FakeCluster(ClusterActions):
+class FakeCluster(ClusterActions, TimelineMethods):
     """An in-process Kafka cluster for tests.
 
     :param brokers: number of brokers (node ids 0..N-1).

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...protocol.data import assignment_dict
 from ...protocol.error_codes import ErrorCode as E
+from ...protocol.errors import DecodeError
 from ..configs import BrokerConfig
 from .model import ClassicGroup, GroupState, Member
 from .timers import Pending, Timers
@@ -41,6 +43,17 @@ def join_error(error: E, member_id: str = "") -> dict:
 
 def sync_error(error: E) -> dict:
     return {"error": error, "protocol_type": None, "protocol_name": None, "assignment": b""}
+
+
+def _assignment_detail(group: ClassicGroup, member: Member) -> dict[str, Any]:
+    """``{"assignment": {topic: [partitions]}}`` for the event log (timelines show it), when the
+    group speaks the consumer protocol; other protocols' assignments are opaque bytes."""
+    if group.protocol_type != "consumer" or not member.assignment:
+        return {}
+    try:
+        return {"assignment": assignment_dict(member.assignment)}
+    except (DecodeError, ValueError):  # a client's malformed bytes are passed on as they are; the event just lacks them
+        return {}
 
 
 class GroupCoordinator:
@@ -435,7 +448,8 @@ class GroupCoordinator:
         member = group.members[member_id]
         if group.is_state(S.STABLE):
             self._remove_pending_sync(group, member_id)
-            self.emit("assignment_delivered", group=group_id, member=member_id, generation=group.generation_id)
+            self.emit("assignment_delivered", group=group_id, member=member_id, generation=group.generation_id,
+                      **_assignment_detail(group, member))
             return self._sync_success(group, member)
         # CompletingRebalance: park until the leader's assignment arrives.
         member.sync_pending = Pending()
@@ -452,7 +466,8 @@ class GroupCoordinator:
                 if m.sync_pending is not None:
                     p, m.sync_pending = m.sync_pending, None
                     p.complete(self._sync_success(group, m))
-                    self.emit("assignment_delivered", group=group_id, member=m.member_id, generation=group.generation_id)
+                    self.emit("assignment_delivered", group=group_id, member=m.member_id, generation=group.generation_id,
+                              **_assignment_detail(group, m))
                     self._rearm(group, m.member_id, now_ms, m.session_timeout_ms)
         return pending
 
