@@ -6,17 +6,18 @@ then one line per notable event. Ctrl-C or SIGTERM stops it cleanly with exit co
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 from typing import Any
 
 import anyio
 import click
+from click.core import ParameterSource
 
+from . import serve_config
 from .cluster import FakeCluster
-from .server.runtime import Event
-
-QUIET_EVENTS = {"broker_started"}
+from .console import EventPrinter
 
 
 def _parse_topic(text: str) -> tuple[str, int]:
@@ -42,48 +43,73 @@ def main() -> None:
 
 
 @main.command()
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="TOML file with brokers, port, topics, settings and initial faults (options given here win).")
 @click.option("--brokers", default=1, show_default=True, help="Number of brokers.")
 @click.option("--port", default=9092, show_default=True, help="Port of the first broker; the others use port+1, ... (0 = free ports).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
+@click.option("--virtual-time", is_flag=True, default=False, help="Run the broker's timers on a virtual clock (advance it over the control endpoint).")
 @click.option("--control-port", type=int, default=None,
               help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.")
 @click.option("--control-token", default=None, help="Bearer token of the control endpoint (default: a random one).")
-def serve(brokers: int, port: int, host: str, topics: tuple[str, ...], settings: tuple[str, ...],
-          control_port: int | None, control_token: str | None) -> None:
-    """Run a fake Kafka cluster until Ctrl-C or SIGTERM."""
-    topic_map = dict(_parse_topic(t) for t in topics)
-    config = dict(_parse_setting(s) for s in settings)
+@click.option("--json-logs", is_flag=True, default=False, help="Print events as JSON lines instead of coloured text.")
+@click.option("--color/--no-color", default=None, help="Force colours on or off (default: on for a terminal).")
+@click.pass_context
+def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, host: str, topics: tuple[str, ...],
+          settings: tuple[str, ...], virtual_time: bool, control_port: int | None, control_token: str | None,
+          json_logs: bool, color: bool | None) -> None:
+    """Run a fake Kafka cluster until Ctrl-C or SIGTERM.
+
+    The first line is `bootstrap: HOST:PORT,...`; with --control-port the second is
+    `control: URL token=TOKEN`; then one line per event.
+    """
+    try:
+        file = serve_config.load(config_file) if config_file else serve_config.ServeConfig()
+    except serve_config.ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+    brokers = brokers if given("brokers") or not config_file else file.brokers
+    port = port if given("port") or not config_file else file.port
+    host = host if given("host") or not config_file else file.host
+    control_port = control_port if control_port is not None else file.control_port
+    control_token = control_token if control_token is not None else file.control_token
+    topic_map: dict[str, Any] = {**file.topics, **dict(_parse_topic(t) for t in topics)}
+    config = {**file.settings, **dict(_parse_setting(s) for s in settings)}
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
+    options = {"brokers": brokers, "host": host, "port": port, "topics": topic_map, "config": config,
+               "control_port": control_port, "control_token": control_token,
+               "virtual_time": virtual_time or file.virtual_time, "coordinator_load_time_ms": file.coordinator_load_time_ms}
+    printer = EventPrinter(json_lines=json_logs, color=color)
     try:
-        anyio.run(_serve, brokers, port, host, topic_map, config, control_port, control_token, backend="trio")
+        anyio.run(_serve, options, file.faults, printer, backend="trio")
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        if exc.errno == errno.EADDRINUSE:
+            click.echo("fakebroker: another process uses that port; pick another with --port, or --port 0 for free ports", err=True)
         sys.exit(2)
 
 
-async def _serve(brokers: int, port: int, host: str, topics: dict[str, int], config: dict[str, Any],
-                 control_port: int | None = None, control_token: str | None = None) -> None:
-    cluster = FakeCluster(brokers, host=host, port=port, topics=topics, config=config, control_port=control_port,
-                          control_token=control_token)
+async def _serve(options: dict[str, Any], faults: list[dict[str, Any]], printer: EventPrinter) -> None:
+    cluster = FakeCluster(**options)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
-            print(f"bootstrap: {cluster.bootstrap_servers}", flush=True)
+            printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
             if cluster.control_url is not None:
-                print(f"control: {cluster.control_url} token={cluster.control_token}", flush=True)
+                printer.plain(f"control: {cluster.control_url} token={cluster.control_token}")
+            for rule in faults:
+                cluster.faults.add(**rule)
             for event in cluster.events:
-                _print_event(event)
-            cluster.on_event(_print_event)
+                printer(event)
+            cluster.on_event(printer)
             async for signum in signals:
-                print(f"stopping ({signal.Signals(signum).name})", flush=True)
+                printer.plain(f"stopping ({signal.Signals(signum).name})")
                 break
-
-
-def _print_event(event: Event) -> None:
-    if event.kind not in QUIET_EVENTS:
-        print(event.describe(), flush=True)
 
 
 @main.command(context_settings={"help_option_names": ["-h", "--help"]})
