@@ -103,6 +103,11 @@ def test_shared_cluster_is_cleaned_between_tests(pytester):
             fakebroker.create_topic("fixed", 1)
             fakebroker.faults.add(api="Metadata", delay=1)
             fakebroker.stop_broker(1)
+            from confluent_kafka import Consumer, TopicPartition
+            consumer = Consumer({"bootstrap.servers": fakebroker.bootstrap_servers, "group.id": "g1"})
+            consumer.commit(offsets=[TopicPartition("fixed", 0, 1)], asynchronous=False)
+            consumer.close()
+            assert fakebroker.committed("g1") == {("fixed", 0): 1}
 
         def test_two(fakebroker, fakebroker_unique):
             BOOTSTRAPS.add(fakebroker.bootstrap_servers)
@@ -110,6 +115,7 @@ def test_shared_cluster_is_cleaned_between_tests(pytester):
             assert fakebroker.topics() == {}  # test_one's topics are gone
             assert len(fakebroker.faults) == 0
             assert all(b.alive for b in fakebroker.state.brokers.values())
+            assert fakebroker.groups() == [] and fakebroker.committed("g1") == {}
             fakebroker.create_topic("fixed", 1)
             assert fakebroker_unique("orders") != fakebroker_unique("orders")
     """)

@@ -19,3 +19,8 @@ def test_readme_has_examples():
 def test_readme_example(index, monkeypatch):
     monkeypatch.chdir(ROOT)
     exec(compile(BLOCKS[index], f"README.md example {index + 1}", "exec"), {"__name__": f"readme_{index}"})
+
+
+def test_pytest_plugin_example_is_the_tested_file():
+    example = (ROOT / "examples" / "pytest_plugin" / "test_plugin_example.py").read_text()
+    assert example in BLOCKS

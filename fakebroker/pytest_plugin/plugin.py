@@ -63,7 +63,18 @@ class _Shared:
             cluster.delete_topic(topic)
         new_groups = set(cluster.groups()) - before[1]
         if new_groups:
-            cluster._call(lambda: [cluster.state.groups.groups.pop(g, None) for g in new_groups])
+            cluster._call(_forget_groups, cluster, new_groups)
+
+
+def _forget_groups(cluster: FakeCluster, group_ids: set[str]) -> None:
+    """Drop groups a finished test made: members, timers, persisted state and offsets."""
+    coordinator = cluster.state.groups
+    for gid in group_ids:
+        for prefix in (f"heartbeat-{gid}-", f"join-{gid}", f"sync-{gid}"):
+            coordinator.timers.cancel_prefix(prefix)
+        coordinator.groups.pop(gid, None)
+        coordinator.snapshots.pop(gid, None)
+        cluster.state.offsets.offsets.pop(gid, None)
 
 
 @pytest.fixture(scope="session")
