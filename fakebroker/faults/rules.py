@@ -22,7 +22,7 @@ import itertools
 import random
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..protocol.error_codes import error_code
 from ..protocol.messages import api_keys
@@ -112,20 +112,30 @@ class FaultRule:
             return False
         return not (self.groups is not None and leaf.group is not None and leaf.group not in self.groups)
 
-    def matches(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> bool:
+    @property
+    def needs_view(self) -> bool:
+        """Whether matching has to look inside the request (groups, topics, transactional ids)."""
+        return self.groups is not None or self.transactional_id is not None or self.filters_items
+
+    def matches_header(self, broker: int, api_key: int, version: int, client_id: str | None) -> bool:
+        """The cheap part of matching: what the request header says."""
         if self.apis is not None and api_key not in self.apis:
             return False
         if self.versions is not None and not self.versions[0] <= version <= self.versions[1]:
             return False
         if self.brokers is not None and broker not in self.brokers:
             return False
-        if self.client_id is not None and not fnmatch.fnmatchcase(client_id or "", self.client_id):
-            return False
+        return self.client_id is None or fnmatch.fnmatchcase(client_id or "", self.client_id)
+
+    def matches_view(self, view: RequestView) -> bool:
         if self.groups is not None and not (view.groups & self.groups):
             return False
         if self.transactional_id is not None and self.transactional_id not in view.transactional_ids:
             return False
         return not (self.filters_items and not any(self.hits_leaf(leaf) for leaf in view.leaves))
+
+    def matches(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> bool:
+        return self.matches_header(broker, api_key, version, client_id) and (not self.needs_view or self.matches_view(view))
 
     def roll(self) -> bool:
         """Count a match and decide whether the rule fires on it."""
@@ -169,6 +179,7 @@ class Faults:
         self._rules: list[FaultRule] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # rules are added from test threads, read on the loop
+        self._by_api: dict[int, list[FaultRule]] = {}  # api key -> rules that can match it, in order
 
     def add(self, *, api: str | int | Iterable[str | int] | None = None, version: int | tuple[int, int] | None = None,
             broker: int | Iterable[int] | None = None, client_id: str | None = None, group: str | Iterable[str] | None = None,
@@ -199,6 +210,7 @@ class Faults:
             times=times, probability=probability, seed=seed, _random=random.Random(seed))
         with self._lock:
             self._rules = self._rules + [rule]
+            self._by_api = {}
         return rule
 
     def list(self) -> list[FaultRule]:
@@ -219,12 +231,14 @@ class Faults:
             for r in self._rules:
                 r.removed = r.removed or r.id == rule_id
             self._rules = kept
+            self._by_api = {}
 
     def clear(self) -> None:
         with self._lock:
             for r in self._rules:
                 r.removed = True
             self._rules = []
+            self._by_api = {}
 
     def __len__(self) -> int:
         return len(self._rules)
@@ -232,7 +246,23 @@ class Faults:
     def __iter__(self):
         return iter(list(self._rules))
 
-    def fire(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> list[FaultRule]:
-        """The rules that fire for this request, counting matches as it goes."""
-        return [rule for rule in self._rules
-                if rule.active and rule.matches(broker, api_key, version, client_id, view) and rule.roll()]
+    def fire(self, broker: int, api_key: int, version: int, client_id: str | None,
+             view: RequestView | Callable[[], RequestView]) -> list[FaultRule]:
+        """The rules that fire for this request, counting matches as it goes. ``view`` may be
+        a function: the request is then looked into only if a rule's header match needs it."""
+        fired = []
+        cached: RequestView | None = view if isinstance(view, RequestView) else None
+        candidates = self._by_api.get(api_key)
+        if candidates is None:
+            candidates = self._by_api[api_key] = [r for r in self._rules if r.apis is None or api_key in r.apis]
+        for rule in candidates:
+            if not rule.active or not rule.matches_header(broker, api_key, version, client_id):
+                continue
+            if rule.needs_view:
+                if cached is None:
+                    cached = view()  # type: ignore[operator]
+                if not rule.matches_view(cached):
+                    continue
+            if rule.roll():
+                fired.append(rule)
+        return fired

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..apis import NO_RESPONSE
-from ..faults import FaultRule, view_of
+from ..faults import FaultRule, RequestView, view_of
 from ..faults.responses import error_response, merge, replace_errors, set_throttle, split
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, api_keys
@@ -35,10 +35,17 @@ async def apply_faults(conn: Connection, api_key: int, api_version: int, correla
         topic = state.topics_by_id.get(topic_id)
         return topic.name if topic is not None else None
 
-    view = view_of(api_key, body, topic_names)
-    fired = runtime.faults.fire(conn.broker.node_id, api_key, api_version, header.client_id, view)
+    seen: list[RequestView] = []
+
+    def look_inside() -> RequestView:
+        if not seen:
+            seen.append(view_of(api_key, body, topic_names))
+        return seen[0]
+
+    fired = runtime.faults.fire(conn.broker.node_id, api_key, api_version, header.client_id, look_inside)
     if not fired:
         return await conn.handle(api_key, api_version, correlation_id, header, body)
+    view = look_inside()  # for the event
     for rule in fired:
         runtime.emit("fault_fired", conn.broker.node_id, rule=rule.id, action=rule.action, api=API_NAMES.get(api_key, api_key),
                      version=api_version, client_id=header.client_id, group=min(view.groups) if view.groups else None,
