@@ -150,10 +150,14 @@ class Connection:
             await done.wait()
             result = result.respond(result.pending.value)
         if isinstance(result, Message):
-            for code in sorted(_error_codes(result)):
-                runtime.emit("request_error", self.broker.node_id, api=API_NAMES.get(api_key, api_key),
-                             client_id=header.client_id, error=_error_name(code))
+            self.note_errors(api_key, header.client_id, result)
         return result
+
+    def note_errors(self, api_key: int, client_id: str | None, result: Message, **extra: object) -> None:
+        """A ``request_error`` event for every error code an answer carries."""
+        for code in sorted(_error_codes(result)):
+            self.runtime.emit("request_error", self.broker.node_id, api=API_NAMES.get(api_key, api_key),
+                              client_id=client_id, error=_error_name(code), **extra)
 
     async def _wait(self, wait: Wait) -> Message:
         runtime = self.runtime

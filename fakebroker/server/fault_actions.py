@@ -55,9 +55,11 @@ async def apply_faults(conn: Connection, api_key: int, api_version: int, correla
     if terminal is not None and terminal.action == "drop":
         raise CloseConnection(f"fault rule {terminal.id}: drop before handling {API_NAMES.get(api_key)}")
     if terminal is not None and terminal.action == "blackhole":
-        # Swallow the request and read nothing more from this connection for a while.
+        # Swallow the request and read nothing more from this connection for a while. The
+        # swallowed request is never answered, so the connection cannot carry on afterwards
+        # (clients match answers to requests in order): it closes when the hole ends.
         await _black_hole(terminal)
-        return None
+        raise CloseConnection(f"fault rule {terminal.id}: black hole over")
     if terminal is not None:
         result = await _error_instead(conn, terminal, api_key, api_version, correlation_id, header, body, topic_names)
     else:
@@ -66,7 +68,9 @@ async def apply_faults(conn: Connection, api_key: int, api_version: int, correla
         return result
     for rule in fired:
         if rule.action == "replace_error":
-            replace_errors(result, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names)
+            if replace_errors(result, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names):
+                runtime.emit("request_error", conn.broker.node_id, api=API_NAMES.get(api_key, api_key),
+                             client_id=header.client_id, error=_error_name(rule.error), fault=rule.id)
         elif rule.action == "throttle":
             set_throttle(result, rule.throttle_ms)
     if delay:
@@ -82,9 +86,12 @@ async def _error_instead(conn: Connection, rule: FaultRule, api_key: int, api_ve
     """The rule's error for what it hits; a rule on some topic-partitions lets the rest be handled."""
     assert rule.error is not None
     if not rule.filters_items:
-        return error_response(api_key, body, rule.error)
+        failed = error_response(api_key, body, rule.error)
+        conn.note_errors(api_key, header.client_id, failed, fault=rule.id)
+        return failed
     hit, rest = split(body, rule.hits_leaf, topic_names)
     failed = error_response(api_key, hit, rule.error, top_level=False)
+    conn.note_errors(api_key, header.client_id, failed, fault=rule.id)
     if not view_of(api_key, rest, topic_names).leaves:
         return failed
     result = await conn.handle(api_key, api_version, correlation_id, header, rest)

@@ -225,7 +225,12 @@ def test_member_cut_off_across_a_coordinator_move_expires_and_rejoins_after_heal
     driver.call("produce", topic=TOPIC, first=240, n=120, partitions=PARTITIONS)
     records = consumed_in_order(driver, 360)
     driver.call("waitCommitted", group=gid, topic=TOPIC)
-    assert assert_no_loss(records, 360) == 0, "every record once: commits were synchronous"
+    # Right after the heal, c may still fetch from the partitions it owned before the cut,
+    # until a heartbeat tells it that it was expired (a zombie read, as with Kafka; its
+    # commits fail). Those are the only second reads allowed.
+    zombie = [r for r in records if r[0] == "c" and 120 <= int(r[3].split("-")[1]) < 240]
+    assert {r[1] for r in zombie} <= set(got["assignments"]["c"])
+    assert assert_no_loss([r for r in records if r not in zombie], 360) == 0, "every record once: commits were synchronous"
     assert {p for n, p, off, _ in records if n == "c" and off >= 40} == set(back["assignments"]["c"])
     assert live_offsets(cluster, gid) == {p: 60 for p in range(PARTITIONS)}
     print(f"c expired {expired.details}; generations {group['generation']} -> {g['generation']}")

@@ -89,7 +89,7 @@ def test_drop_before_and_after_handling(cluster):
     assert any("drop before" in r for r in closed) and any("drop after" in r for r in closed)
 
 
-def test_blackhole_swallows_and_stops_reading(cluster):
+def test_blackhole_swallows_stops_reading_then_closes(cluster):
     cluster.faults.add(api="Metadata", client_id="hole", action="blackhole", duration=0.6, times=1)
     with RawClient(cluster.servers[0].port, client_id="hole", timeout=0.3) as client:
         client.send(METADATA, 12, {"topics": None})
@@ -97,10 +97,23 @@ def test_blackhole_swallows_and_stops_reading(cluster):
             client.receive(METADATA, 12)
         client.sock.settimeout(5)
         start = time.monotonic()
-        answer = client.request(METADATA, 12, {"topics": None})  # read once the hole closes
-        assert len(answer.brokers) == 3
-        assert time.monotonic() - start < 0.6
-    assert answer  # the swallowed request never got an answer: the next answer is for correlation id 2
+        client.send(METADATA, 12, {"topics": None})  # not read while the hole lasts
+        with pytest.raises(ConnectionError):  # then closed: the first request was never answered
+            client.receive(METADATA, 12)
+        assert 0.1 < time.monotonic() - start < 2
+    with RawClient(cluster.servers[0].port, client_id="hole") as again:
+        assert len(again.request(METADATA, 12, {"topics": None}).brokers) == 3
+    assert any("black hole over" in e.details["reason"] for e in cluster.events if e.kind == "connection_closed")
+
+
+def test_fault_errors_are_request_errors_too(cluster):
+    cluster.faults.add(api="Metadata", error="CLUSTER_AUTHORIZATION_FAILED", times=1)
+    cluster.faults.add(api="Metadata", action="replace_error", error="NOT_CONTROLLER", times=1, after=1)
+    with RawClient(cluster.servers[0].port) as client:
+        client.request(METADATA, 12, {"topics": [{"name": "t"}]})
+        client.request(METADATA, 12, {"topics": [{"name": "t"}]})
+    errors = [(e.details["error"], e.details.get("fault")) for e in cluster.events if e.kind == "request_error"]
+    assert errors == [("CLUSTER_AUTHORIZATION_FAILED", 1), ("NOT_CONTROLLER", 2)]
 
 
 def test_network_cut_and_heal(cluster):
