@@ -78,7 +78,7 @@ class FakeCluster(ClusterActions, TimelineMethods):
         self.host = host
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
-        self.state.groups.on_event = lambda kind, details: self.runtime.emit(kind, None, **details)
+        self.state.groups.on_event = self._group_event
         self._initial_topics = dict(topics or {})
         self._stack: AsyncExitStack | None = None
         self._portal: BlockingPortal | None = None
@@ -86,6 +86,12 @@ class FakeCluster(ClusterActions, TimelineMethods):
         self._control_port = control_port
         self.control_token: str | None = control_token
         self.control_url: str | None = None  # "http://127.0.0.1:PORT" once the endpoint runs
+
+    def _group_event(self, kind: str, details: dict[str, Any]) -> None:
+        """A coordinator event, placed on the broker that coordinates its group."""
+        group = details.get("group")
+        broker = self.state.coordinator_of(group) if isinstance(group, str) else -1
+        self.runtime.emit(kind, broker if broker >= 0 else None, **details)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> FakeCluster:
