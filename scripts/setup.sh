@@ -23,5 +23,6 @@ if [ ${#apt_packages[@]} -gt 0 ]; then
 fi
 
 (cd tests/clients/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd examples/kafkajs_control && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # Spark's Kafka connector for the installed PySpark, from Maven Central into a cache (once)
 python3 examples/spark_pipeline/jars.py >/dev/null
