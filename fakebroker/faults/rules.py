@@ -252,9 +252,10 @@ class Faults:
         a function: the request is then looked into only if a rule's header match needs it."""
         fired = []
         cached: RequestView | None = view if isinstance(view, RequestView) else None
-        candidates = self._by_api.get(api_key)
+        by_api = self._by_api  # a change replaces the dict, so a stale list never lands in the new one
+        candidates = by_api.get(api_key)
         if candidates is None:
-            candidates = self._by_api[api_key] = [r for r in self._rules if r.apis is None or api_key in r.apis]
+            candidates = by_api[api_key] = [r for r in self._rules if r.apis is None or api_key in r.apis]
         for rule in candidates:
             if not rule.active or not rule.matches_header(broker, api_key, version, client_id):
                 continue
