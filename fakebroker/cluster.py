@@ -261,6 +261,7 @@ class FakeCluster(ClusterActions, TimelineMethods):
                 p.replicas.append(broker)
             self.state.elect_leader(p, broker)
             self.runtime.emit("leader_moved", None, topic=topic, partition=partition, leader=broker, epoch=p.leader_epoch)
+            self.runtime.data_changed()  # parked fetches re-check at once, as Kafka's DelayedFetch does
             if topic == OFFSETS_TOPIC:
                 self._reload_offsets_partition(partition)
 

@@ -123,6 +123,7 @@ class ClusterActions:
         self.state.elect_leader(partition, leader)
         self.runtime.emit("leader_moved", None, topic=partition.topic, partition=partition.index, leader=partition.leader,
                           epoch=partition.leader_epoch, reason=reason)
+        self.runtime.data_changed()  # parked fetches re-check at once, as Kafka's DelayedFetch does
         if partition.topic == OFFSETS_TOPIC:
             if partition.leader == -1:
                 groups = self.state.groups_of_partition(partition.index)

@@ -104,8 +104,8 @@ def test_stop_coordinator_broker_mid_consumption_group_moves_and_keeps_offsets()
 
 def test_move_leader_mid_stream_producer_and_consumer_follow():
     """Partitions 0 and 1 get a new leader while records stream: the producer and the consumer
-    are told NOT_LEADER_OR_FOLLOWER by the old leader, follow the new one, and every record
-    is stored and consumed once, in order."""
+    follow the new one (only the old leaders turn them away), and every record is stored and
+    consumed once, in order."""
     with running() as cluster:
         consumer = Member(cluster, "unused", "ml", commit=False, assign=list(range(PARTITIONS)))
         producer = Producing(cluster)
@@ -128,10 +128,13 @@ def test_move_leader_mid_stream_producer_and_consumer_follow():
         assert sorted(consumer.got) == sorted(stored(cluster)), "consumed once each"
         for p in range(PARTITIONS):
             assert [o for q, o in consumer.got if q == p] == list(range(100)), "in order"
-        told = [e for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_LEADER_OR_FOLLOWER"]
-        print(f"moved {old} -> {targets}; NOT_LEADER_OR_FOLLOWER answers: "
-              f"{Counter((e.broker, e.details['api']) for e in told)}")
-        assert told and {e.broker for e in told} <= set(old.values())
+        # Clients learn of the move from the old leader's NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH
+        # or from a metadata refresh that comes first (on a busy machine, sometimes the latter only).
+        told = [e for e in cluster.events if e.kind == "request_error"
+                and e.details["error"] in ("NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH")]
+        print(f"moved {old} -> {targets}; leadership errors: "
+              f"{Counter((e.broker, e.details['api'], e.details['error']) for e in told)}")
+        assert {e.broker for e in told} <= set(old.values()), "only the old leaders turn clients away"
 
 
 def test_move_coordinator_with_load_time_mid_stream_loses_nothing():

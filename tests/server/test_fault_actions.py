@@ -209,3 +209,17 @@ def test_real_clock_refuses_advance(cluster):
 def test_wait_for_timeout_names_the_condition(cluster):
     with pytest.raises(AssertionError, match=r"group 'nope' is Stable with 2 members"):
         cluster.wait_for_sync(cond.GroupState("nope", "Stable", members=2), timeout=0.2)
+
+
+def test_a_parked_fetch_ends_at_once_when_its_leader_moves(cluster):
+    leader = cluster.leader("t", 0)
+    with RawClient(cluster.servers[leader].port) as client:
+        client.send(FETCH, 12, {"replica_id": -1, "max_wait_ms": 5000, "min_bytes": 1, "max_bytes": 1 << 20,
+                                "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                                          "partition_max_bytes": 1 << 20}]}]})
+        time.sleep(0.2)  # parked: nothing to read yet
+        start = time.monotonic()
+        cluster.move_leader("t", 0, (leader + 1) % 3)
+        answer = client.receive(FETCH, 12)
+        assert time.monotonic() - start < 1.0  # not after max_wait_ms
+    assert answer.responses[0].partitions[0].error_code == E.NOT_LEADER_OR_FOLLOWER
