@@ -3,7 +3,7 @@
 A handler is ``handle(ctx, request) -> response`` where ``request`` is the typed request
 body and the response a typed body (a dict works too). A handler that has to wait (Fetch
 until ``min_bytes`` arrive) returns a :class:`Wait`; acks=0 Produce returns
-:data:`NO_RESPONSE`. Handlers never touch sockets or trio: the server does the waiting.
+:data:`NO_RESPONSE` (or :class:`CloseInstead` when it failed). Handlers never touch sockets or trio: the server does the waiting.
 """
 
 from __future__ import annotations
@@ -62,4 +62,15 @@ class _NoResponse:
 
 NO_RESPONSE = _NoResponse()
 
-Handler = Callable[[RequestContext, Message], "Message | Wait | _NoResponse"]
+
+class CloseInstead:
+    """No answer, and the connection closes: what Kafka does when an acks=0 Produce fails,
+    so that the client, which waits for no answer, still notices."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"CloseInstead({self.reason!r})"
+
+Handler = Callable[[RequestContext, Message], "Message | Wait | _NoResponse | CloseInstead"]

@@ -6,7 +6,7 @@ from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
-from .context import NO_RESPONSE, RequestContext
+from .context import NO_RESPONSE, CloseInstead, RequestContext
 
 # records.py exception -> the error Kafka answers with
 _RECORD_ERRORS = [
@@ -35,6 +35,10 @@ def handle(ctx: RequestContext, request: Message):
         topic.update({"name": topic_data.name} if v < 13 else {"topic_id": topic_data.topic_id})
         responses.append(topic)
     if request.acks == 0:
+        failed = [(t["name"] if v < 13 else t["topic_id"], r["index"], r["error_code"])
+                  for t in responses for r in t["partition_responses"] if r["error_code"]]
+        if failed:
+            return CloseInstead(f"acks=0 produce failed: {failed[:3]}")
         return NO_RESPONSE
     return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 

@@ -14,7 +14,7 @@ import anyio
 from anyio.abc import SocketStream
 
 from ..apis import HANDLERS, NO_RESPONSE, SUPPORTED, RequestContext, Wait
-from ..apis.context import Parked
+from ..apis.context import CloseInstead, Parked
 from ..apis.api_versions import unsupported_version_response
 from .fault_actions import CloseConnection, apply_faults
 from ..protocol import headers
@@ -124,6 +124,8 @@ class Connection:
             result = await apply_faults(self, api_key, api_version, correlation_id, header, body)
         else:
             result = await self.handle(api_key, api_version, correlation_id, header, body)
+        if isinstance(result, CloseInstead):
+            raise CloseConnection(result.reason)
         if result is NO_RESPONSE or result is None:
             return None
         return headers.encode_response(api_key, api_version, correlation_id, result)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..apis import NO_RESPONSE
+from ..apis.context import CloseInstead
 from ..faults import FaultRule, RequestView, view_of
 from ..faults.responses import error_response, merge, replace_errors, set_throttle, split
 from ..protocol.error_codes import ErrorCode
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .connection import Connection
 
 TERMINAL = ("error", "drop", "blackhole")
+PRODUCE = 0
 API_NAMES = api_keys()
 
 
@@ -64,7 +66,7 @@ async def apply_faults(conn: Connection, api_key: int, api_version: int, correla
         result = await _error_instead(conn, terminal, api_key, api_version, correlation_id, header, body, topic_names)
     else:
         result = await conn.handle(api_key, api_version, correlation_id, header, body)
-    if result is NO_RESPONSE:
+    if result is NO_RESPONSE or isinstance(result, CloseInstead):
         return result
     for rule in fired:
         if rule.action == "replace_error":
@@ -85,17 +87,22 @@ async def _error_instead(conn: Connection, rule: FaultRule, api_key: int, api_ve
                          header: Message, body: Message, topic_names: Any) -> Any:
     """The rule's error for what it hits; a rule on some topic-partitions lets the rest be handled."""
     assert rule.error is not None
+    # acks=0: no answer is owed, so on an error Kafka appends the rest and closes the connection
+    unanswered = api_key == PRODUCE and body.acks == 0
+    close = CloseInstead(f"fault rule {rule.id}: acks=0 produce failed with {_error_name(rule.error)}")
     if not rule.filters_items:
         failed = error_response(api_key, body, rule.error)
         conn.note_errors(api_key, header.client_id, failed, fault=rule.id)
-        return failed
+        return close if unanswered else failed
     hit, rest = split(body, rule.hits_leaf, topic_names)
     failed = error_response(api_key, hit, rule.error, top_level=False)
     conn.note_errors(api_key, header.client_id, failed, fault=rule.id)
     if not view_of(api_key, rest, topic_names).leaves:
-        return failed
+        return close if unanswered else failed
     result = await conn.handle(api_key, api_version, correlation_id, header, rest)
-    return result if result is NO_RESPONSE else merge(result, failed)
+    if unanswered:
+        return close
+    return result if result is NO_RESPONSE or isinstance(result, CloseInstead) else merge(result, failed)
 
 
 async def _black_hole(rule: FaultRule) -> None:

@@ -223,3 +223,25 @@ def test_a_parked_fetch_ends_at_once_when_its_leader_moves(cluster):
         answer = client.receive(FETCH, 12)
         assert time.monotonic() - start < 1.0  # not after max_wait_ms
     assert answer.responses[0].partitions[0].error_code == E.NOT_LEADER_OR_FOLLOWER
+
+
+def test_acks0_produce_errors_close_the_connection_as_kafka_does(cluster):
+    """No answer is owed for acks=0, so Kafka appends what it can and closes the connection
+    on an error; a fault's error does the same."""
+    cluster.move_leader("t", 1, cluster.leader("t", 0))
+    cluster.faults.add(api="Produce", topic="t", partition=1, error="NOT_LEADER_OR_FOLLOWER", times=1)
+    with leader_client(cluster) as client:
+        client.send(PRODUCE, 9, {**produce_body(), "acks": 0})
+        with pytest.raises(ConnectionError):
+            client.receive(PRODUCE, 9)
+    assert cluster.offsets("t", 0)[1] == 1 and cluster.offsets("t", 1)[1] == 0  # the rest was appended
+    other = next(b for b in range(3) if b != cluster.leader("t", 0))
+    with RawClient(cluster.servers[other].port) as client:  # not the leader: a real error, same outcome
+        client.send(PRODUCE, 9, {**produce_body(partitions=(0,)), "acks": 0})
+        with pytest.raises(ConnectionError):
+            client.receive(PRODUCE, 9)
+    with leader_client(cluster) as client:  # and a clean acks=0 produce gets no answer, connection kept
+        client.send(PRODUCE, 9, {**produce_body(partitions=(0,)), "acks": 0})
+        assert len(client.request(METADATA, 12, {"topics": None}).brokers) == 3
+    reasons = [e.details["reason"] for e in cluster.events if e.kind == "connection_closed"]
+    assert len(reasons) == 2 and "fault rule" in reasons[0] and "acks=0 produce failed" in reasons[1]
