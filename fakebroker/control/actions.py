@@ -29,15 +29,12 @@ class ClusterActions:
     state: ClusterState
     runtime: Runtime
     servers: list[BrokerServer]
+    # provided by FakeCluster
     _call: Callable[..., Any]
     _portal: Any
     _task_group: Any
-
-    def _on_loop_thread(self) -> bool:  # pragma: no cover - provided by FakeCluster
-        raise NotImplementedError
-
-    def _reload_offsets_partition(self, partition: int) -> None:  # pragma: no cover - provided by FakeCluster
-        raise NotImplementedError
+    _on_loop_thread: Callable[[], bool]
+    _reload_offsets_partition: Callable[[int], None]
 
     # -- brokers -----------------------------------------------------------------------------
     def stop_broker(self, broker: int) -> None:

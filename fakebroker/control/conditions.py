@@ -7,6 +7,8 @@ here are the common ones. They run on the cluster's loop after every event.
 
 from __future__ import annotations
 
+import abc
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -14,11 +16,12 @@ if TYPE_CHECKING:
     from ..cluster import FakeCluster
 
 
-class Condition:
+class Condition(abc.ABC):
     last_seen: Any = None
 
-    def __call__(self, cluster: FakeCluster) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def __call__(self, cluster: FakeCluster) -> Any:
+        """Truthy (the value ``wait_for`` returns) once the condition holds."""
 
     def describe(self) -> str:
         return repr(self)
