@@ -63,6 +63,8 @@ class ClockControl:
     async def advance_async(self, seconds: float, *, step: float | None = None, settle: float = 0.0) -> int:
         """``advance`` for async tests: the pauses let the loop (and the clients) run."""
         self._require_virtual()
+        if seconds < 0:
+            raise ValueError("time only moves forward")
         for chunk in _chunks(seconds, step or seconds):
             self._jump(chunk)
             await anyio.sleep(settle)
