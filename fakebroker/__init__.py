@@ -3,13 +3,18 @@
 >>> from fakebroker import FakeCluster
 >>> FakeCluster(brokers=3).servers[2].node_id
 2
+
+Layers, from the top (each imports only those below it): the faces ``cli``, ``http``,
+``timeline`` and ``pytest_plugin``; the facade ``cluster``; the trio edge ``server``; the
+handlers ``apis`` and the fault rules ``faults``; the pure ``core``; the wire ``protocol``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__
+
 __all__ = ["FakeCluster", "__version__"]
 
 

@@ -18,6 +18,7 @@ from click.core import ParameterSource
 from . import serve_config
 from .cluster import FakeCluster
 from .console import EventPrinter
+from .http import ControlEndpoint
 
 
 def _parse_topic(text: str) -> tuple[str, int]:
@@ -83,11 +84,11 @@ def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, 
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
     options = {"brokers": brokers, "host": host, "port": port, "topics": topic_map, "config": config,
-               "control_port": control_port, "control_token": control_token,
                "virtual_time": virtual_time or file.virtual_time, "coordinator_load_time_ms": file.coordinator_load_time_ms}
     printer = EventPrinter(json_lines=json_logs, color=color)
+    control = None if control_port is None else {"port": control_port, "token": control_token}
     try:
-        anyio.run(_serve, options, file.faults, printer, backend="trio")
+        anyio.run(_serve, options, control, file.faults, printer, backend="trio")
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         if exc.errno == errno.EADDRINUSE:
@@ -95,13 +96,15 @@ def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, 
         sys.exit(2)
 
 
-async def _serve(options: dict[str, Any], faults: list[dict[str, Any]], printer: EventPrinter) -> None:
+async def _serve(options: dict[str, Any], control: dict[str, Any] | None, faults: list[dict[str, Any]],
+                 printer: EventPrinter) -> None:
     cluster = FakeCluster(**options)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
-            if cluster.control_url is not None:
-                printer.plain(f"control: {cluster.control_url} token={cluster.control_token}")
+            if control is not None:  # the control endpoint runs beside the cluster, in its task group
+                endpoint = await ControlEndpoint(cluster, control["port"], control["token"]).__aenter__()
+                printer.plain(f"control: {endpoint.url} token={endpoint.token}")
             for rule in faults:
                 cluster.faults.add(**rule)
             for event in cluster.events:

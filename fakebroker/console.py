@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from .server.runtime import Event
+from .core.events import Event
 
 QUIET_EVENTS = {"broker_started"}
 STYLES = {  # by what an event is about

@@ -40,7 +40,9 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from . import timeline
 from .cluster import FakeCluster
+from .http import ControlEndpoint
 
 SCENARIO_FAILED = 3
 TIMED_OUT = 124
@@ -166,42 +168,31 @@ class RunResult:
         return f"command exited with status {self.command_status}; scenario {scenario}"
 
 
-def command_env(cluster: FakeCluster) -> dict[str, str]:
+def command_env(cluster: FakeCluster, control: ControlEndpoint | None = None) -> dict[str, str]:
     """The variables the command gets: the bootstrap address under the usual names, and the
-    control endpoint's address and token when the cluster serves one."""
+    control endpoint's address and token when one runs."""
     env = {name: cluster.bootstrap_servers for name in ("FAKEBROKER_BOOTSTRAP", "KAFKA_BOOTSTRAP_SERVERS", "BOOTSTRAP_SERVERS")}
-    control_url = getattr(cluster, "control_url", None)
-    if control_url:
-        env["FAKEBROKER_CONTROL_URL"] = str(control_url)
-        token = getattr(cluster, "control_token", None)
-        if token:
-            env["FAKEBROKER_CONTROL_TOKEN"] = str(token)
+    if control is not None and control.url:
+        env["FAKEBROKER_CONTROL_URL"] = control.url
+        if control.token:
+            env["FAKEBROKER_CONTROL_TOKEN"] = control.token
     return env
 
 
 def render_timeline(cluster: FakeCluster) -> str:
-    """The cluster's own text timeline when it has one, else one line per event."""
-    timeline = getattr(cluster, "timeline", None)
-    if callable(timeline):
-        return str(timeline())
-    return "\n".join(e.describe() for e in cluster.events)
+    """The cluster's text timeline."""
+    return timeline.timeline(cluster)
 
 
 def check_timeline_path(path: str | os.PathLike[str]) -> None:
     """Refuse a picture format before the run rather than after it, when it cannot be drawn."""
-    if Path(path).suffix.lower() in (".svg", ".png") and not callable(getattr(FakeCluster, "write_timeline", None)):
-        raise ScenarioError(f"{path}: this fakebroker cannot draw timelines; use a .txt file")
+    if Path(path).suffix.lower() in (".svg", ".png") and importlib.util.find_spec("matplotlib") is None:
+        raise ScenarioError(f"{path}: {timeline.CHARTS_MISSING}; or use a .txt file")
 
 
 def write_timeline(cluster: FakeCluster, path: str | os.PathLike[str]) -> Path:
-    """Write the timeline to ``path``; ``.svg``/``.png`` need the cluster's ``write_timeline``."""
-    path = Path(path)
-    writer = getattr(cluster, "write_timeline", None)
-    if callable(writer):
-        writer(path)
-    else:
-        path.write_text(render_timeline(cluster) + "\n")
-    return path
+    """Write the timeline to ``path``: text, or a picture for ``.svg``/``.png``."""
+    return timeline.write_timeline(cluster, path)
 
 
 def _exit_status(returncode: int) -> int:
@@ -255,6 +246,8 @@ async def play(scenario: Scenario | ScenarioFn | str | os.PathLike[str], command
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario) if isinstance(scenario, (str, os.PathLike)) else Scenario.from_function(scenario)
     options = {**scenario.cluster_options, **(cluster_options or {})}
+    control_options = {k.removeprefix("control_"): options.pop(k) for k in ("control_port", "control_token")
+                       if k in options}
     timeout = scenario.timeout if timeout is None else timeout
     pass_proc = _takes_proc(scenario.fn)
     if timeline_file is not None:
@@ -265,7 +258,10 @@ async def play(scenario: Scenario | ScenarioFn | str | os.PathLike[str], command
         raise ScenarioError(f"{scenario.name}: bad cluster options {options!r}: {exc}") from None
 
     async with cluster:
-        added = command_env(cluster)
+        control = None
+        if control_options.get("port") is not None:
+            control = await ControlEndpoint(cluster, control_options["port"], control_options.get("token")).__aenter__()
+        added = command_env(cluster, control)
         full_env = {**(os.environ if env is None else env), **added}
         try:
             process = await anyio.open_process(command, stdin=None, stdout=None, stderr=None, env=full_env, cwd=cwd)

@@ -28,7 +28,8 @@ from typing import Any
 from confluent_kafka import Consumer
 
 from fakebroker import FakeCluster
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
+from fakebroker.timeline import timeline, write_timeline
 
 TOPIC = "orders"
 PARTITIONS = 6
@@ -164,8 +165,8 @@ def main(argv: list[str]) -> int:
     out = Path(argv[1]) if len(argv) > 1 else DOCS_PICTURE
     with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}).run_in_thread() as cluster:
         with rebalance_with_failure(cluster, settle=2.5) as outcome:
-            cluster.write_timeline(out, group=GROUP, title=TITLE)
-            print(cluster.timeline(GROUP))
+            write_timeline(cluster, out, group=GROUP, title=TITLE)
+            print(timeline(cluster, GROUP))
     print(f"wrote {out} ({out.stat().st_size} bytes); assignments {outcome.before} -> {outcome.after}")
     return 0
 

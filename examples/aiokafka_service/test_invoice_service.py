@@ -13,7 +13,7 @@ import anyio
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 from invoice_service import CUSTOMERS, InvoiceService, enrich
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]

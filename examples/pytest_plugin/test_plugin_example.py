@@ -1,7 +1,7 @@
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 from fakebroker.testing import assert_assignment, eventually, lag, values
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from confluent_kafka import Producer
 
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 from fakebroker.testing import partitions_covered_once
 from order_service import OrderService
 

@@ -6,7 +6,7 @@ The application under test consumes ``orders`` in a consumer group; whatever gro
 the scenario finds it, waits for it to settle, and then makes its day worse.
 """
 
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 
 CLUSTER = {"brokers": 3, "topics": {"orders": 6}}  # FakeCluster keyword arguments
 TIMEOUT = 90  # seconds for the whole run; the command is stopped after that

@@ -5,14 +5,14 @@ from __future__ import annotations
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import REGISTRY, api
 
 API_KEY = 18
 
 
 def advertised() -> list[dict[str, int]]:
-    from . import SUPPORTED  # the registry imports this module
-
-    return [{"api_key": key, "min_version": low, "max_version": high} for key, (low, high) in sorted(SUPPORTED.items())]
+    return [{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
+            for a in sorted(REGISTRY.values(), key=lambda a: a.key)]
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -23,7 +23,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 def unsupported_version_response() -> dict:
     """KIP-511: a version above ours is answered at v0 with UNSUPPORTED_VERSION and our range
     of ApiVersions alone, so the client can retry with a version we know."""
-    from . import SUPPORTED
+    own = REGISTRY[API_KEY]
+    return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
+            "api_keys": [{"api_key": API_KEY, "min_version": own.min_version, "max_version": own.max_version}]}
 
-    low, high = SUPPORTED[API_KEY]
-    return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": [{"api_key": API_KEY, "min_version": low, "max_version": high}]}
+
+API = api(18, (0, 4), handle)

@@ -6,6 +6,7 @@ from ..core.configs import BROKER_DEFAULTS, TOPIC_DEFAULTS, ConfigEntry, validat
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import api
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -110,9 +111,7 @@ def _apply(ctx: RequestContext, r: Message, change, named: dict[str, str | None]
             return _result(r, ErrorCode.INVALID_CONFIG, reason)
     new = change(store)
     if not validate_only:
-        store.clear()
-        store.update(new)
-        ctx.note("configs_altered", resource=r.resource_name or "(cluster)", configs=dict(new))
+        ctx.cluster.replace_configs(store, new, r.resource_name)
     return _result(r, ErrorCode.NONE, None)
 
 
@@ -129,3 +128,10 @@ def _default(resource_type: int, name: str) -> str:
     if resource_type == TOPIC:
         return TOPIC_DEFAULTS.get(name, (None, ""))[1]
     return BROKER_DEFAULTS.get(name, ("", ""))[0]
+
+
+APIS = (
+    api(32, (0, 4), describe),
+    api(33, (0, 2), alter),
+    api(44, (0, 1), incremental_alter),
+)

@@ -2,18 +2,28 @@
 
 A handler is ``handle(ctx, request) -> response`` where ``request`` is the typed request
 body and the response a typed body (a dict works too). A handler that has to wait (Fetch
-until ``min_bytes`` arrive) returns a :class:`Wait`; acks=0 Produce returns
-:data:`NO_RESPONSE` (or :class:`CloseInstead` when it failed). Handlers never touch sockets or trio: the server does the waiting.
+until ``min_bytes`` arrive) returns a :class:`Wait`; one whose answer the core decides later
+(a JoinGroup waiting for the group) a :class:`Parked`; acks=0 Produce returns
+:data:`NO_RESPONSE` (or :class:`CloseInstead` when it failed). Handlers never touch sockets
+or trio: the server does the waiting. A handler reports what its request changed beyond
+its own answer in ``ctx.effects`` (new records wake parked fetches).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
 
 from ..core.cluster_state import ClusterState
-from ..core.groups.timers import Pending
+from ..core.timers import Pending
 from ..protocol.messages import Message, response_type
+
+
+@dataclass
+class Effects:
+    """What a request changed that others may wait on."""
+
+    data_changed: bool = False  # records appended or deleted, topics or partitions gone or added
 
 
 @dataclass
@@ -25,15 +35,15 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     now_ms: int
-    events: list[tuple[str, dict[str, Any]]]  # notable things a handler did, for logs and tests
     client_host: str = "127.0.0.1"
+    effects: Effects = field(default_factory=Effects)
 
     def response(self, **fields: Any) -> Message:
         """A response body of this request's API with the given fields, defaults elsewhere."""
         return response_type(self.api_key).new(**fields)
 
-    def note(self, kind: str, **details: Any) -> None:
-        self.events.append((kind, details))
+    def data_changed(self) -> None:
+        self.effects.data_changed = True
 
 
 @dataclass
@@ -73,4 +83,6 @@ class CloseInstead:
     def __repr__(self) -> str:
         return f"CloseInstead({self.reason!r})"
 
-Handler = Callable[[RequestContext, Message], "Message | Wait | _NoResponse | CloseInstead"]
+
+Result = Union[Message, dict, Wait, Parked, _NoResponse, CloseInstead]
+Handler = Callable[[RequestContext, Message], Result]

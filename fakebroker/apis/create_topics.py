@@ -7,6 +7,7 @@ from ..core.configs import validate
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -37,11 +38,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
             continue
-        if not request.validate_only:
-            ctx.note("topic_created", topic=t.name, partitions=len(topic.partitions))
         result.update(topic_id=topic.topic_id, num_partitions=len(topic.partitions),
                       replication_factor=len(topic.partitions[0].replicas),
                       configs=[{"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
                                 "is_sensitive": e.is_sensitive} for e in topic.config.describe()])
         results.append(result)
     return ctx.response(topics=results, throttle_time_ms=0)
+
+
+API = api(19, (0, 7), handle)

@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import led_partition
 from .context import RequestContext
+from .registry import api
 
 HIGH_WATERMARK = -1
 
@@ -25,9 +26,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 if offset < 0 or offset > log.high_watermark:
                     out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
                 else:
-                    log.delete_records_before(offset)
+                    ctx.cluster.delete_records(partition, offset)
+                    ctx.data_changed()
                     out["low_watermark"] = log.log_start_offset
-                    ctx.note("records_deleted", topic=t.name, partition=p.partition_index, before=offset)
             parts.append(out)
         topics.append({"name": t.name, "partitions": parts})
     return ctx.response(topics=topics, throttle_time_ms=0)
+
+
+API = api(21, (0, 2), handle)

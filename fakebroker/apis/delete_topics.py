@@ -7,6 +7,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -31,8 +32,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         try:
             topic = ctx.cluster.delete_topic(name)
             out["topic_id"] = topic.topic_id
-            ctx.note("topic_deleted", topic=name)
+            ctx.data_changed()
         except TopicError as exc:
             out.update(error_code=exc.code, error_message=exc.message)
         results.append(out)
     return ctx.response(responses=results, throttle_time_ms=0)
+
+
+API = api(20, (0, 6), handle)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import api
 
 BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT = 1, 2
 
@@ -18,3 +19,6 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                for b in cluster.alive_brokers()]
     return ctx.response(error_code=ErrorCode.NONE, endpoint_type=request.endpoint_type if ctx.api_version >= 1 else 1,
                         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, brokers=brokers)
+
+
+API = api(60, (0, 2), handle)

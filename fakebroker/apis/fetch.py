@@ -11,6 +11,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import RequestContext, Wait
+from .registry import api
 
 READ_COMMITTED = 1
 
@@ -78,3 +79,6 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
     response = ctx.response(error_code=ErrorCode.NONE, session_id=0, responses=topics, throttle_time_ms=0,
                             node_endpoints=node_endpoints(ctx.cluster, leaders))
     return response, total, any_error
+
+
+API = api(1, (4, 18), handle)

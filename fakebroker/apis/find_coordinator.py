@@ -11,6 +11,7 @@ from ..core.groups.placement import partition_for
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import api
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 
@@ -45,3 +46,6 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
                 "error_message": "The coordinator is not available."}
     return {"key": key, "node_id": broker.node_id, "host": broker.host, "port": broker.port,
             "error_code": ErrorCode.NONE, "error_message": None}
+
+
+API = api(10, (0, 6), handle)

@@ -7,6 +7,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error
 from .context import RequestContext
+from .registry import api
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 READ, DELETE, DESCRIBE = 3, 6, 8  # Kafka's AclOperation codes
@@ -78,3 +79,11 @@ def offset_delete(ctx: RequestContext, request: Message) -> Message:
     topics = [{"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": per[(t.name, p.partition_index)]}
                                               for p in t.partitions]} for t in request.topics]
     return ctx.response(error_code=ErrorCode.NONE, topics=topics, throttle_time_ms=0)
+
+
+APIS = (
+    api(15, (0, 6), describe),
+    api(16, (0, 5), list_groups),
+    api(42, (0, 2), delete_groups),
+    api(47, (0, 0), offset_delete),
+)

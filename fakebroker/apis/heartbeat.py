@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -18,3 +19,6 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     error = ctx.cluster.groups.heartbeat(ctx.now_ms, group_id=request.group_id, member_id=request.member_id,
                                          group_instance_id=request.group_instance_id, generation_id=request.generation_id)
     return ctx.response(error_code=error, throttle_time_ms=0)
+
+
+API = api(12, (0, 4), handle)

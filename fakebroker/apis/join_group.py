@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from ..core.groups.timers import Pending
+from ..core.groups.results import JoinResult, join_error
+from ..core.timers import Pending
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error
 from .context import Parked, RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
@@ -18,7 +20,7 @@ def handle(ctx: RequestContext, request: Message):
         if low <= request.session_timeout_ms <= high:
             error = coordinator_error(ctx, request.group_id)
             if error:
-                return respond(ctx, {"error": error, "member_id": ""})
+                return respond(ctx, join_error(error))
     result = coordinator.join(
         ctx.now_ms, group_id=request.group_id, member_id=request.member_id, group_instance_id=request.group_instance_id,
         client_id=ctx.client_id, client_host=f"/{ctx.client_host}", session_timeout_ms=request.session_timeout_ms,
@@ -29,13 +31,19 @@ def handle(ctx: RequestContext, request: Message):
     return respond(ctx, result)
 
 
-def respond(ctx: RequestContext, result: dict) -> Message:
-    error = result["error"]
+def respond(ctx: RequestContext, result: JoinResult) -> Message:
     v = ctx.api_version
-    if error:
+    if result.error:
         # v7+ errors carry null protocol fields, v0-6 an empty protocol name.
-        return ctx.response(error_code=error, generation_id=-1, protocol_type=None, protocol_name=None if v >= 7 else "",
-                            leader="", member_id=result.get("member_id", ""), members=[], throttle_time_ms=0)
-    return ctx.response(error_code=ErrorCode.NONE, generation_id=result["generation_id"], protocol_type=result["protocol_type"],
-                        protocol_name=result["protocol_name"], leader=result["leader"], member_id=result["member_id"],
-                        members=result["members"], skip_assignment=result["skip_assignment"], throttle_time_ms=0)
+        return ctx.response(error_code=result.error, generation_id=-1, protocol_type=None,
+                            protocol_name=None if v >= 7 else "", leader="", member_id=result.member_id, members=[],
+                            throttle_time_ms=0)
+    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata}
+               for m in result.members]
+    return ctx.response(error_code=ErrorCode.NONE, generation_id=result.generation_id,
+                        protocol_type=result.protocol_type, protocol_name=result.protocol_name, leader=result.leader,
+                        member_id=result.member_id, members=members, skip_assignment=result.skip_assignment,
+                        throttle_time_ms=0)
+
+
+API = api(11, (0, 9), handle)

@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -15,9 +16,13 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         error = coordinator_error(ctx, request.group_id)
         if error:
             return ctx.response(error_code=error, members=[], throttle_time_ms=0)
-    top, errors = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
+    result = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
+    top, errors = result.error, result.members
     if v < 3:
         # v0-2 fold the member's error into the one error field.
         return ctx.response(error_code=top or next((e for e in errors if e), ErrorCode.NONE), throttle_time_ms=0)
     entries = [{"member_id": mid, "group_instance_id": iid, "error_code": err} for (mid, iid), err in zip(members, errors)]
     return ctx.response(error_code=top, members=entries if not top else [], throttle_time_ms=0)
+
+
+API = api(13, (0, 5), handle)

@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import led_partition
 from .context import RequestContext
+from .registry import api
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 READ_COMMITTED = 1
@@ -53,3 +54,6 @@ def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
         out["old_style_offsets"] = [offset] if offset >= 0 else []
     out.update(offset=offset, timestamp=found_ts, leader_epoch=partition.leader_epoch if offset >= 0 else -1)
     return out
+
+
+API = api(2, (0, 11), handle)

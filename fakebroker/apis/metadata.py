@@ -6,6 +6,7 @@ from ..core.cluster_state import Topic, TopicError, topic_name_error
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .registry import api
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
@@ -42,10 +43,9 @@ def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
     if not auto_create:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
     try:
-        topic = cluster.create_topic(name)
+        topic = cluster.create_topic(name, auto=True)
     except TopicError as exc:
         return {"error_code": exc.code, "name": name}
-    ctx.note("topic_created", topic=name, partitions=len(topic.partitions), auto=True)
     # Kafka answers the request that auto-created a topic with LEADER_NOT_AVAILABLE while
     # leaders are elected; ours exist at once, so the topic is described right away.
     return _describe(ctx, topic)
@@ -63,3 +63,6 @@ def _describe(ctx: RequestContext, topic: Topic) -> dict:
         })
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.internal,
             "partitions": partitions, "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
+API = api(3, (0, 13), handle)

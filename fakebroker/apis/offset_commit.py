@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error, topic_name_by_id
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -41,3 +42,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         entry = by_topic.setdefault(id(t), {"name": t.name, "topic_id": t.topic_id, "partitions": []})
         entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})
     return ctx.response(topics=list(by_topic.values()), throttle_time_ms=0)
+
+
+# v10 names topics by id
+API = api(8, (0, 10), handle)

@@ -6,6 +6,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error, topic_name_by_id
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -62,3 +63,6 @@ def _partition(index: int, committed, error: ErrorCode) -> dict:
                 "error_code": error}
     return {"partition_index": index, "committed_offset": committed.offset, "committed_leader_epoch": committed.leader_epoch,
             "metadata": committed.metadata, "error_code": error}
+
+
+API = api(9, (0, 10), handle)

@@ -7,6 +7,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import led_partition
 from .context import RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -27,3 +28,6 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             parts.append(out)
         topics.append({"topic": t.topic, "partitions": parts})
     return ctx.response(topics=topics, throttle_time_ms=0)
+
+
+API = api(23, (0, 4), handle)

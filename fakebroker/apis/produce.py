@@ -1,23 +1,13 @@
-"""Produce (key 0): validate each partition's batch, check producer sequences, append."""
+"""Produce (key 0): leadership and request checks here; validation, sequences and the append
+are the core's (``ClusterState.append``)."""
 
 from __future__ import annotations
 
-from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import NO_RESPONSE, CloseInstead, RequestContext
-
-# records.py exception -> the error Kafka answers with
-_RECORD_ERRORS = [
-    (rec.UnsupportedCompressionTypeError, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
-    (rec.RecordTooLargeError, ErrorCode.MESSAGE_TOO_LARGE),
-    (rec.InvalidTimestampError, ErrorCode.INVALID_TIMESTAMP),
-    (rec.InvalidRecordError, ErrorCode.INVALID_RECORD),
-    (rec.CorruptRecordsError, ErrorCode.CORRUPT_MESSAGE),
-    (rec.RecordsError, ErrorCode.CORRUPT_MESSAGE),
-]
-
+from .registry import api
 
 def handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
@@ -58,41 +48,16 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         return answer(ErrorCode.UNSUPPORTED_VERSION)
     if request.acks not in (-1, 0, 1):
         return answer(ErrorCode.INVALID_REQUIRED_ACKS)
-    config = ctx.cluster.topics[topic].config
-    log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
-    try:
-        rec.validate_produce_records(
-            data or b"", produce_version=ctx.api_version, compacted="compact" in config.get("cleanup.policy"),
-            max_message_size=config.get_int("max.message.bytes"), topic_partition=f"{topic}-{index}",
-        )
-    except rec.RecordsError as exc:
-        code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
-        record_errors = [{"batch_index": i, "batch_index_error_message": m} for i, m in getattr(exc, "record_errors", None) or []]
-        if not record_errors and exc.record_index is not None:
-            record_errors = [{"batch_index": exc.record_index, "batch_index_error_message": str(exc)}]
-        ctx.note("produce_rejected", topic=topic, partition=index, error=code.name, reason=str(exc))
-        return answer(code, str(exc), record_errors=record_errors)
-    headers = [h for h in rec.iter_batch_headers(data or b"") if not h.truncated]
-    log = partition.log
-    base_offset = append_time = -1
-    for header in headers:
-        batch = data[header.position:header.end]
-        if header.has_producer_id:
-            if request.transactional_id is None and header.is_transactional:
-                return answer(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
-            check = partition.producers.check(header.producer_id, header.producer_epoch, header.base_sequence,
-                                              header.last_offset_delta, state_may_be_lost=log.log_start_offset > 0)
-            if check.duplicate_of is not None:
-                return answer(ErrorCode.NONE, base_offset=check.duplicate_of.base_offset,
-                              log_append_time_ms=check.duplicate_of.log_append_time, log_start_offset=log.log_start_offset)
-            if check.error:
-                return answer(check.error)
-        offset, append_time = log.append(batch, header, leader_epoch=partition.leader_epoch, now_ms=ctx.now_ms,
-                                         log_append_time=log_append_time)
-        if header.has_producer_id:
-            partition.producers.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                                       header.last_offset_delta, offset, append_time)
-        if base_offset < 0:
-            base_offset = offset
-    return answer(ErrorCode.NONE, base_offset=base_offset, log_append_time_ms=append_time,
-                  log_start_offset=log.log_start_offset)
+    result = ctx.cluster.append(partition, data, produce_version=ctx.api_version,
+                                transactional_id=request.transactional_id, now_ms=ctx.now_ms)
+    if result.appended:
+        ctx.data_changed()
+    if result.error:
+        return answer(result.error, result.message,
+                      record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors])
+    return answer(ErrorCode.NONE, base_offset=result.base_offset, log_append_time_ms=result.log_append_time_ms,
+                  log_start_offset=result.log_start_offset)
+
+
+# advertised from v0 as 4.x does for old librdkafka; v0-2 are refused per partition
+API = api(0, (0, 13), handle)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from ..core.groups.timers import Pending
+from ..core.groups.results import SyncResult, sync_error
+from ..core.timers import Pending
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import coordinator_error
 from .context import Parked, RequestContext
+from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
@@ -14,7 +16,7 @@ def handle(ctx: RequestContext, request: Message):
     if not (v >= 5 and (request.protocol_type is None or request.protocol_name is None)) and request.group_id:
         error = coordinator_error(ctx, request.group_id)
         if error:
-            return respond(ctx, {"error": error})
+            return respond(ctx, sync_error(error))
     result = ctx.cluster.groups.sync(
         ctx.now_ms, group_id=request.group_id, member_id=request.member_id, group_instance_id=request.group_instance_id,
         generation_id=request.generation_id, protocol_type=request.protocol_type if v >= 5 else None,
@@ -25,8 +27,12 @@ def handle(ctx: RequestContext, request: Message):
     return respond(ctx, result)
 
 
-def respond(ctx: RequestContext, result: dict) -> Message:
-    if result["error"]:
-        return ctx.response(error_code=result["error"], protocol_type=None, protocol_name=None, assignment=b"", throttle_time_ms=0)
-    return ctx.response(error_code=ErrorCode.NONE, protocol_type=result["protocol_type"], protocol_name=result["protocol_name"],
-                        assignment=result["assignment"], throttle_time_ms=0)
+def respond(ctx: RequestContext, result: SyncResult) -> Message:
+    if result.error:
+        return ctx.response(error_code=result.error, protocol_type=None, protocol_name=None, assignment=b"",
+                            throttle_time_ms=0)
+    return ctx.response(error_code=ErrorCode.NONE, protocol_type=result.protocol_type,
+                        protocol_name=result.protocol_name, assignment=result.assignment, throttle_time_ms=0)
+
+
+API = api(14, (0, 5), handle)

@@ -1,68 +1,33 @@
-"""The cluster's metadata: brokers, topics, partitions and their leaders. Pure state, no I/O."""
+"""The cluster: brokers, topics, partitions and their leaders, the group coordinator and its
+offsets, one event log and one set of timers. Pure state, no I/O, no clock: every method that
+depends on time takes ``now_ms``, and :meth:`ClusterState.tick` fires the timers that are due.
+
+Every change of the cluster is a method here (or of the coordinator it owns) that records an
+event; handlers and the facade call these methods and never edit the state behind them.
+"""
 
 from __future__ import annotations
 
-import re
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from ..protocol.error_codes import ErrorCode
+from . import events as ev
+from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig
+from .events import EventLog
 from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, partition_for
-from .log import PartitionLog
-from .producers import PartitionProducers, ProducerIds
+from .producers import ProducerIds
+from .timers import Timers
+from .topics import BrokerInfo, Partition, Topic, topic_name_error
 
-MAX_TOPIC_NAME = 249
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+__all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
 
-
-def topic_name_error(name: str) -> str | None:
-    """Kafka's ``Topic.validate``: why a topic name is illegal, or None."""
-    if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
-    if len(name) > MAX_TOPIC_NAME:
-        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
-    if not _LEGAL_TOPIC.match(name):
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
-
-
-@dataclass
-class BrokerInfo:
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
-    alive: bool = True
-
-
-@dataclass
-class Partition:
-    topic: str
-    index: int
-    replicas: list[int]
-    leader: int
-    leader_epoch: int = 0
-    log: PartitionLog = field(default_factory=PartitionLog)
-    producers: PartitionProducers = field(default_factory=PartitionProducers)
-
-    @property
-    def isr(self) -> list[int]:
-        return list(self.replicas)
-
-
-@dataclass
-class Topic:
-    name: str
-    topic_id: uuid.UUID
-    partitions: list[Partition]
-    config: TopicConfig
-    internal: bool = False
-
+# Timer keys of the periodic checks (Kafka's log cleaner and offsets expiry schedules).
+RETENTION_CHECK = ("retention",)
+OFFSETS_EXPIRY_CHECK = ("offsets-expiry",)
 
 class TopicError(Exception):
     """A topic operation Kafka would refuse: carries the error code and message to answer with."""
@@ -74,9 +39,15 @@ class TopicError(Exception):
 
 
 class ClusterState:
-    """Brokers and topics of one fake cluster."""
+    """Brokers, topics, groups and offsets of one fake cluster.
 
-    def __init__(self, cluster_id: str, broker_config: BrokerConfig | None = None):
+    :param now_ms: reads the cluster's clock, for event stamps only (the server passes it).
+    :param wall: reads the real time, for event stamps only.
+    """
+
+    def __init__(self, cluster_id: str, broker_config: BrokerConfig | None = None, *,
+                 now_ms: Callable[[], int] = lambda: 0, wall: Callable[[], float] = lambda: 0.0,
+                 coordinator_load_time_ms: int = 0):
         self.cluster_id = cluster_id
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = 0
@@ -85,14 +56,87 @@ class ClusterState:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
-        self.groups = GroupCoordinator(self.config)
+        self.events = EventLog(now_ms, wall, self._coordinator_or_none, self._member_client)
+        self.timers = Timers()
+        self.groups = GroupCoordinator(self.config, self.timers, self.events)
         self.offsets = OffsetStore(self.groups)
         self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
+        self.coordinator_load_time_ms = coordinator_load_time_ms
+
+    def _coordinator_or_none(self, group_id: str) -> int:
+        return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1
+
+    def _member_client(self, group_id: str, member_id: str) -> str | None:
+        group = self.groups.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        return member.client_id if member is not None else None
+
+    # -- time ------------------------------------------------------------------------------
+    def next_deadline(self) -> int | None:
+        """When the earliest timer is due (ms on the cluster clock), or None."""
+        return self.timers.next_deadline()
+
+    def tick(self, now_ms: int) -> int:
+        """Fire every timer due at ``now_ms``, earliest first; returns how many fired."""
+        return self.timers.fire_due(now_ms)
+
+    def start_periodic_checks(self, now_ms: int) -> None:
+        """Schedule retention every ``log.retention.check.interval.ms`` and offset expiry every
+        ``offsets.retention.check.interval.ms``, as Kafka's schedulers run them."""
+        def every(key: tuple[str], setting: str, check: Callable[[int], int]) -> None:
+            def run(t: int) -> None:
+                check(t)
+                self.timers.schedule(key, t + self.config.get_int(setting), run)
+
+            self.timers.schedule(key, now_ms + self.config.get_int(setting), run)
+
+        every(RETENTION_CHECK, "log.retention.check.interval.ms", self.apply_retention)
+        every(OFFSETS_EXPIRY_CHECK, "offsets.retention.check.interval.ms", self.expire_offsets)
+
+    def run_periodic_checks(self, now_ms: int) -> None:
+        """Both periodic checks at once (after a virtual-time jump)."""
+        self.apply_retention(now_ms)
+        self.expire_offsets(now_ms)
+
+    def expire_offsets(self, now_ms: int) -> int:
+        dropped = self.offsets.expire(now_ms)
+        if dropped:
+            self.events.append(ev.OffsetsExpired(count=dropped))
+        return dropped
 
     # -- brokers ---------------------------------------------------------------------------
     def add_broker(self, node_id: int, host: str, port: int, rack: str | None = None) -> BrokerInfo:
         info = self.brokers[node_id] = BrokerInfo(node_id, host, port, rack)
         return info
+
+    def broker_started(self, node_id: int, host: str, port: int, now_ms: int) -> None:
+        """A broker listens (first start or restart): offline partitions it replicates get it as
+        leader; leadership moved away while it was down stays moved."""
+        known = self.brokers.get(node_id)
+        if known is not None and known.alive:
+            return
+        if known is None:
+            self.add_broker(node_id, host, port)
+            self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port))
+            return
+        known.alive, known.host, known.port = True, host, port
+        self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port, restarted=True))
+        for partition in self.all_partitions():
+            if partition.leader == -1 and node_id in partition.replicas:
+                self.move_leader(partition, node_id, now_ms, reason="replica back")
+
+    def broker_stopped(self, node_id: int, now_ms: int) -> bool:
+        """A broker died: the partitions it led move to the next live replica, as Kafka's
+        controller moves them, or go offline (leader -1). False if it was not running."""
+        info = self.brokers[node_id]
+        if not info.alive:
+            return False
+        info.alive = False
+        self.events.append(ev.BrokerStopped(broker=node_id))
+        for partition in self.all_partitions():
+            if partition.leader == node_id:
+                self.move_leader(partition, None, now_ms, reason=f"broker {node_id} stopped")
+        return True
 
     def alive_brokers(self) -> list[BrokerInfo]:
         return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]
@@ -100,7 +144,7 @@ class ClusterState:
     # -- topics ----------------------------------------------------------------------------
     def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                      configs: dict[str, str] | None = None, assignments: dict[int, list[int]] | None = None,
-                     *, validate_only: bool = False) -> Topic:
+                     *, validate_only: bool = False, auto: bool = False, internal: bool = False) -> Topic:
         """Create a topic as CreateTopics would, or raise TopicError with Kafka's error."""
         reason = topic_name_error(name)
         if reason:
@@ -134,10 +178,12 @@ class ClusterState:
                                  f"{replication_factor} cannot be reached because only {len(brokers)} broker(s) are registered.")
             layout = self._spread(num_partitions, replication_factor, brokers)
         config = TopicConfig(self.config, configs)
-        topic = Topic(name, uuid.uuid4(), [Partition(name, i, r, r[0]) for i, r in enumerate(layout)], config)
+        topic = Topic(name, uuid.uuid4(), [Partition(name, i, r, r[0]) for i, r in enumerate(layout)], config, internal)
         if not validate_only:
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
+        if not validate_only and not internal:
+            self.events.append(ev.TopicCreated(topic=name, partitions=len(topic.partitions), auto=auto or None))
         return topic
 
     def _spread(self, count: int, replication: int, brokers: list[int], first_partition: int = 0) -> list[list[int]]:
@@ -153,6 +199,7 @@ class ClusterState:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         self.topics_by_id.pop(topic.topic_id, None)
+        self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
     def create_partitions(self, name: str, count: int, assignments: list[list[int]] | None = None, *, validate_only: bool = False) -> None:
@@ -174,12 +221,16 @@ class ClusterState:
             layout = self._spread(count - current, replication, [b.node_id for b in self.alive_brokers()], current)
         if not validate_only:
             topic.partitions.extend(Partition(name, current + i, r, r[0]) for i, r in enumerate(layout))
+            self.events.append(ev.PartitionsCreated(topic=name, count=count))
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
         if t is None or not 0 <= index < len(t.partitions):
             return None
         return t.partitions[index]
+
+    def all_partitions(self) -> list[Partition]:
+        return [p for topic in list(self.topics.values()) for p in topic.partitions]
 
     def elect_leader(self, partition: Partition, leader: int | None = None) -> None:
         """Move leadership (to ``leader`` or the first live replica) and bump the leader epoch."""
@@ -191,6 +242,74 @@ class ClusterState:
             partition.leader = leader
             partition.leader_epoch += 1
 
+    def move_leader(self, partition: Partition, broker: int | None, now_ms: int, *, reason: str | None = None) -> None:
+        """Make ``broker`` (None: the first live replica) lead ``partition``, adding it to the
+        replicas if needed. A moved ``__consumer_offsets`` partition moves its groups' coordinator:
+        the old one unloads them, the new one reloads them from their persisted records."""
+        if broker is not None and broker not in partition.replicas:
+            partition.replicas.append(broker)
+        self.elect_leader(partition, broker)
+        self.events.append(ev.LeaderMoved(topic=partition.topic, partition=partition.index, leader=partition.leader,
+                                          epoch=partition.leader_epoch, reason=reason))
+        if partition.topic == OFFSETS_TOPIC:
+            self._coordinator_moved(partition, now_ms)
+
+    def elect_preferred_leaders(self, now_ms: int) -> int:
+        """Give every partition back to its preferred (first) replica where that broker is
+        alive, as Kafka's preferred leader election does; returns how many moved."""
+        alive = {b.node_id for b in self.alive_brokers()}
+        moved = 0
+        for partition in self.all_partitions():
+            preferred = partition.replicas[0]
+            if preferred in alive and partition.leader != preferred:
+                self.move_leader(partition, preferred, now_ms, reason="preferred")
+                moved += 1
+        return moved
+
+    def _coordinator_moved(self, partition: Partition, now_ms: int) -> None:
+        groups = self.groups_of_partition(partition.index)
+        self.groups.unload(groups, now_ms)
+        key = ("load", partition.index)
+        self.timers.cancel(key)
+        if partition.leader == -1:
+            self.loading_until_ms.pop(partition.index, None)
+            return
+        until = now_ms + self.coordinator_load_time_ms
+        self.loading_until_ms[partition.index] = until
+
+        def load(t: int) -> None:
+            self.groups.load(groups, t)
+            self.loading_until_ms.pop(partition.index, None)
+
+        if until <= now_ms:
+            load(now_ms)
+        else:
+            self.timers.schedule(key, until, load)
+
+    # -- records -----------------------------------------------------------------------------
+    def append(self, partition: Partition, data: bytes | None, *, produce_version: int, transactional_id: str | None,
+               now_ms: int) -> AppendResult:
+        """Validate and append produced batches to a partition this broker leads."""
+        return append_batches(self.events, partition, self.topics[partition.topic].config, data,
+                              produce_version=produce_version, transactional_id=transactional_id, now_ms=now_ms)
+
+    def delete_records(self, partition: Partition, before: int) -> None:
+        partition.log.delete_records_before(before)
+        self.events.append(ev.RecordsDeleted(topic=partition.topic, partition=partition.index, before=before))
+
+    def init_producer_id(self, transactional_id: str | None, producer_id: int = -1,
+                         producer_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+        error, pid, epoch = self.producer_ids.init(transactional_id, producer_id, producer_epoch)
+        if not error:
+            self.events.append(ev.ProducerId(producer_id=pid, epoch=epoch, transactional_id=transactional_id))
+        return error, pid, epoch
+
+    def replace_configs(self, store: dict[str, str], new: dict[str, str], resource: str) -> None:
+        """Set a topic's overrides or the brokers' dynamic settings to ``new``."""
+        store.clear()
+        store.update(new)
+        self.events.append(ev.ConfigsAltered(resource=resource or "(cluster)", configs=dict(new)))
+
     def apply_retention(self, now_ms: int) -> int:
         """Apply every deleting topic's retention.ms / retention.bytes; returns batches dropped."""
         dropped = 0
@@ -200,6 +319,8 @@ class ClusterState:
             ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
             for p in topic.partitions:
                 dropped += p.log.apply_retention(now_ms, ms, size)
+        if dropped:
+            self.events.append(ev.RetentionApplied(batches_dropped=dropped))
         return dropped
 
     # -- group coordinator placement ---------------------------------------------------------
@@ -210,8 +331,7 @@ class ClusterState:
         if topic is None:
             n = self.config.get_int("offsets.topic.num.partitions")
             rf = min(self.config.get_int("offsets.topic.replication.factor"), len(self.alive_brokers()))
-            topic = self.create_topic(OFFSETS_TOPIC, n, rf, {"cleanup.policy": "compact"})
-            topic.internal = True
+            topic = self.create_topic(OFFSETS_TOPIC, n, rf, {"cleanup.policy": "compact"}, internal=True)
         return topic
 
     def group_partition(self, group_id: str) -> int:
@@ -227,3 +347,8 @@ class ClusterState:
         n = len(self.offsets_topic().partitions)
         names = set(self.groups.groups) | set(self.groups.snapshots)
         return sorted(g for g in names if partition_for(g, n) == partition)
+
+    def forget_groups(self, group_ids: list[str]) -> None:
+        """Drop groups and their offsets without a trace (a shared cluster between tests)."""
+        self.groups.forget(group_ids)
+        self.offsets.forget(group_ids)

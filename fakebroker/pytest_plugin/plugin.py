@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ..cluster import FakeCluster
+from ..timeline import draw_timeline, timeline_text
 from . import settings
 
 CLUSTERS = pytest.StashKey[list[tuple[FakeCluster, int]]]()  # (cluster, first event seq of this test)
@@ -56,25 +57,14 @@ class _Shared:
         cluster = self.cluster
         cluster.faults.clear()
         cluster.heal()
-        for server in cluster.servers:
-            if not cluster.state.brokers[server.node_id].alive:
-                cluster.start_broker(server.node_id)
+        for broker in cluster.brokers():
+            if not broker.alive:
+                cluster.start_broker(broker.node_id)
         for topic in set(cluster.topics()) - before[0]:
             cluster.delete_topic(topic)
         new_groups = set(cluster.groups()) - before[1]
-        if new_groups:
-            cluster._call(_forget_groups, cluster, new_groups)
-
-
-def _forget_groups(cluster: FakeCluster, group_ids: set[str]) -> None:
-    """Drop groups a finished test made: members, timers, persisted state and offsets."""
-    coordinator = cluster.state.groups
-    for gid in group_ids:
-        for prefix in (f"heartbeat-{gid}-", f"join-{gid}", f"sync-{gid}"):
-            coordinator.timers.cancel_prefix(prefix)
-        coordinator.groups.pop(gid, None)
-        coordinator.snapshots.pop(gid, None)
-        cluster.state.offsets.offsets.pop(gid, None)
+        if new_groups:  # members, timers, persisted records and offsets
+            cluster.forget_groups(new_groups)
 
 
 @pytest.fixture(scope="session")
@@ -93,7 +83,7 @@ def fakebroker(request: pytest.FixtureRequest, _fakebroker_shared: _Shared | Non
     if _fakebroker_shared is not None and settings.marker_options(item) is None:
         cluster = _fakebroker_shared.cluster
         before = _fakebroker_shared.lease()
-        _remember(item, cluster, len(cluster.runtime.events))
+        _remember(item, cluster, len(cluster.events))
         try:
             yield cluster
         finally:
@@ -138,20 +128,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     if report.when != "call" or not report.failed:
         return
     for index, (cluster, since) in enumerate(item.stash.get(CLUSTERS, [])):
-        events = cluster.runtime.events[since:]
-        text = _timeline_text(cluster, events)
+        events = cluster.events_since(since)
+        text = timeline_text(events)
         picture = _write_picture(item, cluster, events, index)
         if picture:
             text += f"\n\ntimeline picture: {picture}"
         report.sections.append((f"fakebroker timeline ({cluster.bootstrap_servers})", text))
-
-
-def _timeline_text(cluster: FakeCluster, events: list) -> str:
-    try:
-        from ..control.timeline import timeline_text
-    except ImportError:  # pragma: no cover - the timeline module is part of the package
-        return "\n".join(e.describe() for e in events)
-    return timeline_text(events)
 
 
 def _write_picture(item: pytest.Item, cluster: FakeCluster, events: list, index: int) -> str | None:
@@ -159,8 +141,6 @@ def _write_picture(item: pytest.Item, cluster: FakeCluster, events: list, index:
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.nodeid)[-120:] + (f"-{index}" if index else "") + ".svg"
     path = Path(folder) / name
     try:
-        from ..control.timeline import draw_timeline
-
         path.parent.mkdir(parents=True, exist_ok=True)
         draw_timeline(events, path)
     except Exception:  # no matplotlib, or nothing to draw: the text timeline is still there

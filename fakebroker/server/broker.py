@@ -6,6 +6,7 @@ import anyio
 from anyio.abc import SocketStream, TaskStatus
 
 from .connection import Connection
+from .pipeline import Pipeline
 from .runtime import Runtime
 
 
@@ -13,6 +14,7 @@ class BrokerServer:
     def __init__(self, node_id: int, runtime: Runtime, host: str = "127.0.0.1", port: int = 0):
         self.node_id = node_id
         self.runtime = runtime
+        self.pipeline = Pipeline(runtime, node_id)
         self.host = host
         self.port = port
         self.connections: set[Connection] = set()
@@ -35,7 +37,7 @@ class BrokerServer:
             self.stopped.set()
 
     async def _serve_one(self, stream: SocketStream) -> None:
-        conn = Connection(self, stream)
+        conn = Connection(self.pipeline, stream)
         self.connections.add(conn)
         try:
             await conn.serve()
@@ -46,3 +48,9 @@ class BrokerServer:
         """Close the listener and every connection."""
         if self._scope is not None:
             self._scope.cancel()
+
+    def cut(self) -> None:
+        """Close the connections of every client now cut off from this broker."""
+        for conn in list(self.connections):
+            if self.runtime.is_cut_off(conn.client_id, self.node_id):
+                conn.abort()

@@ -28,12 +28,12 @@ def live_group(cluster: FakeCluster, gid: str) -> dict | None:
                                           "assignment": consumer_protocol.assignment_dict(m.assignment) if m.assignment else {}}
                             for m in g.members.values()}}
 
-    return cluster._call(read)
+    return cluster.call(read)
 
 
 def live_offsets(cluster: FakeCluster, gid: str, topic: str = "orders") -> dict[int, int]:
     """Committed offsets of ``topic`` by partition."""
-    return cluster._call(lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == topic})
+    return cluster.call(lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == topic})
 
 
 def events(cluster: FakeCluster, kind: str, gid: str) -> list[dict]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 
 from .confluent_faults_support import (
     Member, PARTITIONS, Producing, TOPIC, assert_once_in_order, close_all, drive, keys_of,

@@ -66,7 +66,7 @@ def group_view(cluster: FakeCluster, gid: str) -> tuple[str, int, dict[str, str]
             return None
         return g.state.value, g.generation_id, {mid: m.client_id for mid, m in g.members.items()}
 
-    return cluster._call(read)
+    return cluster.call(read)
 
 
 def committed_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
@@ -74,7 +74,7 @@ def committed_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
     def read():
         return {p: o.offset for t, p, o in cluster.state.offsets.fetch(gid, None) if t == TOPIC and o is not None}
 
-    return cluster._call(read)
+    return cluster.call(read)
 
 
 def events_of(cluster: FakeCluster, gid: str, *kinds: str, since: int = 0) -> list:
@@ -485,7 +485,7 @@ def test_admin_lists_describes_offsets_and_deletes_groups(cluster):
         assert not listed.errors
         ours = [g for g in listed.valid if g.group_id == gid]
         assert len(ours) == 1 and ours[0].state == ConsumerGroupState.STABLE and not ours[0].is_simple_consumer_group
-        live = cluster._call(lambda: set(cluster.state.groups.groups))
+        live = cluster.call(lambda: set(cluster.state.groups.groups))
         assert {g.group_id for g in listed.valid} == live
 
         desc = admin.describe_consumer_groups([gid], request_timeout=10)[gid].result()

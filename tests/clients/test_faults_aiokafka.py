@@ -21,7 +21,7 @@ from aiokafka import errors as aiokafka_errors
 from aiokafka.structs import OffsetAndMetadata
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]
 

@@ -128,7 +128,7 @@ def stored_headers(cluster: FakeCluster, topic: str) -> list[tuple[int, rec.Batc
         return [(p.index, h) for p in cluster.state.topics[topic].partitions
                 for batch in p.log.batches for h in rec.iter_batch_headers(batch.data)]
 
-    return cluster._call(read)
+    return cluster.call(read)
 
 
 def check_round_trip(lines: list[dict], cluster: FakeCluster, topic: str, n: int, partitions: int) -> None:
@@ -433,9 +433,9 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     fetched = driver.call("fetchOffsets", group=gid)["offsets"]
     assert {int(p): o["offset"] for p, o in fetched[TOPIC].items()} == live_offsets(c, gid) == {p: 10 for p in range(PARTITIONS)}
     assert set(fetched) == {TOPIC} and all(o["error"] is None for o in fetched[TOPIC].values())
-    stored = c._call(lambda: {p: o.leader_epoch for (t, p), o in c.state.offsets.offsets[gid].items()})
+    stored = c.call(lambda: {p: o.leader_epoch for (t, p), o in c.state.offsets.offsets[gid].items()})
     assert {int(p): o["leader_epoch"] for p, o in fetched[TOPIC].items()} == stored
-    metadata = c._call(lambda: {p: o.metadata for (t, p), o in c.state.offsets.offsets[gid].items()})
+    metadata = c.call(lambda: {p: o.metadata for (t, p), o in c.state.offsets.offsets[gid].items()})
     assert {int(p): o["metadata"] for p, o in fetched[TOPIC].items()} == metadata
 
     # DeleteGroups while members are active: NON_EMPTY_GROUP, nothing deleted

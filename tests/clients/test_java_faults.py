@@ -13,7 +13,7 @@ import time
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 
 from .group_state import events, group_off_first_broker, live_group, live_offsets
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
@@ -126,7 +126,7 @@ def test_stopped_coordinator_and_leader_loses_no_record_of_an_idempotent_produce
     records = consumed_in_order(driver, total)
     driver.call("waitCommitted", group=gid, topic=TOPIC, timeoutMs=20000, timeout=30)
     stored_exactly_once(cluster, total)
-    producer_ids = cluster._call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions for b in p.log.batches})
+    producer_ids = cluster.call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions for b in p.log.batches})
     assert len(producer_ids) == 1 and min(producer_ids) >= 0, f"one idempotent producer: {producer_ids}"
     duplicates = assert_no_loss(records, total)
     counts = counts_of(records)

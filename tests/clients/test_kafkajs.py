@@ -96,7 +96,7 @@ def stored_batch_headers(cluster: FakeCluster, topic: str) -> list[tuple[int, re
         return [(p.index, header) for p in cluster.state.topics[topic].partitions
                 for stored in p.log.batches for header in rec.iter_batch_headers(stored.data)]
 
-    return cluster._call(read)
+    return cluster.call(read)
 
 
 def by_partition(rows, partitions: int) -> dict[int, list]:

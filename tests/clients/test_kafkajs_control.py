@@ -1,6 +1,6 @@
 """kafkajs tests that script their faults over the HTTP control endpoint (js/control_faults.js).
 
-The Python side only starts the cluster (with ``control_port=0``) and hands the script the
+The Python side only starts the cluster (and its ``ControlEndpoint``) and hands the script the
 endpoint's URL and token; the script creates its topic, adds fault rules, stops and starts a
 broker and waits for group states with plain ``fetch`` calls, as a JavaScript suite would. The
 test then checks what kafkajs saw and what the cluster holds.
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fakebroker.cluster import FakeCluster
+from fakebroker.http import ControlEndpoint
 
 from . import test_kafkajs
 
@@ -29,12 +30,13 @@ RUN_TIMEOUT = 50  # the script's watchdog fires 5 s earlier
 
 @pytest.fixture
 def cluster():
-    with FakeCluster(brokers=3, control_port=0).run_in_thread() as c:
+    with FakeCluster(brokers=3).run_in_thread() as c:
         yield c
 
 
 def run_script(node: str, cluster: FakeCluster, scenario: str) -> dict:
-    env = {**os.environ, "CONTROL_URL": cluster.control_url, "CONTROL_TOKEN": cluster.control_token,
+    control = ControlEndpoint(cluster).__enter__()  # it serves as long as the cluster runs
+    env = {**os.environ, "CONTROL_URL": control.url, "CONTROL_TOKEN": control.token,
            "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"), "SCENARIO_TIMEOUT_MS": str((RUN_TIMEOUT - 5) * 1000)}
     try:
         proc = subprocess.run([node, str(SCRIPT), scenario], cwd=SCRIPT.parent, env=env, capture_output=True, text=True,

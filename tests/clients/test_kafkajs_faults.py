@@ -84,7 +84,7 @@ def test_not_leader_twice_on_one_partition_is_retried(cluster, driver, idempoten
     base = {s["partition"]: s["baseOffset"] for s in sent}
     assert base == {p: (total // PARTITIONS * 2 if p in siblings and not idempotent else 0) for p in range(PARTITIONS)}
     if idempotent:
-        producer_ids = cluster._call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions
+        producer_ids = cluster.call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions
                                               for b in p.log.batches})
         assert len(producer_ids) == 1 and min(producer_ids) >= 0
     check_in_place = [(p, off, k.decode()) for p, off, k, _ in cluster.records(TOPIC, target)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import pytest
 
 from fakebroker.core.configs import BrokerConfig
@@ -9,7 +11,8 @@ from fakebroker.core.groups.coordinator import GroupCoordinator
 from fakebroker.core.groups.model import GroupState, IllegalTransition, ClassicGroup
 from fakebroker.core.groups.offsets import OffsetStore, describe_group, delete_group, list_groups
 from fakebroker.core.groups.placement import partition_for
-from fakebroker.core.groups.timers import Pending
+from fakebroker.core.groups.results import JoinedMember, JoinResult, SyncResult
+from fakebroker.core.timers import Pending
 from fakebroker.protocol import data
 from fakebroker.protocol.error_codes import ErrorCode as E
 
@@ -31,8 +34,8 @@ def join(c: GroupCoordinator, now: int, member_id: str = "", *, version: int = 5
 def join_new(c: GroupCoordinator, now: int, **kw):
     """The KIP-394 two-step join: MEMBER_ID_REQUIRED, then join with the given id."""
     first = join(c, now, **kw)
-    assert first["error"] == E.MEMBER_ID_REQUIRED and first["member_id"]
-    return first["member_id"], join(c, now, first["member_id"], **kw)
+    assert first.error == E.MEMBER_ID_REQUIRED and first.member_id
+    return first.member_id, join(c, now, first.member_id, **kw)
 
 
 def sync(c: GroupCoordinator, now: int, member_id: str, generation: int, assignments=None, instance=None, version=3):
@@ -42,7 +45,7 @@ def sync(c: GroupCoordinator, now: int, member_id: str, generation: int, assignm
 
 def value(result):
     """The answer of a request: immediate (a dict) or parked and completed since (a Pending)."""
-    if isinstance(result, dict):
+    if isinstance(result, (JoinResult, SyncResult)):
         return result
     assert isinstance(result, Pending), result
     assert result.done, "still parked"
@@ -52,7 +55,7 @@ def value(result):
 def stable_group_of_one(c: GroupCoordinator, now: int = 0) -> str:
     member, pending = join_new(c, now)
     answer = value(pending)
-    assert answer["generation_id"] == 1 and answer["leader"] == member
+    assert answer.generation_id == 1 and answer.leader == member
     value(sync(c, now, member, 1, {member: data.encode_assignment({"orders": [0, 1]})}))
     assert c.groups[G].state == GroupState.STABLE
     return member
@@ -72,26 +75,26 @@ def test_member_id_required_then_join_completes_and_leader_gets_members():
     member, pending = join_new(c, 0, client_id="svc")
     answer = value(pending)
     assert member.startswith("svc-")
-    assert answer["members"] == [{"member_id": member, "group_instance_id": None, "metadata": SUB}]
-    assert answer["protocol_name"] == "range" and c.groups[G].state == GroupState.COMPLETING_REBALANCE
+    assert answer.members == (JoinedMember(member, None, SUB),)
+    assert answer.protocol_name == "range" and c.groups[G].state == GroupState.COMPLETING_REBALANCE
 
 
 def test_v3_joins_without_member_id_round():
     c = coordinator()
     answer = value(join(c, 0, version=3))
-    assert answer["error"] == E.NONE and answer["member_id"]
+    assert answer.error == E.NONE and answer.member_id
 
 
 def test_session_timeout_bounds_and_group_id():
     c = coordinator()
-    assert join(c, 0, session=5999)["error"] == E.INVALID_SESSION_TIMEOUT
-    assert join(c, 0, session=1_800_001)["error"] == E.INVALID_SESSION_TIMEOUT
+    assert join(c, 0, session=5999).error == E.INVALID_SESSION_TIMEOUT
+    assert join(c, 0, session=1_800_001).error == E.INVALID_SESSION_TIMEOUT
     assert c.join(0, group_id="", member_id="", group_instance_id=None, client_id="c", client_host="", session_timeout_ms=10_000,
-                  rebalance_timeout_ms=10_000, protocol_type="consumer", protocols=[("range", SUB)], version=5)["error"] == E.INVALID_GROUP_ID
+                  rebalance_timeout_ms=10_000, protocol_type="consumer", protocols=[("range", SUB)], version=5).error == E.INVALID_GROUP_ID
 
 
 def test_unknown_member_of_missing_group():
-    assert join(coordinator(), 0, "ghost")["error"] == E.UNKNOWN_MEMBER_ID
+    assert join(coordinator(), 0, "ghost").error == E.UNKNOWN_MEMBER_ID
 
 
 def test_follower_waits_for_leader_sync_and_gets_its_assignment():
@@ -101,13 +104,13 @@ def test_follower_waits_for_leader_sync_and_gets_its_assignment():
     assert not parked_follower.done  # a rebalance started: waits for the leader
     assert c.heartbeat(10, group_id=G, member_id=leader, group_instance_id=None, generation_id=1) == E.REBALANCE_IN_PROGRESS
     parked_leader = join(c, 20, leader)
-    gen = value(parked_leader)["generation_id"]
-    assert gen == 2 and value(parked_follower)["members"] == []  # followers get no member list
+    gen = value(parked_leader).generation_id
+    assert gen == 2 and value(parked_follower).members == ()  # followers get no member list
     follower_sync = sync(c, 30, follower, gen)
     assert not follower_sync.done
     assignments = {leader: data.encode_assignment({"orders": [0]}), follower: data.encode_assignment({"orders": [1]})}
     value(sync(c, 40, leader, gen, assignments))
-    assert data.assignment_dict(value(follower_sync)["assignment"]) == {"orders": [1]}
+    assert data.assignment_dict(value(follower_sync).assignment) == {"orders": [1]}
 
 
 def test_strategy_with_most_first_choice_votes_wins():
@@ -118,21 +121,21 @@ def test_strategy_with_most_first_choice_votes_wins():
     b, pb = join_new(c, 0, protocols=(("range", SUB), ("roundrobin", SUB)))
     d, pd = join_new(c, 0, protocols=(("range", SUB),))
     value(join(c, 0, a, protocols=(("roundrobin", SUB), ("range", SUB))))
-    assert value(pb)["protocol_name"] == "range"  # only range is supported by all
+    assert value(pb).protocol_name == "range"  # only range is supported by all
 
 
 def test_inconsistent_protocol():
     c = coordinator()
     stable_group_of_one(c)
     first = join(c, 0, protocols=(("sticky", SUB),))
-    assert first["error"] == E.INCONSISTENT_GROUP_PROTOCOL
+    assert first.error == E.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_group_max_size():
     c = coordinator(**{"group.max.size": 1})
     stable_group_of_one(c)
-    member_id = join(c, 0)["member_id"]
-    assert join(c, 0, member_id)["error"] == E.GROUP_MAX_SIZE_REACHED
+    member_id = join(c, 0).member_id
+    assert join(c, 0, member_id).error == E.GROUP_MAX_SIZE_REACHED
 
 
 def test_members_who_do_not_rejoin_are_removed_at_the_rebalance_timeout():
@@ -148,7 +151,7 @@ def test_members_who_do_not_rejoin_are_removed_at_the_rebalance_timeout():
     assert not parked.done
     c.timers.fire_due(100 + 30_000)
     answer = value(parked)
-    assert answer["generation_id"] == 2 and answer["leader"] == newcomer
+    assert answer.generation_id == 2 and answer.leader == newcomer
     assert list(c.groups[G].members) == [newcomer]
     assert c.heartbeat(30_200, group_id=G, member_id=leader, group_instance_id=None, generation_id=1) == E.UNKNOWN_MEMBER_ID
 
@@ -164,7 +167,7 @@ def test_session_expiry_removes_member_and_rebalances():
     c.timers.fire_due(10_001)  # b's session (10 s) ran out; a heartbeated at 5 s
     assert b not in c.groups[G].members
     assert c.groups[G].state == GroupState.PREPARING_REBALANCE
-    assert any(k == "member_expired" and d["member"] == b for k, d in c.events)
+    assert any(e.kind == "member_expired" and e.member == b for e in c.events)
 
 
 def test_a_member_waiting_in_join_is_not_expired():
@@ -178,19 +181,19 @@ def test_a_member_waiting_in_join_is_not_expired():
     # session, is not expired: the join completes with b alone, as leader.
     c.timers.fire_due(25_000)
     answer = value(parked_b)
-    assert answer["leader"] == b and list(c.groups[G].members) == [b]
-    assert any(k == "member_expired" and d["member"] == a for k, d in c.events)
+    assert answer.leader == b and list(c.groups[G].members) == [b]
+    assert any(e.kind == "member_expired" and e.member == a for e in c.events)
 
 
 def test_sync_errors():
     c = coordinator()
     a = stable_group_of_one(c)
-    assert sync(c, 0, a, 99)["error"] == E.ILLEGAL_GENERATION
-    assert sync(c, 0, "nobody", 1)["error"] == E.UNKNOWN_MEMBER_ID
+    assert sync(c, 0, a, 99).error == E.ILLEGAL_GENERATION
+    assert sync(c, 0, "nobody", 1).error == E.UNKNOWN_MEMBER_ID
     assert c.sync(0, group_id=G, member_id=a, group_instance_id=None, generation_id=1, protocol_type=None,
-                  protocol_name=None, assignments={}, version=5)["error"] == E.INCONSISTENT_GROUP_PROTOCOL
+                  protocol_name=None, assignments={}, version=5).error == E.INCONSISTENT_GROUP_PROTOCOL
     join_new(c, 0)
-    assert sync(c, 0, a, 1)["error"] == E.REBALANCE_IN_PROGRESS
+    assert sync(c, 0, a, 1).error == E.REBALANCE_IN_PROGRESS
 
 
 def test_leader_missing_member_assignment_gives_empty_bytes():
@@ -200,7 +203,7 @@ def test_leader_missing_member_assignment_gives_empty_bytes():
     value(join(c, 0, a))
     parked_b = sync(c, 0, b, 2)
     value(sync(c, 0, a, 2, {a: data.encode_assignment({"orders": [0, 1]})}))
-    assert value(parked_b)["assignment"] == b""
+    assert value(parked_b).assignment == b""
 
 
 def test_leave_triggers_rebalance_and_leadership_moves():
@@ -208,10 +211,10 @@ def test_leave_triggers_rebalance_and_leadership_moves():
     a = stable_group_of_one(c)
     b, pb = join_new(c, 0)
     value(join(c, 0, a))
-    top, errors = c.leave(0, group_id=G, members=[(a, None)])
+    top, errors = astuple(c.leave(0, group_id=G, members=[(a, None)]))
     assert (top, errors) == (E.NONE, [E.NONE])
     assert c.groups[G].leader_id == b
-    top, errors = c.leave(0, group_id=G, members=[("ghost", None)])
+    top, errors = astuple(c.leave(0, group_id=G, members=[("ghost", None)]))
     assert errors == [E.UNKNOWN_MEMBER_ID]
 
 
@@ -226,22 +229,22 @@ def test_last_member_leaving_empties_the_group_and_bumps_the_generation():
 def test_static_member_restart_keeps_assignment_without_rebalance():
     c = coordinator()
     first = join(c, 0, instance="i-1")  # static members skip MEMBER_ID_REQUIRED
-    old = value(first)["member_id"]
+    old = value(first).member_id
     value(sync(c, 0, old, 1, {old: data.encode_assignment({"orders": [0, 1]})}, instance="i-1"))
     again = join(c, 5_000, instance="i-1")
     answer = again if isinstance(again, dict) else value(again)
-    assert answer["error"] == E.NONE and answer["generation_id"] == 1 and answer["member_id"] != old
+    assert answer.error == E.NONE and answer.generation_id == 1 and answer.member_id != old
     assert c.groups[G].state == GroupState.STABLE
-    assert data.assignment_dict(value(sync(c, 5_000, answer["member_id"], 1, instance="i-1"))["assignment"]) == {"orders": [0, 1]}
+    assert data.assignment_dict(value(sync(c, 5_000, answer.member_id, 1, instance="i-1")).assignment) == {"orders": [0, 1]}
     # The old id is fenced.
     assert c.heartbeat(5_000, group_id=G, member_id=old, group_instance_id="i-1", generation_id=1) == E.FENCED_INSTANCE_ID
-    assert not any(k == "generation_started" and d["generation"] == 2 for k, d in c.events)
+    assert not any(e.kind == "generation_started" and e.generation == 2 for e in c.events)
 
 
 def test_static_leave_by_instance_id():
     c = coordinator()
     value(join(c, 0, instance="i-1"))
-    top, errors = c.leave(0, group_id=G, members=[("", "i-1")])
+    top, errors = astuple(c.leave(0, group_id=G, members=[("", "i-1")]))
     assert errors == [E.NONE] and c.groups[G].state == GroupState.EMPTY
 
 
@@ -296,8 +299,8 @@ def test_unload_answers_parked_with_not_coordinator_and_load_restores_stable():
     c = coordinator()
     a = stable_group_of_one(c)
     b, parked = join_new(c, 0)
-    c.unload([G])
-    assert value(parked)["error"] == E.NOT_COORDINATOR
+    c.unload([G], 1_000)
+    assert value(parked).error == E.NOT_COORDINATOR
     c.load([G], 1_000)
     group = c.groups[G]
     assert group.state == GroupState.STABLE and group.generation_id == 1 and list(group.members) == [a]
@@ -315,7 +318,7 @@ def test_initial_rebalance_delay_waits_for_more_members():
     b, pb = join_new(c, 1_000)
     c.timers.fire_due(3_000)
     c.timers.fire_due(6_000)
-    assert value(pa)["generation_id"] == 1 and len(value(pa)["members"]) == 2
+    assert value(pa).generation_id == 1 and len(value(pa).members) == 2
 
 
 def test_offsets_expire_after_retention():
@@ -338,8 +341,8 @@ def test_move_mid_sync_returns_to_the_last_persisted_generation():
     a = stable_group_of_one(c)  # generation 1 persisted by the leader's SyncGroup
     b, pb = join_new(c, 0)
     value(join(c, 0, a))  # generation 2 completes its join: CompletingRebalance, nothing persisted yet
-    assert value(pb)["generation_id"] == 2
-    c.unload([G])
+    assert value(pb).generation_id == 2
+    c.unload([G], 1_000)
     c.load([G], 1_000)
     group = c.groups[G]
     assert (group.state, group.generation_id, list(group.members)) == (GroupState.STABLE, 1, [a])

@@ -40,7 +40,7 @@ admin LeaveGroup removed its member.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, event, settings
@@ -48,10 +48,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from fakebroker.core.configs import BrokerConfig
+from fakebroker.core.events import EventLog
 from fakebroker.core.groups.coordinator import GroupCoordinator
 from fakebroker.core.groups.model import TRANSITIONS, GroupState
 from fakebroker.core.groups.offsets import OffsetStore
-from fakebroker.core.groups.timers import Pending
+from fakebroker.core.groups.results import LeaveResult
+from fakebroker.core.timers import Pending
 from fakebroker.protocol.data import assignment_dict, decode_subscription, encode_assignment, encode_subscription
 from fakebroker.protocol.error_codes import ErrorCode as E
 
@@ -126,8 +128,8 @@ def group_rebalance_timeout(group) -> int:
 
 def leader_assignment(protocol: str, members: list[dict]) -> dict[str, bytes]:
     """What a consumer leader computes with Kafka's range / roundrobin assignor."""
-    ids = sorted(m["member_id"] for m in members)
-    metadata = {m["member_id"]: m["metadata"] for m in members}
+    ids = sorted(m.member_id for m in members)
+    metadata = {m.member_id: m.metadata for m in members}
     subscribed = [mid for mid in ids if TOPIC in decode_subscription(metadata[mid]).topics]
     owned: dict[str, list[int]] = {mid: [] for mid in ids}
     if subscribed:
@@ -142,6 +144,19 @@ def leader_assignment(protocol: str, members: list[dict]) -> dict[str, bytes]:
             for p in range(PARTITIONS):
                 owned[subscribed[p % len(subscribed)]].append(p)
     return {mid: encode_assignment({TOPIC: ps} if ps else {}) for mid, ps in owned.items()}
+
+
+class ObservedLog(EventLog):
+    """The coordinator's event log, also told of each event at the moment it is appended."""
+
+    def __init__(self, observe):
+        super().__init__()
+        self.observe = observe
+
+    def append(self, event):
+        stamped = super().append(event)
+        self.observe(stamped.kind, stamped.details)
+        return stamped
 
 
 class GroupMachine(RuleBasedStateMachine):
@@ -184,9 +199,9 @@ class GroupMachine(RuleBasedStateMachine):
                 simple_first=st.booleans())
     def setup(self, delay: int, first: list[tuple[bool, int, int, bool]], simple_first: bool) -> None:
         self.delay = delay
-        self.coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": delay}))
+        self.coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": delay}),
+                                      events=ObservedLog(self._on_event))
         self.store = OffsetStore(self.coord)
-        self.coord.on_event = self._on_event
         self.sending: dict[str, bytes] | None = None  # the assignments of the SyncGroup being sent
         self.sender: Client | None = None
         self.bound = max(delay, MAX_REBALANCE_TIMEOUT)  # longest a JoinGroup may stay parked
@@ -250,10 +265,10 @@ class GroupMachine(RuleBasedStateMachine):
             c.join, c.join_sent_ms = result, self.now
             result.on_done(lambda: self._join_answered(c, result))
             return
-        error = result["error"]
+        error = result.error
         if expect in ("immediate", "either"):
             assert error == E.NONE, f"JoinGroup of {c.name}: {error!r}, expected an immediate success"
-            assert result["generation_id"] == gen_before
+            assert result.generation_id == gen_before
         else:
             assert error == expect, f"JoinGroup of {c.name} ({member_id!r}): {error!r}, expected {expect}"
         self._handle_join(c, result, self._snapshot(), immediate=True)
@@ -262,7 +277,7 @@ class GroupMachine(RuleBasedStateMachine):
         # Runs inside the coordinator at the moment the answer is decided.
         if c.join is pending:
             c.join = None
-        error = pending.value["error"]
+        error = pending.value.error
         if error == E.UNKNOWN_MEMBER_ID and not self.admin_removing:
             # A member waiting in JoinGroup is alive (CGM hasSatisfiedHeartbeat) and is never
             # dropped at join completion: only a LeaveGroup can remove it here.
@@ -273,30 +288,30 @@ class GroupMachine(RuleBasedStateMachine):
             votes = {n: 0 for n in candidates}
             for m in g.members.values():
                 votes[next(n for n, _ in m.protocols if n in candidates)] += 1
-            assert votes.get(pending.value["protocol_name"]) == max(votes.values()), f"protocol vote {votes}"
+            assert votes.get(pending.value.protocol_name) == max(votes.values()), f"protocol vote {votes}"
         self._handle_join(c, pending.value, self._snapshot(), immediate=False)
 
     def _handle_join(self, c: Client, value: dict, snap: dict, *, immediate: bool) -> None:
-        error = value["error"]
+        error = value.error
         if error == E.NONE:
-            assert value["generation_id"] == snap["generation"], "JoinGroup answered with a stale generation"
-            assert value["member_id"] in snap["members"], "JoinGroup answered for a non-member"
+            assert value.generation_id == snap["generation"], "JoinGroup answered with a stale generation"
+            assert value.member_id in snap["members"], "JoinGroup answered for a non-member"
             if not immediate:
                 assert snap["state"] == S.COMPLETING_REBALANCE, f"parked JoinGroup answered in {snap['state']}"
-            c.member_id, c.generation = value["member_id"], value["generation_id"]
-            c.leader = value["leader"] == c.member_id
-            c.protocol = value["protocol_name"]
+            c.member_id, c.generation = value.member_id, value.generation_id
+            c.leader = value.leader == c.member_id
+            c.protocol = value.protocol_name
             assert c.protocol in ("range", "roundrobin")
             if c.leader:
-                assert {m["member_id"] for m in value["members"]} == snap["members"], "leader's member list"
+                assert {m.member_id for m in value.members} == snap["members"], "leader's member list"
             else:
-                assert value["members"] == []
-            c.members = value["members"]
+                assert value.members == ()
+            c.members = value.members
             c.synced = False
             c.needs_rejoin = False
         elif error == E.MEMBER_ID_REQUIRED:
-            assert c.instance_id is None and value["member_id"]
-            c.member_id, c.generation = value["member_id"], -1
+            assert c.instance_id is None and value.member_id
+            c.member_id, c.generation = value.member_id, -1
             self.pending_deadline[c.member_id] = self.now + c.session_timeout_ms
         elif error == E.UNKNOWN_MEMBER_ID:
             c.member_id, c.generation, c.needs_rejoin = "", -1, True
@@ -334,7 +349,7 @@ class GroupMachine(RuleBasedStateMachine):
                                      assignments=assignments, version=SYNC_V)
         finally:
             self.sending = self.sender = None
-        if isinstance(result, Pending) or (isinstance(expect, tuple) and result["error"] == E.NONE):
+        if isinstance(result, Pending) or (isinstance(expect, tuple) and result.error == E.NONE):
             self.synced_members.setdefault(c.generation, set()).add(c.member_id)
         if isinstance(result, Pending):
             assert expect == "pending", f"SyncGroup of {c.name} parked, expected {expect}"
@@ -343,9 +358,9 @@ class GroupMachine(RuleBasedStateMachine):
             result.on_done(lambda: self._sync_answered(c, result, generation))
             return
         if isinstance(expect, tuple):
-            assert result["error"] == E.NONE and result["assignment"] == expect[1]
+            assert result.error == E.NONE and result.assignment == expect[1]
         else:
-            assert result["error"] == expect, f"SyncGroup of {c.name}: {result['error']!r}, expected {expect}"
+            assert result.error == expect, f"SyncGroup of {c.name}: {result.error!r}, expected {expect}"
         self._handle_sync(c, result, c.generation)
 
     def _arm(self, member_id: str, timeout_ms: int) -> None:
@@ -445,15 +460,15 @@ class GroupMachine(RuleBasedStateMachine):
     def _sync_answered(self, c: Client, pending: Pending, generation: int) -> None:
         if c.sync is pending:
             c.sync = None
-        if pending.value["error"] == E.UNKNOWN_MEMBER_ID and not self.admin_removing:
+        if pending.value.error == E.UNKNOWN_MEMBER_ID and not self.admin_removing:
             self.violations.append(f"{c.name}'s parked SyncGroup answered UNKNOWN_MEMBER_ID")
         self._handle_sync(c, pending.value, generation)
 
     def _handle_sync(self, c: Client, value: dict, generation: int) -> None:
-        error = value["error"]
+        error = value.error
         if error == E.NONE:
-            assert value["protocol_name"] == c.protocol and value["protocol_type"] == "consumer"
-            self._received(c, generation, value["assignment"])
+            assert value.protocol_name == c.protocol and value.protocol_type == "consumer"
+            self._received(c, generation, value.assignment)
         elif error in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION):
             c.needs_rejoin = True
         elif error == E.UNKNOWN_MEMBER_ID:
@@ -547,7 +562,7 @@ class GroupMachine(RuleBasedStateMachine):
             return
         g = self.group()
         expect = E.NONE if c.member_id in g.pending_members else member_error(g, c.member_id, c.instance_id)
-        top, errors = self.coord.leave(self.now, group_id=GROUP, members=[(c.member_id, c.instance_id)])
+        top, errors = astuple(self.coord.leave(self.now, group_id=GROUP, members=[(c.member_id, c.instance_id)]))
         assert top == E.NONE and errors == [expect], f"LeaveGroup of {c.name}: {errors}, expected {expect!r}"
         if expect == E.NONE:
             assert c.member_id not in g.members and c.member_id not in g.pending_members
@@ -563,7 +578,7 @@ class GroupMachine(RuleBasedStateMachine):
         holder = g.static_members.get(c.instance_id)
         self.admin_removing = True
         try:
-            top, errors = self.coord.leave(self.now, group_id=GROUP, members=[("", c.instance_id)])
+            top, errors = astuple(self.coord.leave(self.now, group_id=GROUP, members=[("", c.instance_id)]))
         finally:
             self.admin_removing = False
         assert top == E.NONE and errors == [E.UNKNOWN_MEMBER_ID if holder is None else E.NONE]
@@ -739,13 +754,13 @@ class GroupMachine(RuleBasedStateMachine):
     def _check_events(self) -> None:
         """(a) and (e) over every transition, including those inside one step."""
         assert not self.violations, self.violations
-        for kind, details in self.coord.events[self.events_seen:]:
+        for kind, details in ((e.kind, e.details) for e in self.coord.events[self.events_seen:]):
             if kind == "group_state_changed":
                 old, new = S(details["old"]), S(details["new"])
                 event(f"transition {old.value} -> {new.value}")
                 assert old == self.seen_state, f"transition from {old} but the group was {self.seen_state}"
                 assert old in TRANSITIONS[new], f"illegal transition {old.value} -> {new.value}"
-                assert new != S.DEAD
+                assert new != S.DEAD  # only an unload (a coordinator move) kills a group; none happens here
                 gen = details["generation"]
                 if old == S.PREPARING_REBALANCE and new in (S.COMPLETING_REBALANCE, S.EMPTY):
                     assert gen == self.seen_generation + 1, "a join completion must bump the generation by one"
@@ -867,8 +882,8 @@ def test_leave_does_not_end_the_initial_rebalance_early():
                         protocols=[("range", meta)], version=JOIN_V)
     group = coord.groups[GROUP]
     assert isinstance(parked, Pending) and group.state == S.PREPARING_REBALANCE
-    assert coord.leave(100, group_id=GROUP, members=[("", "i0")]) == (E.NONE, [E.NONE])
-    assert parked.done and parked.value["error"] == E.UNKNOWN_MEMBER_ID
+    assert coord.leave(100, group_id=GROUP, members=[("", "i0")]) == LeaveResult(E.NONE, [E.NONE])
+    assert parked.done and parked.value.error == E.UNKNOWN_MEMBER_ID
     assert (group.state, group.generation_id) == (S.PREPARING_REBALANCE, 0)
     # not Empty yet, so an anonymous commit is refused (§2.6 step 5)
     assert store.validate_commit(200, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1,

@@ -1,4 +1,4 @@
-"""The HTTP control endpoint (fakebroker/control_http.py), called with stdlib urllib against a
+"""The HTTP control endpoint (fakebroker/http/), called with stdlib urllib against a
 cluster run in a thread, and checked against what clients on the Kafka port see."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.control_http import ROUTES, loopback_host, start
+from fakebroker.http import ROUTES, ControlEndpoint, loopback_host, start
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E
 
@@ -25,8 +25,8 @@ PRODUCE, METADATA, HEARTBEAT, JOIN, SYNC = 0, 3, 12, 11, 14
 
 
 class Endpoint:
-    def __init__(self, cluster: FakeCluster):
-        self.url, self.token = cluster.control_url, cluster.control_token
+    def __init__(self, control: ControlEndpoint):
+        self.url, self.token = control.url, control.token
 
     def call(self, method: str, path: str, body: Any = None, *, token: str | None = "default",
              headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -48,13 +48,14 @@ class Endpoint:
 
 @pytest.fixture
 def cluster():
-    with FakeCluster(brokers=3, topics={"t": 3}, control_port=0).run_in_thread() as c:
+    with FakeCluster(brokers=3, topics={"t": 3}).run_in_thread() as c:
         yield c
 
 
 @pytest.fixture
 def api(cluster):
-    return Endpoint(cluster)
+    with ControlEndpoint(cluster) as control:
+        yield Endpoint(control)
 
 
 def produce_body(topic="t", partition=0, value=b"v"):
@@ -223,8 +224,9 @@ def join(client, group, session_ms=45000):
 
 
 def test_clock_advance_expires_a_session_on_a_virtual_cluster():
-    with FakeCluster(virtual_time=True, control_port=0, control_token="secret-token").run_in_thread() as cluster:
-        api = Endpoint(cluster)
+    with (FakeCluster(virtual_time=True).run_in_thread() as cluster,
+          ControlEndpoint(cluster, token="secret-token") as control):
+        api = Endpoint(control)
         assert api.token == "secret-token"
         before = api.ok("GET", "/clock")
         assert before["virtual"] is True
@@ -423,14 +425,14 @@ def test_only_loopback_hosts_are_accepted():
 # -- both event loops -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", ["trio", "asyncio"])
 def test_serves_under_trio_and_asyncio(backend):
-    with FakeCluster(brokers=2, control_port=0).run_in_thread(backend) as cluster:
-        api = Endpoint(cluster)
+    with FakeCluster(brokers=2).run_in_thread(backend) as cluster, ControlEndpoint(cluster) as control:
+        api = Endpoint(control)
         assert len(api.token) >= 32
         api.ok("POST", "/topics", {"name": "x", "partitions": 2})
         assert api.ok("POST", "/brokers/1/stop")["alive"] is False
         assert api.ok("POST", "/brokers/1/start")["alive"] is True
         assert cluster.topics() == {"x": 2}
-        url = cluster.control_url
+        url = control.url
     port = int(url.rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError):  # gone with the cluster
         socket.create_connection(("127.0.0.1", port), timeout=5)

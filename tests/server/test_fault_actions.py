@@ -8,7 +8,7 @@ import time
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.control import conditions as cond
+from fakebroker.cluster import conditions as cond
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.control.timeline import draw_timeline, format_assignment, select_events, swimlanes, timeline_text
-from fakebroker.server.runtime import Event
+from fakebroker.core.events import Event, make
+from fakebroker.timeline import (draw_timeline, format_assignment, select_events, swimlanes, timeline, timeline_text,
+                                 write_timeline)
 
 ROOT = Path(__file__).resolve().parents[2]
 U1, U2, U3 = ("0e9080ea-1111-4222-8333-444455556666", "c91479cc-1111-4222-8333-444455556666",
@@ -32,7 +33,8 @@ class Log:
         return self
 
     def add(self, kind: str, broker: int | None = None, **details) -> Event:
-        event = Event(kind, broker, details, self.now, len(self.events) + 1, self.now / 1000 + self.wall_offset)
+        event = make(kind, broker, time_ms=self.now, seq=len(self.events) + 1, wall=self.now / 1000 + self.wall_offset,
+                     **details)
         self.events.append(event)
         return event
 
@@ -196,10 +198,10 @@ def test_timeline_of_a_three_member_rebalance_with_one_failure(tmp_path):
     scenario = _scenario()
     with FakeCluster(brokers=3, topics={scenario.TOPIC: scenario.PARTITIONS}).run_in_thread() as cluster:
         with scenario.rebalance_with_failure(cluster) as outcome:
-            svg = cluster.write_timeline(tmp_path / "t.svg", group=scenario.GROUP)
-            png = cluster.write_timeline(tmp_path / "t.png", group=scenario.GROUP)
-            txt = cluster.write_timeline(tmp_path / "t.txt", group=scenario.GROUP)
-            text = cluster.timeline(scenario.GROUP)
+            svg = write_timeline(cluster, tmp_path / "t.svg", group=scenario.GROUP)
+            png = write_timeline(cluster, tmp_path / "t.png", group=scenario.GROUP)
+            txt = write_timeline(cluster, tmp_path / "t.txt", group=scenario.GROUP)
+            text = timeline(cluster, scenario.GROUP)
             view = cluster.group(scenario.GROUP)
 
     # What the clients saw: 2/2/2 with three members, 3/3 for the two survivors, each time all six partitions.

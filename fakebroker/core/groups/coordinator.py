@@ -7,17 +7,20 @@ Pure and synchronous: each request method takes ``now_ms`` and returns either a 
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...protocol.data import assignment_dict
 from ...protocol.error_codes import ErrorCode as E
 from ...protocol.errors import DecodeError
+from .. import events as ev
 from ..configs import BrokerConfig
+from ..events import EventLog
+from ..timers import Pending, Timers
 from .model import ClassicGroup, GroupState, Member
-from .timers import Pending, Timers
+from .results import JoinedMember, JoinResult, LeaveResult, SyncResult, join_error, sync_error
 
 S = GroupState
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
@@ -36,53 +39,56 @@ class GroupSnapshot:
     members: list[dict[str, Any]]
 
 
-def join_error(error: E, member_id: str = "") -> dict:
-    return {"error": error, "generation_id": -1, "protocol_type": None, "protocol_name": None, "leader": "",
-            "member_id": member_id, "members": [], "skip_assignment": False}
-
-
-def sync_error(error: E) -> dict:
-    return {"error": error, "protocol_type": None, "protocol_name": None, "assignment": b""}
-
-
-def _assignment_detail(group: ClassicGroup, member: Member) -> dict[str, Any]:
-    """``{"assignment": {topic: [partitions]}}`` for the event log (timelines show it), when the
+def _decoded_assignment(group: ClassicGroup, member: Member) -> dict[str, list[int]] | None:
+    """The assignment as {topic: [partitions]} for the event log (timelines show it), when the
     group speaks the consumer protocol; other protocols' assignments are opaque bytes."""
     if group.protocol_type != "consumer" or not member.assignment:
-        return {}
+        return None
     try:
-        return {"assignment": assignment_dict(member.assignment)}
+        return assignment_dict(member.assignment)
     except (DecodeError, ValueError):  # a client's malformed bytes are passed on as they are; the event just lacks them
-        return {}
+        return None
+
+
+# Timer keys: ("heartbeat", group, member), ("join", group), ("sync", group).
+def heartbeat_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("heartbeat", group_id, member_id)
+
+
+def join_key(group_id: str) -> tuple[str, str]:
+    return ("join", group_id)
+
+
+def sync_key(group_id: str) -> tuple[str, str]:
+    return ("sync", group_id)
 
 
 class GroupCoordinator:
-    def __init__(self, config: BrokerConfig, timers: Timers | None = None):
+    def __init__(self, config: BrokerConfig, timers: Timers | None = None, events: EventLog | None = None):
         self.config = config
         self.timers = timers or Timers()
+        self.events = events if events is not None else EventLog()
         self.groups: dict[str, ClassicGroup] = {}
         self.snapshots: dict[str, GroupSnapshot] = {}  # the "offsets topic" view of each group
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self.on_event: Callable[[str, dict[str, Any]], None] | None = None
 
     # -- helpers ----------------------------------------------------------------------------
-    def emit(self, kind: str, **details: Any) -> None:
-        self.events.append((kind, details))
-        if self.on_event is not None:
-            self.on_event(kind, details)
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
 
     def _transition(self, group: ClassicGroup, state: GroupState, now_ms: int) -> None:
         old = group.state
         group.transition_to(state, now_ms)
-        self.emit("group_state_changed", group=group.group_id, old=old.value, new=state.value, generation=group.generation_id)
-
-    def _heartbeat_key(self, group: ClassicGroup, member_id: str) -> str:
-        return f"heartbeat-{group.group_id}-{member_id}"
+        self.emit(ev.GroupStateChanged(group=group.group_id, old=old.value, new=state.value,
+                                       generation=group.generation_id))
 
     def _rearm(self, group: ClassicGroup, member_id: str, now_ms: int, timeout_ms: int) -> None:
         gid = group.group_id
-        self.timers.schedule(self._heartbeat_key(group, member_id), now_ms + timeout_ms,
+        self.timers.schedule(heartbeat_key(gid, member_id), now_ms + timeout_ms,
                              lambda t: self._expire_heartbeat(gid, member_id, t))
+
+    def keep_alive(self, group: ClassicGroup, member: Member, now_ms: int) -> None:
+        """A request that counts as a heartbeat (an offset commit) restarts the member's session."""
+        self._rearm(group, member.member_id, now_ms, member.session_timeout_ms)
 
     def _persist(self, group: ClassicGroup) -> None:
         self.snapshots[group.group_id] = GroupSnapshot(
@@ -111,7 +117,7 @@ class GroupCoordinator:
     # -- JoinGroup ----------------------------------------------------------------------------
     def join(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, client_id: str | None,
              client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
-             protocols: list[tuple[str, bytes]], version: int) -> dict | Pending:
+             protocols: list[tuple[str, bytes]], version: int) -> JoinResult | Pending:
         if not group_id:
             return join_error(E.INVALID_GROUP_ID, member_id)
         low = self.config.get_int("group.min.session.timeout.ms")
@@ -126,11 +132,11 @@ class GroupCoordinator:
                 return join_error(E.UNKNOWN_MEMBER_ID, member_id)
             group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)
             self._persist(group)
-            self.emit("group_created", group=group_id)
+            self.emit(ev.GroupCreated(group=group_id))
         if not self._accept_joining_member(group, member_id):
             removed = group.remove(member_id)
             if removed is not None:
-                self.timers.cancel(self._heartbeat_key(group, member_id))
+                self.timers.cancel(heartbeat_key(group.group_id, member_id))
             return join_error(E.GROUP_MAX_SIZE_REACHED)
         request = dict(group_instance_id=group_instance_id, client_id=client_id or "", client_host=client_host,
                        session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=rebalance_timeout_ms,
@@ -148,7 +154,7 @@ class GroupCoordinator:
             return (member is not None and member.awaiting_join) or group.awaiting_join_count() < limit
         return member_id in group.members or len(group.members) < limit
 
-    def _join_new_member(self, group: ClassicGroup, now_ms: int, req: dict) -> dict | Pending:
+    def _join_new_member(self, group: ClassicGroup, now_ms: int, req: dict) -> JoinResult | Pending:
         if group.is_state(S.DEAD):
             return join_error(E.COORDINATOR_NOT_AVAILABLE)
         if not group.supports_protocols(req["protocol_type"], [n for n, _ in req["protocols"]]):
@@ -162,13 +168,13 @@ class GroupCoordinator:
         if req["version"] >= 4:  # KIP-394: hand out an id first, the member joins with it
             group.pending_members.add(new_id)
             gid = group.group_id
-            self.timers.schedule(self._heartbeat_key(group, new_id), now_ms + req["session_timeout_ms"],
+            self.timers.schedule(heartbeat_key(group.group_id, new_id), now_ms + req["session_timeout_ms"],
                                  lambda t: self._expire_heartbeat(gid, new_id, t))
-            self.emit("member_id_required", group=gid, member=new_id)
+            self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req["client_id"] or None))
             return join_error(E.MEMBER_ID_REQUIRED, new_id)
         return self._add_member_and_rebalance(group, now_ms, new_id, req)
 
-    def _join_existing_member(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> dict | Pending:
+    def _join_existing_member(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> JoinResult | Pending:
         if group.is_state(S.DEAD):
             return join_error(E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports_protocols(req["protocol_type"], [n for n, _ in req["protocols"]]):
@@ -194,12 +200,12 @@ class GroupCoordinator:
         return join_error(E.UNKNOWN_MEMBER_ID, member_id)  # Empty
 
     def _join_success(self, group: ClassicGroup, member: Member, version: int, *, leader: str | None = None,
-                      skip_assignment: bool = False) -> dict:
+                      skip_assignment: bool = False) -> JoinResult:
         is_leader = member.member_id == group.leader_id
-        return {"error": E.NONE, "generation_id": group.generation_id, "protocol_type": group.protocol_type,
-                "protocol_name": group.protocol_name, "leader": leader if leader is not None else group.leader_id or "",
-                "member_id": member.member_id, "members": group.member_list() if is_leader else [],
-                "skip_assignment": skip_assignment}
+        members = tuple(JoinedMember(m.member_id, m.group_instance_id, m.metadata(group.protocol_name))
+                        for m in group.members.values()) if is_leader else ()
+        return JoinResult(E.NONE, member.member_id, group.generation_id, group.protocol_type, group.protocol_name,
+                          leader if leader is not None else group.leader_id or "", members, skip_assignment)
 
     def _add_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> Pending:
         member = Member(member_id, req["group_instance_id"], req["client_id"], req["client_host"], req["rebalance_timeout_ms"],
@@ -210,8 +216,8 @@ class GroupCoordinator:
         group.add(member)
         if group.is_state(S.PREPARING_REBALANCE) and group.previous_state == S.EMPTY:
             group.new_member_added = True  # extends the initial delay window (Kafka's newMemberAdded)
-        self.emit("member_joined", group=group.group_id, member=member_id, instance=member.group_instance_id,
-                  client_id=member.client_id)
+        self.emit(ev.MemberJoined(group=group.group_id, member=member_id, instance=member.group_instance_id,
+                                  client_id=member.client_id))
         # A new member gets a fixed window to complete its join before it can expire.
         self._rearm(group, member_id, now_ms, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if group.is_state(S.PREPARING_REBALANCE):
@@ -233,7 +239,7 @@ class GroupCoordinator:
             self._prepare_rebalance(group, now_ms, f"member {member.member_id} rejoined")
         return pending
 
-    def _replace_static_member(self, group: ClassicGroup, now_ms: int, new_id: str, req: dict) -> dict | Pending:
+    def _replace_static_member(self, group: ClassicGroup, now_ms: int, new_id: str, req: dict) -> JoinResult | Pending:
         instance_id = req["group_instance_id"]
         old_id = group.static_members[instance_id]
         old = group.members[old_id]
@@ -245,7 +251,7 @@ class GroupCoordinator:
         if old.sync_pending is not None:
             old.sync_pending.complete(sync_error(E.FENCED_INSTANCE_ID))
             old.sync_pending = None
-        self.timers.cancel(self._heartbeat_key(group, old_id))
+        self.timers.cancel(heartbeat_key(group.group_id, old_id))
         # The new member takes the old one's place, position, assignment and leadership.
         members = list(group.members.values())
         new = Member(new_id, instance_id, old.client_id, old.client_host, req["rebalance_timeout_ms"],
@@ -257,16 +263,15 @@ class GroupCoordinator:
             group.pending_sync.add(new_id)
         if was_leader:
             group.leader_id = new_id
-        self.emit("member_fenced", group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id)
+        self.emit(ev.MemberFenced(group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id))
         self._rearm(group, new_id, now_ms, new.session_timeout_ms)
         if group.is_state(S.STABLE) and group.select_protocol() == old_protocol:
             self._persist(group)
-            self.emit("static_member_rejoined", group=group.group_id, member=new_id, instance=instance_id)
+            self.emit(ev.StaticMemberRejoined(group=group.group_id, member=new_id, instance=instance_id))
             if req["version"] >= 9:
                 return self._join_success(group, new, req["version"], skip_assignment=was_leader)
             result = self._join_success(group, new, req["version"], leader=old_id if was_leader else group.leader_id)
-            result["members"] = []  # v5-8: a returning leader acts as a follower
-            return result
+            return dataclasses.replace(result, members=())  # v5-8: a returning leader acts as a follower
         pending = new.join_pending = Pending()
         new.join_version = req["version"]
         if group.is_state(S.PREPARING_REBALANCE):
@@ -276,20 +281,14 @@ class GroupCoordinator:
         return pending
 
     # -- rebalance mechanics ------------------------------------------------------------------
-    def _join_key(self, group: ClassicGroup) -> str:
-        return f"join-{group.group_id}"
-
-    def _sync_key(self, group: ClassicGroup) -> str:
-        return f"sync-{group.group_id}"
-
     def _prepare_rebalance(self, group: ClassicGroup, now_ms: int, reason: str) -> None:
         if group.is_state(S.COMPLETING_REBALANCE):
             self._reset_assignments_with_error(group, E.REBALANCE_IN_PROGRESS)
-        self.timers.cancel(self._sync_key(group))
+        self.timers.cancel(sync_key(group.group_id))
         group.pending_sync.clear()
         initial = group.is_state(S.EMPTY)
         self._transition(group, S.PREPARING_REBALANCE, now_ms)
-        self.emit("rebalance_started", group=group.group_id, reason=reason, generation=group.generation_id)
+        self.emit(ev.RebalanceStarted(group=group.group_id, reason=reason, generation=group.generation_id))
         if initial:
             delay = self.config.get_int("group.initial.rebalance.delay.ms")
             self._initial_rebalance(group, now_ms, delay, max(group.rebalance_timeout_ms() - delay, 0))
@@ -313,14 +312,14 @@ class GroupCoordinator:
             else:
                 self._complete_join(g, t)
 
-        self.timers.schedule(self._join_key(group), now_ms + delay, expire)
+        self.timers.schedule(join_key(group.group_id), now_ms + delay, expire)
 
     def _maybe_complete_join_else_schedule(self, group: ClassicGroup, now_ms: int) -> None:
         if group.has_all_members_joined():
             self._complete_join(group, now_ms)
         else:
             gid = group.group_id
-            self.timers.schedule(self._join_key(group), now_ms + group.rebalance_timeout_ms(),
+            self.timers.schedule(join_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
                                  lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None)
 
     def _maybe_complete_join_phase(self, group: ClassicGroup, now_ms: int, *, even_initial: bool = False) -> None:
@@ -331,14 +330,14 @@ class GroupCoordinator:
     def _complete_join(self, group: ClassicGroup, now_ms: int) -> None:
         if not group.is_state(S.PREPARING_REBALANCE):
             return
-        self.timers.cancel(self._join_key(group))
+        self.timers.cancel(join_key(group.group_id))
         for member in list(group.members.values()):
             if not member.awaiting_join and not member.group_instance_id:
                 self._remove_member(group, member.member_id, "did not rejoin in time")
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only absent static members remain: wait another rebalance timeout for them.
             gid = group.group_id
-            self.timers.schedule(self._join_key(group), now_ms + group.rebalance_timeout_ms(),
+            self.timers.schedule(join_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
                                  lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None)
             return
         group.generation_id += 1
@@ -349,10 +348,10 @@ class GroupCoordinator:
             group.protocol_name = None  # Kafka's initNextGeneration keeps the protocol type
             self._transition(group, S.EMPTY, now_ms)
             self._persist(group)
-            self.emit("generation_started", group=group.group_id, generation=group.generation_id, members=0)
+            self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id, members=0))
             return
-        self.emit("generation_started", group=group.group_id, generation=group.generation_id, members=len(group.members),
-                  protocol=group.protocol_name, leader=group.leader_id)
+        self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id,
+                                       members=len(group.members), protocol=group.protocol_name, leader=group.leader_id))
         for member in group.members.values():
             if member.join_pending is not None:
                 pending, member.join_pending = member.join_pending, None
@@ -361,7 +360,7 @@ class GroupCoordinator:
             member.is_new = False
             group.pending_sync.add(member.member_id)
         gid, generation = group.group_id, group.generation_id
-        self.timers.schedule(self._sync_key(group), now_ms + group.rebalance_timeout_ms(),
+        self.timers.schedule(sync_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
                              lambda t: self._expire_pending_sync(gid, generation, t))
 
     def _reset_assignments_with_error(self, group: ClassicGroup, error: E) -> None:
@@ -375,12 +374,12 @@ class GroupCoordinator:
         member = group.remove(member_id)
         if member is None:
             return None
-        self.timers.cancel(self._heartbeat_key(group, member_id))
+        self.timers.cancel(heartbeat_key(group.group_id, member_id))
         if member.join_pending is not None:
             member.join_pending.complete(join_error(E.UNKNOWN_MEMBER_ID))
         if member.sync_pending is not None:
             member.sync_pending.complete(sync_error(E.UNKNOWN_MEMBER_ID))
-        self.emit("member_removed", group=group.group_id, member=member_id, reason=reason)
+        self.emit(ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None))
         return member
 
     def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now_ms: int, reason: str) -> None:
@@ -396,20 +395,21 @@ class GroupCoordinator:
             return
         if member_id in group.pending_members:
             group.pending_members.discard(member_id)
-            self.emit("member_expired", group=group_id, member=member_id, pending=True)
+            self.emit(ev.MemberExpired(group=group_id, member=member_id, pending=True))
             self._maybe_complete_join_phase(group, now_ms, even_initial=True)
             return
         member = group.members.get(member_id)
         if member is None:
             return
         if member.is_new:
-            self.emit("member_expired", group=group_id, member=member_id, new=True)
+            self.emit(ev.MemberExpired(group=group_id, member=member_id, new=True, client_id=member.client_id or None))
             self._remove_member(group, member_id, "new member did not complete its join")
             self._maybe_complete_join_phase(group, now_ms, even_initial=True)
             return
         if member.awaiting_join or member.awaiting_sync:
             return  # waiting in a request counts as alive; the timer is not re-armed
-        self.emit("member_expired", group=group_id, member=member_id, session_timeout_ms=member.session_timeout_ms)
+        self.emit(ev.MemberExpired(group=group_id, member=member_id, session_timeout_ms=member.session_timeout_ms,
+                                   client_id=member.client_id or None))
         self._remove_and_rebalance(group, member_id, now_ms, f"member {member_id} session expired")
 
     def _expire_pending_sync(self, group_id: str, generation: int, now_ms: int) -> None:
@@ -425,7 +425,7 @@ class GroupCoordinator:
 
     # -- SyncGroup ------------------------------------------------------------------------------
     def sync(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, generation_id: int,
-             protocol_type: str | None, protocol_name: str | None, assignments: dict[str, bytes], version: int) -> dict | Pending:
+             protocol_type: str | None, protocol_name: str | None, assignments: dict[str, bytes], version: int) -> JoinResult | Pending:
         if version >= 5 and (protocol_type is None or protocol_name is None):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         if not group_id:
@@ -448,8 +448,8 @@ class GroupCoordinator:
         member = group.members[member_id]
         if group.is_state(S.STABLE):
             self._remove_pending_sync(group, member_id)
-            self.emit("assignment_delivered", group=group_id, member=member_id, generation=group.generation_id,
-                      **_assignment_detail(group, member))
+            self.emit(ev.AssignmentDelivered(group=group_id, member=member_id, generation=group.generation_id,
+                                             assignment=_decoded_assignment(group, member)))
             return self._sync_success(group, member)
         # CompletingRebalance: park until the leader's assignment arrives.
         member.sync_pending = Pending()
@@ -460,25 +460,24 @@ class GroupCoordinator:
                 m.assignment = assignments.get(mid, b"")
             self._persist(group)
             self._transition(group, S.STABLE, now_ms)
-            self.emit("leader_assigned", group=group_id, leader=member_id, generation=group.generation_id,
-                      members=len(group.members))
+            self.emit(ev.LeaderAssigned(group=group_id, leader=member_id, generation=group.generation_id,
+                                        members=len(group.members)))
             for m in group.members.values():
                 if m.sync_pending is not None:
                     p, m.sync_pending = m.sync_pending, None
                     p.complete(self._sync_success(group, m))
-                    self.emit("assignment_delivered", group=group_id, member=m.member_id, generation=group.generation_id,
-                              **_assignment_detail(group, m))
+                    self.emit(ev.AssignmentDelivered(group=group_id, member=m.member_id, generation=group.generation_id,
+                                                     assignment=_decoded_assignment(group, m)))
                     self._rearm(group, m.member_id, now_ms, m.session_timeout_ms)
         return pending
 
-    def _sync_success(self, group: ClassicGroup, member: Member) -> dict:
-        return {"error": E.NONE, "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
-                "assignment": member.assignment}
+    def _sync_success(self, group: ClassicGroup, member: Member) -> SyncResult:
+        return SyncResult(E.NONE, group.protocol_type, group.protocol_name, member.assignment)
 
     def _remove_pending_sync(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync.discard(member_id)
         if not group.pending_sync:
-            self.timers.cancel(self._sync_key(group))
+            self.timers.cancel(sync_key(group.group_id))
 
     # -- Heartbeat and LeaveGroup -------------------------------------------------------------------
     def heartbeat(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None,
@@ -503,15 +502,15 @@ class GroupCoordinator:
             return E.REBALANCE_IN_PROGRESS
         return E.NONE
 
-    def leave(self, now_ms: int, *, group_id: str | None, members: list[tuple[str, str | None]]) -> tuple[E, list[E]]:
-        """(top-level error, per-member errors) for (member_id, group_instance_id) pairs."""
+    def leave(self, now_ms: int, *, group_id: str | None, members: list[tuple[str, str | None]]) -> LeaveResult:
+        """The top-level error and per-member errors for (member_id, group_instance_id) pairs."""
         if not group_id:
-            return E.INVALID_GROUP_ID, []
+            return LeaveResult(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
         if group is None:
-            return E.NONE, [E.UNKNOWN_MEMBER_ID for _ in members]
+            return LeaveResult(E.NONE, [E.UNKNOWN_MEMBER_ID for _ in members])
         if group.is_state(S.DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE, []
+            return LeaveResult(E.COORDINATOR_NOT_AVAILABLE)
         errors: list[E] = []
         removed = False
         for member_id, instance_id in members:
@@ -523,7 +522,7 @@ class GroupCoordinator:
                 member_id = holder
             elif member_id in group.pending_members:
                 group.pending_members.discard(member_id)
-                self.timers.cancel(self._heartbeat_key(group, member_id))
+                self.timers.cancel(heartbeat_key(group.group_id, member_id))
                 errors.append(E.NONE)
                 continue
             else:
@@ -532,7 +531,7 @@ class GroupCoordinator:
                     errors.append(error)
                     continue
             self._remove_member(group, member_id, "left the group")
-            self.emit("member_left", group=group_id, member=member_id, instance=instance_id)
+            self.emit(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id))
             errors.append(E.NONE)
             removed = True
         if removed or any(e == E.NONE for e in errors):
@@ -541,36 +540,73 @@ class GroupCoordinator:
             elif group.is_state(S.PREPARING_REBALANCE):
                 # GMM maybeCompleteJoinPhase: a LeaveGroup never ends an initial rebalance early.
                 self._maybe_complete_join_phase(group, now_ms)
-        return E.NONE, errors
+        return LeaveResult(E.NONE, errors)
 
-    # -- loading and unloading (coordinator moves) ------------------------------------------------
-    def unload(self, group_ids: list[str]) -> None:
-        """The coordinator lost these groups: parked requests get NOT_COORDINATOR."""
+    # -- groups made and removed outside a rebalance ---------------------------------------------
+    def create_simple_group(self, group_id: str, now_ms: int) -> ClassicGroup:
+        """A group that only stores offsets (a commit with generation -1 to an unknown group)."""
+        group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)
+        self._persist(group)
+        self.emit(ev.GroupCreated(group=group_id, simple=True))
+        return group
+
+    def delete(self, group_id: str) -> None:
+        """DeleteGroups of an Empty group: 4.x removes it (its tombstone is replayed), no Dead state."""
+        self.groups.pop(group_id, None)
+        self.snapshots.pop(group_id, None)
+        self.timers.cancel_under(("join", group_id))
+        self.timers.cancel_under(("sync", group_id))
+        self.emit(ev.GroupDeleted(group=group_id))
+
+    def forget(self, group_ids: list[str]) -> None:
+        """Drop groups with their members, timers and persisted records, leaving no trace (the
+        pytest plugin's clean-up between tests sharing one cluster)."""
         for gid in group_ids:
             group = self.groups.pop(gid, None)
-            if group is None:
+            for kind in ("heartbeat", "join", "sync"):
+                self.timers.cancel_under((kind, gid))
+            if group is not None:
+                self._answer_parked(group, E.NOT_COORDINATOR)
+            if self.snapshots.pop(gid, None) is not None or group is not None:
+                self.emit(ev.GroupForgotten(group=gid))
+
+    @staticmethod
+    def _answer_parked(group: ClassicGroup, error: E) -> None:
+        for m in group.members.values():
+            if m.join_pending is not None:
+                m.join_pending.complete(join_error(error))
+                m.join_pending = None
+            if m.sync_pending is not None:
+                m.sync_pending.complete(sync_error(error))
+                m.sync_pending = None
+
+    # -- loading and unloading (coordinator moves) ------------------------------------------------
+    def unload(self, group_ids: list[str], now_ms: int) -> None:
+        """The coordinator lost these groups (GMM ``onUnloaded``): each goes to Dead, its parked
+        requests get NOT_COORDINATOR and its timers stop. A Dead group stays visible until the
+        next load of its partition replaces it with its persisted record."""
+        for gid in group_ids:
+            group = self.groups.get(gid)
+            if group is None or group.is_state(S.DEAD):
                 continue
-            self.timers.cancel_prefix(f"heartbeat-{gid}-")
-            self.timers.cancel(f"join-{gid}")
-            self.timers.cancel(f"sync-{gid}")
-            for m in group.members.values():
-                if m.join_pending is not None:
-                    m.join_pending.complete(join_error(E.NOT_COORDINATOR))
-                if m.sync_pending is not None:
-                    m.sync_pending.complete(sync_error(E.NOT_COORDINATOR))
-            self.emit("group_unloaded", group=gid)
+            for kind in ("heartbeat", "join", "sync"):
+                self.timers.cancel_under((kind, gid))
+            self._answer_parked(group, E.NOT_COORDINATOR)
+            self._transition(group, S.DEAD, now_ms)
+            self.emit(ev.GroupUnloaded(group=gid))
 
     def load(self, group_ids: list[str], now_ms: int) -> None:
         """Rebuild groups from their last persisted record: Stable with members, else Empty."""
         for gid in group_ids:
             snap = self.snapshots.get(gid)
             if snap is None:
+                self.groups.pop(gid, None)
                 continue
             group = ClassicGroup(gid, state_timestamp_ms=snap.state_timestamp_ms, generation_id=snap.generation_id,
                                  protocol_type=snap.protocol_type, protocol_name=snap.protocol_name,
                                  leader_id=snap.leader_id)
             for m in snap.members:
-                member = Member(**{k: v for k, v in m.items()})
+                member = Member(**m)
                 group.members[member.member_id] = member
                 if member.group_instance_id:
                     group.static_members[member.group_instance_id] = member.member_id
@@ -580,4 +616,4 @@ class GroupCoordinator:
             self.groups[gid] = group
             for member in group.members.values():
                 self._rearm(group, member.member_id, now_ms, member.session_timeout_ms)
-            self.emit("group_loaded", group=gid, state=group.state.value, generation=group.generation_id)
+            self.emit(ev.GroupLoaded(group=gid, state=group.state.value, generation=group.generation_id))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...protocol import data as consumer_protocol
 from ...protocol.error_codes import ErrorCode as E
+from .. import events as ev
 from .coordinator import GroupCoordinator
 from .model import ClassicGroup, GroupState
 
@@ -40,9 +41,7 @@ class OffsetStore:
         group = coord.groups.get(group_id)
         if group is None:
             if generation_id < 0:
-                group = coord.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)  # a simple group
-                coord._persist(group)
-                coord.emit("group_created", group=group_id, simple=True)
+                coord.create_simple_group(group_id, now_ms)
                 return E.NONE
             return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
         if group.is_state(S.DEAD):
@@ -61,7 +60,7 @@ class OffsetStore:
             return E.REBALANCE_IN_PROGRESS
         member = group.members.get(member_id)
         if member is not None and group.is_state(S.STABLE, S.PREPARING_REBALANCE):
-            coord._rearm(group, member_id, now_ms, member.session_timeout_ms)
+            coord.keep_alive(group, member, now_ms)
         return E.NONE
 
     def commit(self, now_ms: int, group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
@@ -72,7 +71,7 @@ class OffsetStore:
             return E.OFFSET_METADATA_TOO_LARGE
         expire = now_ms + retention_ms if retention_ms not in (-1, None) and retention_ms >= 0 else -1
         self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(offset, leader_epoch, text, now_ms, expire)
-        self.coordinator.emit("offset_committed", group=group_id, topic=topic, partition=partition, offset=offset)
+        self.coordinator.emit(ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset))
         return E.NONE
 
     # -- OffsetFetch ----------------------------------------------------------------------------
@@ -102,6 +101,10 @@ class OffsetStore:
                 stored.pop(tp, None)
                 out[tp] = E.NONE
         return E.NONE, out
+
+    def forget(self, group_ids: list[str]) -> None:
+        for gid in group_ids:
+            self.offsets.pop(gid, None)
 
     def expire(self, now_ms: int) -> int:
         """Kafka's offset expiry: offsets.retention.minutes after the group became Empty (or
@@ -175,8 +178,6 @@ def delete_group(store: OffsetStore, group_id: str | None) -> E:
         return E.GROUP_ID_NOT_FOUND
     if not group.is_state(S.EMPTY):
         return E.NON_EMPTY_GROUP
-    del coord.groups[group_id]
-    coord.snapshots.pop(group_id, None)
     store.offsets.pop(group_id, None)
-    coord.emit("group_deleted", group=group_id)
+    coord.delete(group_id)
     return E.NONE

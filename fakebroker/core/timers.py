@@ -1,15 +1,21 @@
-"""Keyed timers and parked responses for the sans-IO coordinator.
+"""Keyed timers and parked responses for the sans-IO core.
 
-Scheduling an existing key replaces it, as Kafka's ``CoordinatorTimer`` does. Nothing here
-sleeps: the server asks for ``next_deadline()`` and calls ``fire_due(now)``.
+A timer key is a tuple whose first item names the timer kind, e.g. ``("heartbeat", group,
+member)``, ``("join", group)``, ``("load", partition)``. Scheduling an existing key replaces
+it, as Kafka's ``CoordinatorTimer`` does. Keys are compared item by item, never as text: a
+group named ``orders`` and one named ``orders-eu`` share no key prefix.
+
+Nothing here sleeps: the server asks for ``next_deadline()`` and calls ``fire_due(now)``.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
+
+TimerKey = tuple[Hashable, ...]
 
 
 class Pending:
@@ -38,27 +44,32 @@ class Pending:
 
 class Timers:
     def __init__(self) -> None:
-        self._active: dict[str, tuple[int, int, Callable[[int], None]]] = {}
-        self._heap: list[tuple[int, int, str]] = []
+        self._active: dict[TimerKey, tuple[int, int, Callable[[int], None]]] = {}
+        self._heap: list[tuple[int, int, TimerKey]] = []
         self._seq = itertools.count()
-        self.changed: Callable[[], None] = lambda: None  # the server's wake-up
 
-    def schedule(self, key: str, deadline_ms: int, action: Callable[[int], None]) -> None:
+    def schedule(self, key: TimerKey, deadline_ms: int, action: Callable[[int], None]) -> None:
         seq = next(self._seq)
         self._active[key] = (deadline_ms, seq, action)
         heapq.heappush(self._heap, (deadline_ms, seq, key))
-        self.changed()
 
-    def cancel(self, key: str) -> None:
+    def cancel(self, key: TimerKey) -> None:
         self._active.pop(key, None)
 
-    def cancel_prefix(self, prefix: str) -> None:
-        for key in [k for k in self._active if k.startswith(prefix)]:
+    def cancel_under(self, prefix: TimerKey) -> int:
+        """Cancel every timer whose key starts with the items of ``prefix``; returns how many."""
+        n = len(prefix)
+        doomed = [k for k in self._active if k[:n] == prefix]
+        for key in doomed:
             del self._active[key]
+        return len(doomed)
 
-    def deadline(self, key: str) -> int | None:
+    def deadline(self, key: TimerKey) -> int | None:
         entry = self._active.get(key)
         return entry[0] if entry else None
+
+    def keys(self) -> list[TimerKey]:
+        return list(self._active)
 
     def next_deadline(self) -> int | None:
         while self._heap:

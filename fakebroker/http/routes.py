@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import anyio
 
-from .. import __version__
-from ..core.cluster_state import Topic
+from ..cluster import conditions as cond
+from ..cluster.views import TopicView
+from ..cluster.waiting import WaitTimeout
 from ..faults.rules import ACTIONS
-from . import conditions as cond
-from .actions import WaitTimeout
+from ..version import __version__
 
 if TYPE_CHECKING:
-    from ..cluster import FakeCluster
+    from ..cluster.facade import FakeCluster
 
 MAX_WAIT_S = 600.0  # the longest POST /wait
 
@@ -196,29 +196,21 @@ WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
 
 # -- views ----------------------------------------------------------------------------------
 def _broker_dict(cluster: FakeCluster, broker: int) -> dict[str, Any]:
-    info = cluster.state.brokers[broker]
-    return {"id": info.node_id, "host": info.host, "port": info.port, "alive": info.alive}
-
-
-def _topic_dict(topic: Topic) -> dict[str, Any]:
-    return {"name": topic.name, "topic_id": str(topic.topic_id), "internal": topic.internal,
-            "config": dict(topic.config.overrides),
-            "partitions": [{"partition": p.index, "leader": p.leader, "leader_epoch": p.leader_epoch,
-                            "replicas": list(p.replicas), "log_start_offset": p.log.log_start_offset,
-                            "high_watermark": p.log.high_watermark} for p in topic.partitions]}
+    return next(b.to_dict() for b in cluster.brokers() if b.node_id == broker)
 
 
 def _broker_id(cluster: FakeCluster, broker: int, *, alive: bool = False) -> int:
-    info = cluster.state.brokers.get(broker)
+    brokers = {b.node_id: b for b in cluster.brokers()}
+    info = brokers.get(broker)
     if info is None:
-        raise HTTPError(404, f"no broker {broker} (brokers: {sorted(cluster.state.brokers)})")
+        raise HTTPError(404, f"no broker {broker} (brokers: {sorted(brokers)})")
     if alive and not info.alive:
         raise HTTPError(409, f"broker {broker} is stopped")
     return broker
 
 
-def _topic(cluster: FakeCluster, name: str) -> Topic:
-    topic = cluster.state.topics.get(name)
+def _topic(cluster: FakeCluster, name: str) -> TopicView:
+    topic = cluster.describe_topic(name)
     if topic is None:
         raise HTTPError(404, f"no topic {name!r}")
     return topic
@@ -254,21 +246,18 @@ async def clear_faults(req: Request) -> Any:
 
 
 async def list_brokers(req: Request) -> Any:
-    return {"brokers": [_broker_dict(req.cluster, b) for b in sorted(req.cluster.state.brokers)]}
+    return {"brokers": [b.to_dict() for b in req.cluster.brokers()]}
 
 
 async def stop_broker(req: Request) -> Any:
     cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
-    cluster.stop_broker(broker)  # on the loop thread: closes at once, the port a moment later
-    stopped = cluster.servers[broker].stopped
-    if stopped is not None:
-        await stopped.wait()  # reply once the port is closed, as the threaded API does
+    await cluster.stop_broker_async(broker)  # reply once the port is closed, as the threaded API does
     return _broker_dict(cluster, broker)
 
 
 async def start_broker(req: Request) -> Any:
     cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
-    await cluster._start_broker(broker)  # start_broker would only schedule it on the loop thread
+    await cluster.start_broker_async(broker)  # start_broker would only schedule it on the loop thread
     return _broker_dict(cluster, broker)
 
 
@@ -303,9 +292,8 @@ async def advance_clock(req: Request) -> Any:
 async def list_events(req: Request) -> Any:
     since, limit = req.q("since", int, 0), req.q("limit", int)
     kinds, group, client, broker = req.qlist("kind"), req.q("group"), req.q("client_id"), req.q("broker", int)
-    events = req.cluster.runtime.events
     out, scanned = [], since
-    for event in events[max(since, 0):]:  # seq is the 1-based place in the log
+    for event in req.cluster.events_since(max(since, 0)):  # seq is the 1-based place in the log
         if limit is not None and len(out) >= limit:
             break
         scanned = event.seq
@@ -318,12 +306,12 @@ async def list_events(req: Request) -> Any:
 
 
 async def list_groups(req: Request) -> Any:
-    views = (req.cluster._group_now(g) for g in req.cluster.groups())
+    views = (req.cluster.group(g) for g in req.cluster.groups())
     return {"groups": [v.to_dict() for v in views if v is not None]}
 
 
 async def get_group(req: Request) -> Any:
-    view = req.cluster._group_now(req.params["id"])
+    view = req.cluster.group(req.params["id"])
     if view is None:
         raise HTTPError(404, f"no group {req.params['id']!r}")
     return view.to_dict()
@@ -333,7 +321,7 @@ async def move_coordinator(req: Request) -> Any:
     broker = req.body.get("broker")
     if broker is not None:
         _broker_id(req.cluster, broker, alive=True)
-    elif not req.cluster.state.alive_brokers():
+    elif not any(b.alive for b in req.cluster.brokers()):
         raise HTTPError(409, "no broker is alive")
     load = req.body.get("load_time_ms")
     return {"coordinator": req.cluster.move_coordinator(req.params["id"], broker, load_time_ms=load)}
@@ -341,8 +329,8 @@ async def move_coordinator(req: Request) -> Any:
 
 async def group_offsets(req: Request) -> Any:
     gid = req.params["id"]
-    committed = req.cluster._committed_now(gid)
-    if not committed and req.cluster._group_now(gid) is None:
+    committed = req.cluster.committed(gid)
+    if not committed and req.cluster.group(gid) is None:
         raise HTTPError(404, f"no group {gid!r}")
     return {"group_id": gid, "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(committed.items())]}
 
@@ -351,17 +339,16 @@ async def create_topic(req: Request) -> Any:
     b = req.body
     topic = req.cluster.create_topic(b["name"], b.get("partitions", -1), replication_factor=b.get("replication_factor", -1),
                                      config=b.get("config"))
-    return _topic_dict(topic)
+    return _topic(req.cluster, topic.name).to_dict()
 
 
 async def list_topics(req: Request) -> Any:
     internal = req.q("internal", str, "false").lower() in ("1", "true", "yes")
-    topics = sorted(req.cluster.state.topics.values(), key=lambda t: t.name)
-    return {"topics": [_topic_dict(t) for t in topics if internal or not t.internal]}
+    return {"topics": [t.to_dict() for t in req.cluster.describe_topics(internal=internal)]}
 
 
 async def get_topic(req: Request) -> Any:
-    return _topic_dict(_topic(req.cluster, req.params["name"]))
+    return _topic(req.cluster, req.params["name"]).to_dict()
 
 
 async def delete_topic(req: Request) -> Any:
@@ -373,7 +360,7 @@ async def delete_topic(req: Request) -> Any:
 async def add_partitions(req: Request) -> Any:
     topic = _topic(req.cluster, req.params["name"])
     req.cluster.add_partitions(topic.name, req.body["count"])
-    return _topic_dict(topic)
+    return _topic(req.cluster, topic.name).to_dict()
 
 
 async def move_leader(req: Request) -> Any:
@@ -382,11 +369,11 @@ async def move_leader(req: Request) -> Any:
         raise HTTPError(404, f"topic {topic.name!r} has no partition {index} ({len(topic.partitions)} partitions)")
     broker = _broker_id(req.cluster, req.body["broker"], alive=True)
     req.cluster.move_leader(topic.name, index, broker)
-    return _topic_dict(topic)["partitions"][index]
+    return _topic(req.cluster, topic.name).partitions[index].to_dict()
 
 
 def _cuts(cluster: FakeCluster) -> dict[str, Any]:
-    return {"cuts": [{"client_id": c, "broker": b} for c, b in sorted(cluster.runtime.cuts, key=lambda x: (x[0], x[1] is None, x[1] or 0))]}
+    return {"cuts": [{"client_id": c, "broker": b} for c, b in cluster.cuts()]}
 
 
 async def list_cuts(req: Request) -> Any:

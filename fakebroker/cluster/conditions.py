@@ -8,12 +8,21 @@ here are the common ones. They run on the cluster's loop after every event.
 from __future__ import annotations
 
 import abc
-
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
-if TYPE_CHECKING:
-    from ..cluster import FakeCluster
+from ..core.events import Event
+from .views import GroupView
+
+
+class FakeCluster(Protocol):
+    """What conditions read of the cluster (the facade's public methods)."""
+
+    def group(self, group_id: str) -> GroupView | None: ...
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]: ...
+
+    def events_since(self, count: int) -> list[Event]: ...
 
 
 class Condition(abc.ABC):
@@ -38,7 +47,7 @@ class GroupState(Condition):
     generation_above: int | None = None
 
     def __call__(self, cluster: FakeCluster) -> Any:
-        view = cluster._group_now(self.group)
+        view = cluster.group(self.group)
         self.last_seen = None if view is None else f"{view.state}, generation {view.generation}, {len(view.members)} members"
         if view is None:
             return False
@@ -76,7 +85,7 @@ class EventSeen(Condition):
     since: int = 0
 
     def __call__(self, cluster: FakeCluster) -> Any:
-        for event in cluster.runtime.events[self.since:]:
+        for event in cluster.events_since(self.since):
             if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
                 return event
         return False
@@ -105,7 +114,7 @@ class CommittedOffset(Condition):
     at_least: int
 
     def __call__(self, cluster: FakeCluster) -> Any:
-        self.last_seen = cluster._committed_now(self.group).get((self.topic, self.partition))
+        self.last_seen = cluster.committed(self.group).get((self.topic, self.partition))
         return self.last_seen is not None and self.last_seen >= self.at_least
 
     def describe(self) -> str:

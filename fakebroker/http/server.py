@@ -8,7 +8,7 @@ with plain HTTP::
 
 The app is a small hand-written ASGI callable served by hypercorn inside the cluster's own event
 loop (trio or asyncio), so every handler runs on the loop thread and calls the cluster's methods
-directly. One route table (``fakebroker.control.http_routes.ROUTES``) drives both the dispatch
+directly. One route table (``fakebroker.http.routes.ROUTES``) drives both the dispatch
 and the OpenAPI document at ``/openapi.json``, the only path open without the token. The
 endpoint binds loopback only: it can stop brokers, so nothing off the machine may reach it.
 
@@ -34,12 +34,12 @@ import anyio
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .control.http_routes import ROUTES, HTTPError, Request, Route, check_body, openapi_document
-from .core.cluster_state import TopicError
-from .protocol.error_codes import ErrorCode
+from ..core.cluster_state import TopicError
+from ..protocol.error_codes import ErrorCode
+from .routes import ROUTES, HTTPError, Request, Route, check_body, openapi_document
 
 if TYPE_CHECKING:
-    from .cluster import FakeCluster
+    from ..cluster.facade import FakeCluster
 
 __all__ = ["ROUTES", "ControlApp", "Route", "loopback_host", "openapi_document", "serve", "start"]
 
@@ -233,8 +233,51 @@ def _close_if_unclaimed(fd: int, identity: os.stat_result) -> None:
 
 async def start(cluster: FakeCluster, port: int = 0, token: str | None = None, host: str = "127.0.0.1", *,
                 task_group: TaskGroup | None = None) -> tuple[int, str]:
-    """Start the endpoint for a running cluster in ``task_group`` (default: the cluster's);
-    returns ``(port, token)``. It stops with the task group."""
+    """Start the endpoint for a running cluster in ``task_group`` (default: the cluster's, from
+    its own loop); returns ``(port, token)``. It stops with the task group."""
     loopback_host(host)  # refuse before starting anything
-    tg = task_group if task_group is not None else cluster._task_group
-    return await tg.start(lambda task_status: serve(cluster, port=port, token=token, host=host, task_status=task_status))
+
+    async def run(*, task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED) -> None:
+        await serve(cluster, port=port, token=token, host=host, task_status=task_status)
+
+    if task_group is not None:
+        return await task_group.start(run)
+    return await cluster.start_task_async(run)
+
+
+class ControlEndpoint:
+    """The control endpoint of a running cluster, for as long as the cluster runs::
+
+        with FakeCluster().run_in_thread() as cluster, ControlEndpoint(cluster) as control:
+            requests.get(control.url + "/groups", headers={"Authorization": f"Bearer {control.token}"})
+
+        async with FakeCluster() as cluster, ControlEndpoint(cluster) as control:
+            ...
+    """
+
+    def __init__(self, cluster: FakeCluster, port: int = 0, token: str | None = None, host: str = "127.0.0.1"):
+        self.cluster = cluster
+        self.host = loopback_host(host)
+        self.port = port
+        self.token = token
+        self.url: str | None = None
+
+    def _started(self, bound: tuple[int, str]) -> ControlEndpoint:
+        self.port, self.token = bound
+        self.url = f"http://127.0.0.1:{self.port}"
+        return self
+
+    async def _run(self, *, task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED) -> None:
+        await serve(self.cluster, port=self.port, token=self.token, host=self.host, task_status=task_status)
+
+    def __enter__(self) -> ControlEndpoint:
+        return self._started(self.cluster.start_task(self._run))
+
+    def __exit__(self, *exc_info: Any) -> None:
+        pass  # it stops with the cluster
+
+    async def __aenter__(self) -> ControlEndpoint:
+        return self._started(await self.cluster.start_task_async(self._run))
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        pass

@@ -1,10 +1,10 @@
-"""Clocks. Everything in the broker that depends on time reads one of these.
+"""Clocks. The server reads one and hands its time to the core, which reads none.
 
 ``RealClock`` follows the wall clock. ``VirtualClock`` stands still until a test moves it:
-the group coordinator's timers (session, rebalance, sync and initial-delay timeouts,
-coordinator loading), offset expiry, log retention and LogAppendTime stamps all read it.
-Client I/O never does: Fetch long polls, fault delays and black holes, and the clients' own
-timeouts run in real time. The cluster's ``ClockControl`` fires timers as time is advanced.
+the core's timers (session, rebalance, sync and initial-delay timeouts, coordinator loading,
+offset expiry and retention checks) and LogAppendTime stamps all follow it. Client I/O never
+does: Fetch long polls, fault delays and black holes, and the clients' own timeouts run in
+real time. ``server.ticker`` fires the core's timers as either clock reaches them.
 """
 
 from __future__ import annotations

@@ -82,3 +82,55 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
 def committed_offsets(state: ClusterState, group_id: str) -> dict[tuple[str, int], int]:
     """(topic, partition) -> committed offset of a group."""
     return {(t, p): c.offset for t, p, c in state.offsets.fetch(group_id, None) if c is not None}
+
+
+@dataclass(frozen=True)
+class BrokerView:
+    node_id: int
+    host: str
+    port: int
+    alive: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.node_id, "host": self.host, "port": self.port, "alive": self.alive}
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    log_start_offset: int
+    high_watermark: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"partition": self.partition, "leader": self.leader, "leader_epoch": self.leader_epoch,
+                "replicas": list(self.replicas), "log_start_offset": self.log_start_offset,
+                "high_watermark": self.high_watermark}
+
+
+@dataclass(frozen=True)
+class TopicView:
+    name: str
+    topic_id: str
+    internal: bool
+    config: dict[str, str]
+    partitions: tuple[PartitionView, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "topic_id": self.topic_id, "internal": self.internal, "config": dict(self.config),
+                "partitions": [p.to_dict() for p in self.partitions]}
+
+
+def broker_views(state: ClusterState) -> list[BrokerView]:
+    return [BrokerView(b.node_id, b.host, b.port, b.alive) for _, b in sorted(state.brokers.items())]
+
+
+def topic_view(state: ClusterState, name: str) -> TopicView | None:
+    topic = state.topics.get(name)
+    if topic is None:
+        return None
+    return TopicView(topic.name, str(topic.topic_id), topic.internal, dict(topic.config.overrides),
+                     tuple(PartitionView(p.index, p.leader, p.leader_epoch, tuple(p.replicas), p.log.log_start_offset,
+                                         p.log.high_watermark) for p in topic.partitions))

@@ -3,42 +3,43 @@ change lands in the event log in order with the requests it affects."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
-from ..faults import FaultRule, Faults
-
-if TYPE_CHECKING:
-    from ..cluster import FakeCluster
+from ..core import events as ev
+from ..faults import FaultRule
+from ..server.runtime import Runtime
+from .proxy import LoopProxy
 
 
 class FaultControl:
-    def __init__(self, cluster: FakeCluster, faults: Faults):
-        self._cluster = cluster
-        self.rules = faults
+    def __init__(self, proxy: LoopProxy, runtime: Runtime):
+        self._proxy = proxy
+        self._runtime = runtime
+        self.rules = runtime.faults
 
     def add(self, **match_and_action: Any) -> FaultRule:
         """Add a rule (see ``Faults.add`` and the README's fault table) and return it."""
         def add() -> FaultRule:
             rule = self.rules.add(**match_and_action)
-            self._cluster.runtime.emit("fault_added", None, rule=rule.id, **_brief(rule))
+            self._runtime.state.events.append(ev.FaultAdded(rule=rule.id, spec=_brief(rule)))
             return rule
 
-        return self._cluster._call(add)
+        return self._proxy.act(add)
 
     def remove(self, rule: FaultRule | int) -> None:
         def remove() -> None:
             self.rules.remove(rule)
-            self._cluster.runtime.emit("fault_removed", None, rule=rule if isinstance(rule, int) else rule.id)
+            self._runtime.state.events.append(ev.FaultRemoved(rule=rule if isinstance(rule, int) else rule.id))
 
-        self._cluster._call(remove)
+        self._proxy.act(remove)
 
     def clear(self) -> None:
         def clear() -> None:
             if len(self.rules):
                 self.rules.clear()
-                self._cluster.runtime.emit("faults_cleared", None)
+                self._runtime.state.events.append(ev.FaultsCleared())
 
-        self._cluster._call(clear)
+        self._proxy.act(clear)
 
     def list(self) -> list[FaultRule]:
         return self.rules.list()

@@ -1,0 +1,120 @@
+"""Cluster actions: stop and start brokers, move leaders and coordinators, cut clients off.
+
+Each action is a method of the core (which records its events) run on the cluster's loop
+through the proxy; what involves sockets (closing a listener, resetting connections) is
+asked of the brokers' servers.
+"""
+
+from __future__ import annotations
+
+from ..core import events as ev
+from ..server.broker import BrokerServer
+from ..server.runtime import Runtime
+from .proxy import LoopProxy
+
+
+class BrokerActions:
+    def __init__(self, proxy: LoopProxy, runtime: Runtime, servers: list[BrokerServer]):
+        self._proxy = proxy
+        self._runtime = runtime
+        self._servers = servers
+
+    def _now(self) -> int:
+        return self._runtime.clock.now_ms()
+
+    def _stop_now(self, broker: int) -> None:
+        if self._runtime.state.broker_stopped(broker, self._now()):
+            self._servers[broker].stop()
+
+    def stop(self, broker: int) -> None:
+        if self._proxy.from_other_thread():
+            self._proxy.run_async(self.stop_async, broker)
+        else:
+            self._proxy.act(self._stop_now, broker)
+
+    async def stop_async(self, broker: int) -> None:
+        """Stop a broker and return once its port is closed (on the cluster's loop)."""
+        self._proxy.act(self._stop_now, broker)
+        stopped = self._servers[broker].stopped
+        if stopped is not None:
+            await stopped.wait()
+
+    def start(self, broker: int) -> None:
+        if self._proxy.on_loop_thread():
+            self._proxy.start_soon(self.start_async, broker)
+        elif self._proxy.portal is not None:
+            self._proxy.run_async(self.start_async, broker)
+        else:
+            raise RuntimeError("the cluster is not running")
+
+    async def start_async(self, broker: int) -> None:
+        """Start a stopped broker and return once it listens (on the cluster's loop)."""
+        state = self._runtime.state
+        if state.brokers[broker].alive:
+            return
+        server = self._servers[broker]
+        if server.stopped is not None:
+            await server.stopped.wait()
+        assert self._proxy.task_group is not None
+        await self._proxy.task_group.start(server.serve)
+        self._proxy.act(state.broker_started, broker, server.host, server.port, self._now())
+
+    def elect_preferred_leaders(self) -> int:
+        state = self._runtime.state
+        return self._proxy.act(lambda: state.elect_preferred_leaders(self._now()))
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> None:
+        state = self._runtime.state
+        self._proxy.act(lambda: state.move_leader(state.topics[topic].partitions[partition], broker, self._now()))
+
+    def move_coordinator(self, group_id: str, broker: int | None, load_time_ms: int | None) -> int:
+        state = self._runtime.state
+
+        def move() -> int:
+            if load_time_ms is not None:
+                state.coordinator_load_time_ms = load_time_ms
+            partition = state.offsets_topic().partitions[state.group_partition(group_id)]
+            alive = [b.node_id for b in state.alive_brokers()]
+            current = partition.leader
+            if broker is not None:
+                chosen = broker
+            else:
+                chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
+            state.move_leader(partition, chosen, self._now())
+            return chosen
+
+        return self._proxy.act(move)
+
+
+class NetworkActions:
+    def __init__(self, proxy: LoopProxy, runtime: Runtime, servers: list[BrokerServer]):
+        self._proxy = proxy
+        self._runtime = runtime
+        self._servers = servers
+
+    def cut(self, client_id: str, broker: int | None) -> None:
+        runtime = self._runtime
+
+        def cut() -> None:
+            runtime.cuts.add((client_id, broker))
+            runtime.state.events.append(ev.NetworkCut(broker=broker, client_id=client_id))
+            for server in self._servers:
+                if broker is None or server.node_id == broker:
+                    server.cut()
+
+        self._proxy.act(cut)
+
+    def heal(self, client_id: str | None, broker: int | None) -> None:
+        runtime = self._runtime
+
+        def heal() -> None:
+            for cut in sorted(runtime.cuts, key=lambda c: (c[0], c[1] is None, c[1] or 0)):
+                if (client_id is None or cut[0] == client_id) and (broker is None or cut[1] == broker):
+                    runtime.cuts.discard(cut)
+                    runtime.state.events.append(ev.NetworkHealed(broker=cut[1], client_id=cut[0]))
+
+        self._proxy.act(heal)
+
+    def cuts(self) -> list[tuple[str, int | None]]:
+        return self._proxy.read(lambda: sorted(self._runtime.cuts, key=lambda c: (c[0], c[1] is None, c[1] or 0)))
+

@@ -1,0 +1,329 @@
+"""FakeCluster: the public facade. N brokers on loopback in one task group, one cluster id.
+
+Three ways to run it::
+
+    async with FakeCluster(brokers=3) as cluster:          # under trio, or asyncio via anyio
+        ...
+
+    with FakeCluster(brokers=3).run_in_thread() as cluster:  # synchronous tests
+        ...
+
+Control methods (``create_topic``, ``records``, ...) are safe to call from the test's own
+thread while the cluster runs in its background thread. The facade is composed of parts
+(``clock``, ``faults`` and the actions, topics, views and waiting behind its methods), all
+reaching the cluster through one :class:`~fakebroker.cluster.proxy.LoopProxy`.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
+from typing import Any, TypeVar
+
+import anyio
+from anyio.from_thread import start_blocking_portal
+
+from ..core.cluster_state import ClusterState, Topic
+from ..core.configs import BrokerConfig
+from ..core.events import Event
+from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
+from ..server.broker import BrokerServer
+from ..server.clock import RealClock, VirtualClock
+from ..server.runtime import Runtime
+from ..server.ticker import Ticker
+from .actions import BrokerActions, NetworkActions
+from .clock import ClockControl
+from .faults import FaultControl
+from .proxy import LoopProxy
+from .topics import TopicActions
+from .views import BrokerView, GroupView, TopicView, broker_views, committed_offsets, group_view, topic_view
+from .waiting import Waiting
+
+T = TypeVar("T")
+
+
+def _cluster_id() -> str:
+    """22-character URL-safe base64 of a random UUID, like Kafka's cluster ids."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class FakeCluster:
+    """An in-process Kafka cluster for tests.
+
+    :param brokers: number of brokers (node ids 0..N-1).
+    :param port: port of the first broker; the others take port+1, port+2, ... (0 = free ports).
+    :param topics: topics to create at start, ``{"orders": 6}`` or ``{"orders": {"partitions": 6, "config": {...}}}``.
+    :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
+    :param coordinator_load_time_ms: how long a coordinator that takes a group over answers
+        COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
+    :param virtual_time: run the broker's timers on a virtual clock that only moves when the
+        test calls ``cluster.clock.advance(seconds)``.
+    """
+
+    def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0,
+                 topics: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
+                 cluster_id: str | None = None, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+                 coordinator_load_time_ms: int = 0, virtual_time: bool = False):
+        if brokers < 1:
+            raise ValueError("a cluster needs at least one broker")
+        broker_config = BrokerConfig(config)
+        if max_frame_size == DEFAULT_MAX_FRAME_SIZE:
+            max_frame_size = int(broker_config.get("socket.request.max.bytes"))
+        clock = VirtualClock() if virtual_time else RealClock()
+        self.runtime = Runtime(cluster_id or _cluster_id(), broker_config, clock, max_frame_size=max_frame_size,
+                               coordinator_load_time_ms=coordinator_load_time_ms)
+        self.host = host
+        self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
+        self._initial_topics = dict(topics or {})
+        self._proxy = LoopProxy(self.runtime)
+        self._ticker = Ticker(self.runtime)
+        self.clock = ClockControl(self._proxy, clock, self._ticker)
+        self.faults = FaultControl(self._proxy, self.runtime)
+        """The fault rules: ``cluster.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS", times=3)``."""
+        self._brokers = BrokerActions(self._proxy, self.runtime, self.servers)
+        self._network = NetworkActions(self._proxy, self.runtime, self.servers)
+        self._topics = TopicActions(self._proxy, self.runtime)
+        self._waiting = Waiting(self._proxy, self.runtime)
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def state(self) -> ClusterState:
+        """The core: topics, the group coordinator (``state.groups``) and committed offsets
+        (``state.offsets``), for assertions. Change it only through the facade's methods."""
+        return self.runtime.state
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def __aenter__(self) -> FakeCluster:
+        proxy = self._proxy
+        proxy.loop_thread = threading.get_ident()
+        stack = AsyncExitStack()
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        proxy.task_group = tg
+        try:
+            for server in self.servers:
+                port = await tg.start(server.serve)
+                self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms())
+            for name, spec in self._initial_topics.items():
+                self._topics.create(name, spec)
+        except BaseException:
+            tg.cancel_scope.cancel()
+            await stack.aclose()
+            raise
+        tg.start_soon(self._ticker.run)
+        self.runtime.settle()
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        assert self._proxy.task_group is not None
+        self._proxy.task_group.cancel_scope.cancel()
+        stack, self._stack = self._stack, None
+        assert stack is not None
+        try:
+            return await stack.__aexit__(*exc_info)
+        finally:
+            self._proxy.task_group = None
+
+    @contextmanager
+    def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:
+        """Run the cluster in a background thread; returns once every listener accepts."""
+        with start_blocking_portal(backend) as portal:
+            self._proxy.portal = portal
+            try:
+                with portal.wrap_async_context_manager(self):
+                    yield self
+            finally:
+                self._proxy.portal = None
+
+    def start_task(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Run ``task(*args, task_status=...)`` in the cluster's task group, stopped with the
+        cluster; returns what it reports through ``task_status.started(value)`` (how faces
+        such as the HTTP control endpoint run beside the brokers)."""
+        async def start() -> Any:
+            assert self._proxy.task_group is not None
+            return await self._proxy.task_group.start(task, *args)
+
+        return self._proxy.run_async(start)
+
+    async def start_task_async(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """``start_task`` from async code on the cluster's loop."""
+        if self._proxy.task_group is None:
+            raise RuntimeError("the cluster is not running")
+        return await self._proxy.task_group.start(task, *args)
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the cluster's loop (at once when already there) and return its
+        value; for faces and tests that must act on the loop thread."""
+        return self._proxy.read(fn, *args)
+
+    # -- facts -------------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting."""
+        return ",".join(f"{self.host}:{s.port}" for s in self.servers)
+
+    @property
+    def cluster_id(self) -> str:
+        return self.state.cluster_id
+
+    @property
+    def coordinator_load_time_ms(self) -> int:
+        return self.state.coordinator_load_time_ms
+
+    @property
+    def events(self) -> list[Event]:
+        """Everything that happened, in order (typed events from ``fakebroker.core.events``)."""
+        return self._proxy.read(lambda: list(self.state.events))
+
+    def events_since(self, count: int) -> list[Event]:
+        """The events after the first ``count`` (``count = len(cluster.events)`` earlier)."""
+        return self._proxy.read(lambda: self.state.events[count:])
+
+    def on_event(self, listener: Callable[[Event], None]) -> None:
+        """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""
+        self.runtime.listeners.append(listener)
+
+    # -- topics ------------------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, *, replication_factor: int = -1,
+                     config: dict[str, Any] | None = None) -> Topic:
+        return self._topics.create(name, {"partitions": partitions, "replication_factor": replication_factor,
+                                          "config": config or {}})
+
+    def delete_topic(self, name: str) -> None:
+        self._topics.delete(name)
+
+    def topics(self) -> dict[str, int]:
+        """Topic name -> partition count."""
+        return self._topics.names()
+
+    def describe_topic(self, name: str) -> TopicView | None:
+        """A snapshot of a topic: id, config overrides, partitions with leaders and offsets."""
+        return self._proxy.read(topic_view, self.state, name)
+
+    def describe_topics(self, *, internal: bool = False) -> list[TopicView]:
+        def read() -> list[TopicView]:
+            views = (topic_view(self.state, name) for name in sorted(self.state.topics))
+            return [v for v in views if v is not None and (internal or not v.internal)]
+
+        return self._proxy.read(read)
+
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grow ``topic`` to ``total`` partitions (CreatePartitions). Consumers notice at their
+        next metadata refresh (``metadata.max.age.ms``) and their group rebalances, as with Kafka."""
+        self._topics.add_partitions(topic, total)
+
+    def offsets(self, topic: str, partition: int) -> tuple[int, int]:
+        """(log start offset, high watermark) of a partition."""
+        return self._topics.offsets(topic, partition)
+
+    def records(self, topic: str, partition: int | None = None) -> list[tuple[int, int, bytes | None, bytes | None]]:
+        """Every record stored, as (partition, offset, key, value), in partition and offset order."""
+        return self._topics.records(topic, partition)
+
+    def apply_retention(self) -> int:
+        """Apply retention now instead of waiting for the next check; returns batches dropped."""
+        return self._topics.apply_retention()
+
+    # -- leaders and brokers -----------------------------------------------------------------
+    def leader(self, topic: str, partition: int) -> int:
+        return self._topics.leader(topic, partition)
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> None:
+        """Make ``broker`` the leader of a partition (bumps the leader epoch); clients still
+        talking to the old leader get NOT_LEADER_OR_FOLLOWER and refresh their metadata."""
+        self._brokers.move_leader(topic, partition, broker)
+
+    def stop_broker(self, broker: int) -> None:
+        """Stop a broker as if its process died: its listener and connections close, and the
+        partitions it led (coordinators included) move to the next live replica, as Kafka's
+        controller moves them; a partition with no other replica goes offline (leader -1).
+        From a test thread this returns once the port is closed."""
+        self._brokers.stop(broker)
+
+    def brokers(self) -> list[BrokerView]:
+        """Every broker with its address and whether it runs."""
+        return self._proxy.read(broker_views, self.state)
+
+    async def stop_broker_async(self, broker: int) -> None:
+        """Stop a broker and return once its port is closed (async code on the cluster's loop)."""
+        await self._brokers.stop_async(broker)
+
+    def start_broker(self, broker: int) -> None:
+        """Start a stopped broker again on the same port. From a test thread this returns once
+        it listens; from async code on the cluster's loop it returns at once and the broker
+        listens a moment later (a ``broker_started`` event marks it; ``await
+        start_broker_async(b)`` waits for it). Offline partitions whose replica it is get it
+        as leader; leadership moved away stays moved until ``elect_preferred_leaders()``."""
+        self._brokers.start(broker)
+
+    async def start_broker_async(self, broker: int) -> None:
+        """Start a stopped broker and return once it listens (async code on the cluster's loop)."""
+        await self._brokers.start_async(broker)
+
+    def restart_broker(self, broker: int) -> None:
+        self.stop_broker(broker)
+        self.start_broker(broker)
+
+    def elect_preferred_leaders(self) -> int:
+        """Give every partition back to its preferred (first) replica where that broker is
+        alive, as Kafka's preferred leader election does; returns how many moved."""
+        return self._brokers.elect_preferred_leaders()
+
+    # -- groups ------------------------------------------------------------------------------
+    def coordinator(self, group_id: str) -> int:
+        """The broker id coordinating ``group_id``."""
+        return self._proxy.read(self.state.coordinator_of, group_id)
+
+    def move_coordinator(self, group_id: str, broker: int | None = None, *, load_time_ms: int | None = None) -> int:
+        """Move a group's coordinator (its offsets partition's leader) to ``broker`` (default:
+        the next live broker). The new coordinator reloads the group from its persisted state,
+        answering COORDINATOR_LOAD_IN_PROGRESS for ``load_time_ms`` (default: the cluster's
+        ``coordinator_load_time_ms``); the old one answers NOT_COORDINATOR. Returns the new
+        coordinator's id."""
+        return self._brokers.move_coordinator(group_id, broker, load_time_ms)
+
+    def group(self, group_id: str) -> GroupView | None:
+        """A snapshot of a group (state, generation, members and decoded assignments)."""
+        return self._proxy.read(group_view, self.state, group_id)
+
+    def groups(self) -> list[str]:
+        return self._proxy.read(lambda: sorted(self.state.groups.groups))
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> the group's committed offset."""
+        return self._proxy.read(committed_offsets, self.state, group_id)
+
+    def forget_groups(self, group_ids: list[str] | set[str]) -> None:
+        """Drop groups with their members, timers, persisted records and offsets, leaving no
+        trace (between tests sharing one cluster)."""
+        self._proxy.act(self.state.forget_groups, sorted(group_ids))
+
+    # -- network -----------------------------------------------------------------------------
+    def cut(self, client_id: str, broker: int | None = None) -> None:
+        """A network partition between clients whose id matches ``client_id`` (a glob such as
+        ``"svc-*"`` works) and ``broker`` (default: every broker): their connections close and
+        every new one is closed at its first request, until ``heal``."""
+        self._network.cut(client_id, broker)
+
+    def heal(self, client_id: str | None = None, broker: int | None = None) -> None:
+        """Undo ``cut`` for that client (default: every cut) and broker (default: any)."""
+        self._network.heal(client_id, broker)
+
+    def cuts(self) -> list[tuple[str, int | None]]:
+        """The network cuts in force: (client id glob, broker or None for every broker)."""
+        return self._network.cuts()
+
+    # -- waiting -----------------------------------------------------------------------------
+    async def wait_for(self, condition: Callable[[Any], Any], timeout: float = 10.0, *, poll: float = 0.05) -> Any:
+        """Wait until ``condition(cluster)`` is truthy and return its value; it is checked
+        after every event and every ``poll`` seconds. Raises ``WaitTimeout`` (an
+        AssertionError) naming the condition and what it saw last."""
+        return await self._waiting.wait_for(self, condition, timeout, poll)
+
+    def wait_for_sync(self, condition: Callable[[Any], Any], timeout: float = 10.0, *, poll: float = 0.05) -> Any:
+        """``wait_for`` for threaded tests (the cluster started with ``run_in_thread``)."""
+        return self._waiting.wait_for_sync(self, condition, timeout, poll)
+

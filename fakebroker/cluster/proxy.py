@@ -1,0 +1,68 @@
+"""The one way into a running cluster from outside its loop.
+
+Every part of the facade calls through one :class:`LoopProxy`: from the test's own thread
+the call runs on the cluster's loop (through anyio's blocking portal) and waits; on the
+loop it runs at once. After a change, the proxy lets the server settle it (listeners are
+told of new events, parked fetches re-check, the ticker sees new timers).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from anyio.abc import TaskGroup
+from anyio.from_thread import BlockingPortal
+
+from ..server.runtime import Runtime
+
+T = TypeVar("T")
+
+
+class NotRunning(RuntimeError):
+    """The cluster is not running (start it with ``async with`` or ``run_in_thread()``)."""
+
+
+class LoopProxy:
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+        self.portal: BlockingPortal | None = None
+        self.task_group: TaskGroup | None = None
+        self.loop_thread: int | None = None
+
+    def on_loop_thread(self) -> bool:
+        return threading.get_ident() == self.loop_thread
+
+    def from_other_thread(self) -> bool:
+        return self.portal is not None and not self.on_loop_thread()
+
+    def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the cluster's loop (a look at the state; nothing changes)."""
+        if self.from_other_thread():
+            assert self.portal is not None
+            return self.portal.call(fn, *args)
+        return fn(*args)
+
+    def act(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` (a change of the cluster) on the cluster's loop and settle it."""
+        def run() -> T:
+            try:
+                return fn(*args)
+            finally:
+                self.runtime.settle(data_changed=True)
+
+        return self.read(run)
+
+    def run_async(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run a coroutine function on the cluster's loop from another thread and wait for it."""
+        if self.portal is None or self.on_loop_thread():
+            raise RuntimeError("this call waits on the cluster's loop: use it from a test thread with "
+                               "run_in_thread(), or await the async form in async code")
+        return self.portal.call(fn, *args)
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Start a task in the cluster's task group (from its loop)."""
+        if self.task_group is None:
+            raise NotRunning("the cluster is not running")
+        self.task_group.start_soon(fn, *args)

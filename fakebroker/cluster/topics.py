@@ -1,0 +1,73 @@
+"""Topics and what they store, for tests: create, delete, grow, and read records back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.cluster_state import Topic
+from ..protocol import records as rec
+from ..server.runtime import Runtime
+from .proxy import LoopProxy
+
+
+class TopicActions:
+    def __init__(self, proxy: LoopProxy, runtime: Runtime):
+        self._proxy = proxy
+        self._runtime = runtime
+
+    def create(self, name: str, spec: Any) -> Topic:
+        """``spec``: a partition count or ``{"partitions": n, "replication_factor": r, "config": {...}}``."""
+        if isinstance(spec, int):
+            spec = {"partitions": spec}
+        config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
+        state = self._runtime.state
+        return self._proxy.act(state.create_topic, name, spec.get("partitions", -1), spec.get("replication_factor", -1),
+                               config)
+
+    def delete(self, name: str) -> None:
+        self._proxy.act(self._runtime.state.delete_topic, name)
+
+    def add_partitions(self, topic: str, total: int) -> None:
+        self._proxy.act(self._runtime.state.create_partitions, topic, total)
+
+    def names(self) -> dict[str, int]:
+        state = self._runtime.state
+        return self._proxy.read(lambda: {t.name: len(t.partitions) for t in state.topics.values() if not t.internal})
+
+    def leader(self, topic: str, partition: int) -> int:
+        state = self._runtime.state
+        return self._proxy.read(lambda: state.topics[topic].partitions[partition].leader)
+
+    def offsets(self, topic: str, partition: int) -> tuple[int, int]:
+        state = self._runtime.state
+
+        def read() -> tuple[int, int]:
+            log = state.topics[topic].partitions[partition].log
+            return log.log_start_offset, log.high_watermark
+
+        return self._proxy.read(read)
+
+    def apply_retention(self) -> int:
+        runtime = self._runtime
+        return self._proxy.act(lambda: runtime.state.apply_retention(runtime.clock.now_ms()))
+
+    def records(self, topic: str, partition: int | None) -> list[tuple[int, int, bytes | None, bytes | None]]:
+        state = self._runtime.state
+
+        def read() -> list[tuple[int, int, bytes | None, bytes | None]]:
+            out = []
+            for p in state.topics[topic].partitions:
+                if partition is not None and p.index != partition:
+                    continue
+                for stored in p.log.batches:
+                    for entry in rec.read_batches(stored.data):
+                        if isinstance(entry, rec.RecordBatch):
+                            if entry.is_control:
+                                continue
+                            out.extend((p.index, entry.offset_of(r), r.key, r.value) for r in entry.records
+                                       if entry.offset_of(r) >= p.log.log_start_offset)
+                        else:
+                            out.extend((p.index, m.offset, m.key, m.value) for m in entry.messages)
+            return out
+
+        return self._proxy.read(read)

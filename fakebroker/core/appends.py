@@ -1,0 +1,80 @@
+"""Appending a produced batch: Kafka's validation, the idempotent producer's sequence checks
+and the write to the partition's log, in the order Kafka runs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..protocol import records as rec
+from ..protocol.error_codes import ErrorCode
+from . import events as ev
+from .configs import TopicConfig
+from .events import EventLog
+from .topics import Partition
+
+# records exception -> the error Kafka answers with (first match wins)
+_RECORD_ERRORS = [
+    (rec.UnsupportedCompressionTypeError, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
+    (rec.RecordTooLargeError, ErrorCode.MESSAGE_TOO_LARGE),
+    (rec.InvalidTimestampError, ErrorCode.INVALID_TIMESTAMP),
+    (rec.InvalidRecordError, ErrorCode.INVALID_RECORD),
+    (rec.CorruptRecordsError, ErrorCode.CORRUPT_MESSAGE),
+    (rec.RecordsError, ErrorCode.CORRUPT_MESSAGE),
+]
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    record_errors: tuple[tuple[int, str | None], ...] = ()
+
+    @property
+    def appended(self) -> bool:
+        """Whether new records landed (a duplicate is acknowledged without landing)."""
+        return not self.error and self.base_offset >= 0
+
+
+def append_batches(events: EventLog, partition: Partition, config: TopicConfig, data: bytes | None, *,
+                   produce_version: int, transactional_id: str | None, now_ms: int) -> AppendResult:
+    """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it."""
+    topic, index = partition.topic, partition.index
+    log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
+    try:
+        rec.validate_produce_records(
+            data or b"", produce_version=produce_version, compacted="compact" in config.get("cleanup.policy"),
+            max_message_size=config.get_int("max.message.bytes"), topic_partition=f"{topic}-{index}",
+        )
+    except rec.RecordsError as exc:
+        code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
+        record_errors = tuple(getattr(exc, "record_errors", None) or ())
+        if not record_errors and exc.record_index is not None:
+            record_errors = ((exc.record_index, str(exc)),)
+        events.append(ev.ProduceRejected(topic=topic, partition=index, error=code.name, reason=str(exc)))
+        return AppendResult(code, str(exc), record_errors=record_errors)
+    payload = data or b""
+    log = partition.log
+    base_offset = append_time = -1
+    for header in (h for h in rec.iter_batch_headers(payload) if not h.truncated):
+        if header.has_producer_id:
+            if transactional_id is None and header.is_transactional:
+                return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
+            check = partition.producers.check(header.producer_id, header.producer_epoch, header.base_sequence,
+                                              header.last_offset_delta, state_may_be_lost=log.log_start_offset > 0)
+            if check.duplicate_of is not None:
+                return AppendResult(base_offset=check.duplicate_of.base_offset,
+                                    log_append_time_ms=check.duplicate_of.log_append_time,
+                                    log_start_offset=log.log_start_offset)
+            if check.error:
+                return AppendResult(check.error)
+        offset, append_time = log.append(payload[header.position:header.end], header, leader_epoch=partition.leader_epoch,
+                                         now_ms=now_ms, log_append_time=log_append_time)
+        if header.has_producer_id:
+            partition.producers.record(header.producer_id, header.producer_epoch, header.base_sequence,
+                                       header.last_offset_delta, offset, append_time)
+        if base_offset < 0:
+            base_offset = offset
+    return AppendResult(base_offset=base_offset, log_append_time_ms=append_time, log_start_offset=log.log_start_offset)

@@ -1,0 +1,447 @@
+"""What happened, as typed events in one ordered log.
+
+Every event kind is a frozen dataclass with its own fields; ``kind`` names it in snake case
+(``member_joined``) for logs, the control endpoint and timelines. The core appends to one
+:class:`EventLog` per cluster; the server, the console, the timeline, the control endpoint
+and the pytest plugin all read that one log. The log stamps each event with its place
+(``seq``), the cluster clock's time (``time_ms``) and the real time (``wall``), places
+group events on the broker that coordinates their group, and names the client of a member.
+
+Appending never calls out: whoever changes the core (the server after a request or a timer,
+the facade after an action) tells listeners afterwards with :meth:`EventLog.take_new`.
+
+>>> log = EventLog(now_ms=lambda: 5)
+>>> e = log.append(MemberJoined(group="g", member="svc-0e9080ea-1111-4222-8333-444455556666", instance=None))
+>>> (e.seq, e.time_ms, e.kind, e.client_id)
+(1, 5, 'member_joined', 'svc')
+>>> e.describe()
+'member_joined group=g member=svc-0e9080ea-1111-4222-8333-444455556666 instance=None client_id=svc'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, overload
+
+_BASE = frozenset({"broker", "seq", "time_ms", "wall"})
+KINDS: dict[str, type[Event]] = {}
+_MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """One thing that happened. Fields without a default always appear in ``details``;
+    optional ones (default None) only when set, unless marked ``shown``."""
+
+    kind: ClassVar[str] = "event"
+    broker: int | None = None
+    seq: int = 0
+    time_ms: int = 0
+    wall: float = 0.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = "".join(f"_{c.lower()}" if c.isupper() else c for c in cls.__name__).lstrip("_")
+        if "kind" not in cls.__dict__:
+            cls.kind = name
+        KINDS[cls.kind] = cls
+
+    @property
+    def details(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in _BASE:
+                continue
+            value = getattr(self, f.name)
+            if value is None and f.default is None and not f.metadata.get("shown"):
+                continue
+            out[f.name] = value
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        # Every event answers ``group`` and ``client_id``: None for kinds that have no such field.
+        if name in ("group", "client_id"):
+            return None
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def describe(self) -> str:
+        inner = " ".join(f"{k}={v}" for k, v in self.details.items())
+        where = f"broker {self.broker}: " if self.broker is not None else ""
+        return f"{where}{self.kind} {inner}".rstrip()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (the control endpoint's ``GET /events``)."""
+        return {"seq": self.seq, "time_ms": self.time_ms, "wall": self.wall, "kind": self.kind, "broker": self.broker,
+                "group": self.group, "client_id": self.client_id,
+                "details": {k: v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
+                            for k, v in self.details.items()}}
+
+
+# -- connections and requests (the server) ----------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class ClientConnected(Event):
+    peer: str
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConnectionClosed(Event):
+    peer: str
+    client_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandlerError(Event):
+    api: int | str
+    version: int
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestError(Event):
+    api: int | str
+    client_id: str | None
+    error: str | None
+    fault: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultFired(Event):
+    rule: int
+    action: str
+    api: int | str
+    version: int
+    client_id: str | None
+    group: str | None = None
+    topics: list[str] | None = None
+    error: str | None = None
+
+
+# -- brokers, topics, leaders ------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class BrokerStarted(Event):
+    host: str
+    port: int
+    restarted: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokerStopped(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopicCreated(Event):
+    topic: str
+    partitions: int
+    auto: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopicDeleted(Event):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartitionsCreated(Event):
+    topic: str
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderMoved(Event):
+    topic: str
+    partition: int
+    leader: int
+    epoch: int
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordsDeleted(Event):
+    topic: str
+    partition: int
+    before: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProduceRejected(Event):
+    topic: str
+    partition: int
+    error: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProducerId(Event):
+    producer_id: int
+    epoch: int
+    transactional_id: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigsAltered(Event):
+    resource: str
+    configs: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetentionApplied(Event):
+    batches_dropped: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetsExpired(Event):
+    count: int
+
+
+# -- faults, network, time (the facade) ----------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class FaultAdded(Event):
+    rule: int
+    spec: dict[str, Any]
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return {"rule": self.rule, **self.spec}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultRemoved(Event):
+    rule: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultsCleared(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class NetworkCut(Event):
+    client_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class NetworkHealed(Event):
+    client_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockAdvanced(Event):
+    by_ms: int
+    now_ms: int
+
+
+# -- groups (the coordinator) -------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class GroupEvent(Event):
+    """An event of one group: the log places it on the group's coordinator."""
+
+    group: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberEvent(GroupEvent):
+    """An event of one member: the log names the member's client when it is known."""
+
+    member: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupCreated(GroupEvent):
+    simple: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupDeleted(GroupEvent):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupForgotten(GroupEvent):
+    """The group was dropped without a trace (the pytest plugin cleaning up after a test)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupStateChanged(GroupEvent):
+    old: str
+    new: str
+    generation: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupUnloaded(GroupEvent):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupLoaded(GroupEvent):
+    state: str
+    generation: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RebalanceStarted(GroupEvent):
+    reason: str
+    generation: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationStarted(GroupEvent):
+    generation: int
+    members: int
+    protocol: str | None = None
+    leader: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderAssigned(GroupEvent):
+    leader: str
+    generation: int
+    members: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetCommitted(GroupEvent):
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberIdRequired(MemberEvent):
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberJoined(MemberEvent):
+    instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberFenced(MemberEvent):
+    instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
+    replaced_by: str
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaticMemberRejoined(MemberEvent):
+    instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRemoved(MemberEvent):
+    reason: str
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberExpired(MemberEvent):
+    pending: bool | None = None
+    new: bool | None = None
+    session_timeout_ms: int | None = None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberLeft(MemberEvent):
+    instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssignmentDelivered(MemberEvent):
+    generation: int
+    assignment: dict[str, list[int]] | None = None
+    client_id: str | None = None
+
+
+def make(kind: str, broker: int | None = None, *, seq: int = 0, time_ms: int = 0, wall: float = 0.0,
+         **details: Any) -> Event:
+    """An event from its kind and details as ``details`` names them (``group``, ``client_id``)."""
+    cls = KINDS.get(kind)
+    if cls is None:
+        raise ValueError(f"unknown event kind {kind!r}; kinds: {', '.join(sorted(KINDS))}")
+    if cls is FaultAdded:
+        details = {"rule": details.pop("rule"), "spec": details}
+    return cls(broker=broker, seq=seq, time_ms=time_ms, wall=wall, **details)
+
+
+class EventLog:
+    """The cluster's one ordered log of events.
+
+    ``now_ms`` and ``wall`` read the cluster's clock and the real time (the server passes
+    them in; the core reads no clock). ``coordinator_of`` names the broker coordinating a
+    group, or -1; ``member_client`` the client id of a live member, if any.
+    """
+
+    def __init__(self, now_ms: Callable[[], int] = lambda: 0, wall: Callable[[], float] = lambda: 0.0,
+                 coordinator_of: Callable[[str], int] | None = None,
+                 member_client: Callable[[str, str], str | None] | None = None):
+        self.now_ms = now_ms
+        self.wall = wall
+        self.coordinator_of = coordinator_of
+        self.member_client = member_client
+        self._events: list[Event] = []
+        self._member_clients: dict[str, str] = {}  # member id -> client id, kept after it leaves
+        self._told = 0  # how many events listeners have been given (take_new)
+
+    def append(self, event: Event) -> Event:
+        changes: dict[str, Any] = {"seq": len(self._events) + 1, "time_ms": self.now_ms(), "wall": self.wall()}
+        if isinstance(event, GroupEvent) and event.broker is None and self.coordinator_of is not None:
+            broker = self.coordinator_of(event.group)
+            if broker >= 0:
+                changes["broker"] = broker
+        if isinstance(event, MemberEvent):
+            client = event.client_id
+            if isinstance(event, MemberJoined) and client is not None:
+                self._member_clients[event.member] = client
+            elif client is None and "client_id" in event.__dataclass_fields__:
+                found = self._client_of(event.group, event.member)
+                if found is not None:
+                    changes["client_id"] = found
+        stamped = dataclasses.replace(event, **changes)
+        self._events.append(stamped)
+        return stamped
+
+    def _client_of(self, group_id: str, member_id: str) -> str | None:
+        if member_id in self._member_clients:
+            return self._member_clients[member_id]
+        if self.member_client is not None:
+            found = self.member_client(group_id, member_id)
+            if found is not None:
+                return found
+        # A member id is "<client id>-<uuid>" (or "<instance id>-<uuid>" for static members).
+        match = _MEMBER_ID.match(member_id)
+        return match.group(1) if match else None
+
+    def take_new(self) -> list[Event]:
+        """Events appended since the last call (for listeners, told after each change)."""
+        new = self._events[self._told:]
+        self._told = len(self._events)
+        return new
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        return self._events[index]
+
+    def of_kind(self, *classes: type[Event]) -> list[Event]:
+        return [e for e in self._events if isinstance(e, classes)]

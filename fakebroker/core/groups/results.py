@@ -1,0 +1,52 @@
+"""What the classic coordinator answers: typed results the API handlers turn into responses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...protocol.error_codes import ErrorCode
+
+
+@dataclass(frozen=True)
+class JoinedMember:
+    """A member as the leader's JoinGroup answer lists it (the selected protocol's metadata)."""
+
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    error: ErrorCode
+    member_id: str = ""
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    members: tuple[JoinedMember, ...] = ()
+    skip_assignment: bool = False
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    error: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass(frozen=True)
+class LeaveResult:
+    """The top-level error and one error per member named, in the request's order."""
+
+    error: ErrorCode
+    members: list[ErrorCode] = field(default_factory=list)
+
+
+def join_error(error: ErrorCode, member_id: str = "") -> JoinResult:
+    return JoinResult(error, member_id)
+
+
+def sync_error(error: ErrorCode) -> SyncResult:
+    return SyncResult(error)

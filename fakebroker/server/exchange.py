@@ -1,0 +1,70 @@
+"""One request on its way through the pipeline, and how a stage ends a connection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core import events as ev
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message, api_keys
+from .runtime import Runtime
+
+API_NAMES = api_keys()
+
+
+class CloseConnection(Exception):
+    """Stop serving this connection (the reason goes to the event log)."""
+
+
+@dataclass
+class Exchange:
+    """A decoded request and where it came from."""
+
+    broker_id: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    header: Message
+    client_host: str
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+    @property
+    def api_name(self) -> str | int:
+        return API_NAMES.get(self.api_key, self.api_key)
+
+
+def error_name(code: int | None) -> str | None:
+    if code is None:
+        return None
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
+    """Every non-zero ``error_code`` anywhere in a response."""
+    found = set() if found is None else found
+    code = getattr(msg, "error_code", 0)
+    if code:
+        found.add(code)
+    for info in msg._fields:
+        if info.struct is None:
+            continue
+        value = getattr(msg, info.attr)
+        if isinstance(value, list):
+            for item in value:
+                error_codes(item, found)
+        elif value is not None:
+            error_codes(value, found)
+    return found
+
+
+def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: int | None = None) -> None:
+    """A ``request_error`` event for every error code an answer carries."""
+    for code in sorted(error_codes(response)):
+        runtime.emit(ev.RequestError(broker=exchange.broker_id, api=exchange.api_name, client_id=exchange.client_id,
+                                     error=error_name(code), fault=fault))

@@ -1,0 +1,138 @@
+"""The text timeline: one line per event (or per run of identical ones), for logs and
+failure messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from ..core.events import Event
+
+OFFSETS_TOPIC = "__consumer_offsets"
+# Hidden unless asked for: one per connection, and they say nothing about the group.
+NOISE = frozenset({"client_connected"})
+# Events about no group that still shape every group's story (kept when filtering by group).
+CLUSTER_WIDE = frozenset({"broker_stopped", "broker_started", "clock_advanced", "network_cut", "network_healed",
+                          "leader_moved", "partitions_created", "topic_deleted"})
+_UUID = re.compile(r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+# -- selecting and formatting ---------------------------------------------------------------------
+def select_events(events: Iterable[Event], *, group: str | None = None, kinds: Collection[str] | None = None,
+                  include_noise: bool = False) -> list[Event]:
+    """The events a timeline shows. ``group``: that group's events, the cluster-wide ones
+    (brokers, clock, network, leaders of user topics) and those of its members' clients
+    (faults, errors, closed connections). ``kinds``: only these kinds (noise included)."""
+    events = list(events)
+    if group is not None:
+        clients = {e.client_id for e in events if e.group == group and e.client_id}
+        events = [e for e in events if _related(e, group, clients)]
+    if kinds is not None:
+        return [e for e in events if e.kind in kinds]
+    return events if include_noise else [e for e in events if e.kind not in NOISE]
+
+
+def _related(e: Event, group: str, clients: set[str]) -> bool:
+    if e.group is not None:
+        return e.group == group
+    if e.kind == "leader_moved":  # offsets-topic moves show up as the group's own unload/load events
+        return e.details.get("topic") != OFFSETS_TOPIC
+    return e.kind in CLUSTER_WIDE or (e.client_id is not None and e.client_id in clients)
+
+
+def _short(value: str) -> str:
+    """Member ids and other uuids cut to their first 8 hex digits."""
+    return _UUID.sub(r"\1", value)
+
+
+def _ranges(parts: Sequence[Any]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5" (partition lists)."""
+    if not all(isinstance(p, int) for p in parts):
+        return ",".join(str(p) for p in parts)
+    out: list[str] = []
+    nums = sorted(parts)
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def format_assignment(assignment: dict[str, Sequence[int]] | None) -> str:
+    """``{"orders": [0, 1, 2]}`` -> ``"orders[0-2]"``; empty -> ``"-"``."""
+    if not assignment:
+        return "-"
+    return " ".join(f"{t}[{_ranges(ps)}]" for t, ps in sorted(assignment.items()))
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, dict) and all(isinstance(x, (list, tuple)) for x in v.values()):
+        return format_assignment(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + _ranges(list(v)) + "]"
+    text = _short(str(v))
+    return f'"{text}"' if " " in text else text
+
+
+def _details(e: Event) -> str:
+    return " ".join(f"{k}={_value(v)}" for k, v in e.details.items()
+                    if k not in ("group", "client_id") and v is not None)
+
+
+def _secs(ms: float) -> str:
+    return f"{'+' if ms >= 0 else '-'}{abs(ms) / 1000:.3f}s"
+
+
+def timeline_text(events: Iterable[Event], *, group: str | None = None, kinds: Collection[str] | None = None,
+                  include_noise: bool = False) -> str:
+    """One aligned line per event: time since the first event by the cluster clock, broker,
+    kind, group, client id, then the other details. Virtual-clock jumps get a line of their
+    own; a run of identical events is one line with a count. With a virtual clock a
+    ``wall`` column shows real time too (the cluster clock stands still between jumps)."""
+    events = list(events)
+    if not events:
+        return "(no events)"
+    t0, w0 = events[0].time_ms, events[0].wall
+    virtual = any(e.kind == "clock_advanced" for e in events)
+    rows: list[tuple[str, ...]] = []  # a jump is (time, text), an event a full row
+    last_key: tuple[Any, ...] | None = None
+    repeats = 0
+
+    def flush_repeats() -> None:
+        if repeats and rows:
+            rows[-1] = rows[-1][:-1] + (f"{rows[-1][-1]} (x{repeats + 1})".lstrip(),)
+
+    for e in select_events(events, group=group, kinds=kinds, include_noise=include_noise):
+        rel = e.time_ms - t0
+        if e.kind == "clock_advanced":
+            flush_repeats()
+            repeats, last_key = 0, None
+            by = int(e.details.get("by_ms", 0))
+            rows.append((_secs(rel), f"~~~~ virtual clock jumped {_secs(by)} (from {_secs(rel - by)}) ~~~~"))
+            continue
+        key = (e.kind, e.broker, e.group, e.client_id, _details(e))
+        if key == last_key:
+            repeats += 1
+            continue
+        flush_repeats()
+        repeats, last_key = 0, key
+        row = (_secs(rel),) + ((_secs((e.wall - w0) * 1000),) if virtual else ()) + (
+            "-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", e.client_id or "-", key[-1])
+        rows.append(row)
+    flush_repeats()
+    header = ("time",) + (("wall",) if virtual else ()) + ("broker", "event", "group", "client", "details")
+    table = [header] + [r for r in rows if len(r) == len(header)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header) - 1)]
+    widths[0] = max([widths[0]] + [len(r[0]) for r in rows])
+
+    def line(r: tuple[str, ...]) -> str:
+        if len(r) == 2:
+            return f"{r[0].rjust(widths[0])}  {r[1]}"
+        cells = [r[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(r[1:-1], widths[1:])] + [r[-1]]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join(line(r) for r in [header] + rows)
