@@ -1,17 +1,104 @@
-"""The layering rule of DESIGN.md: core, protocol and the fault rules import neither the server nor trio/anyio."""
+"""The layering rule of DESIGN.md: dependencies point down only, and nothing imports in a circle.
+
+From the top floor down: the faces (pytest plugin, CLI and what it runs, the HTTP endpoint, the
+timeline, the testing helpers), the facade ``cluster``, the trio edge ``server``, the handlers
+``apis``, the fault rules ``faults``, the pure ``core``, the wire ``protocol``. Imports are read
+from the source, function-level and TYPE_CHECKING ones included, so an import hidden in a
+function still counts.
+"""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
+FLOORS = [  # top first; modules on one floor may import each other
+    {"pytest_plugin"}, {"cli"}, {"scenario", "serve_config", "console"}, {"http", "timeline", "testing"},
+    {"cluster"}, {"server"}, {"apis"}, {"faults"}, {"core"}, {"protocol"}, {"version"},
+]
 
 
-def test_core_and_protocol_do_not_pull_in_the_server_or_trio():
-    code = (
-        "import sys, fakebroker.protocol.messages, fakebroker.protocol.records, fakebroker.core.cluster_state, "
-        "fakebroker.core.groups.coordinator, fakebroker.faults, fakebroker.faults.responses; "
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('trio', 'anyio') or m.startswith('fakebroker.server') "
-        "or m.startswith('fakebroker.apis')); print(bad); sys.exit(1 if bad else 0)"
-    )
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, name: str, modules: set[str]) -> set[str]:
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            stem = ".".join(base + ([node.module] if node.module else []))
+            targets = [f"{stem}.{a.name}" for a in node.names]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: imports_of(path, name, set(files)) for name, path in files.items()}
+
+
+def floor_of(module: str) -> int | None:
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None  # the package itself: its lazy FakeCluster import is the one way in
+    return next((i for i, floor in enumerate(FLOORS) if parts[1] in floor), None)
+
+
+def test_every_module_has_a_floor():
+    assert [m for m in graph() if "." in m and floor_of(m) is None and not m.endswith("__main__")] == []
+
+
+def test_no_import_points_up():
+    upward = sorted((a, b) for a, targets in graph().items() for b in targets
+                    if floor_of(a) is not None and floor_of(b) is not None and floor_of(b) < floor_of(a))
+    assert upward == []
+
+
+def test_no_import_circles():
+    g = graph()
+    seen: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        seen[node] = 1
+        for target in sorted(g.get(node, ())):
+            if target == "fakebroker":
+                continue
+            if seen.get(target) == 1:
+                return path[path.index(target):] + [target] if target in path else [node, target]
+            if target not in seen and (circle := visit(target, path + [target])):
+                return circle
+        seen[node] = 2
+        return None
+
+    for start in sorted(g):
+        if start not in seen and (circle := visit(start, [start])):
+            pytest.fail(f"import circle: {' -> '.join(circle)}")
+
+
+@pytest.mark.parametrize("entry, forbidden", [
+    ("fakebroker.protocol.messages, fakebroker.protocol.records, fakebroker.core.cluster_state, fakebroker.faults",
+     ("trio", "anyio", "fakebroker.server", "fakebroker.apis", "fakebroker.cluster")),
+    ("fakebroker.apis", ("trio", "anyio", "fakebroker.server", "fakebroker.cluster")),
+    ("fakebroker.cluster", ("fakebroker.http", "fakebroker.timeline", "fakebroker.cli", "fakebroker.pytest_plugin",
+                            "hypercorn", "matplotlib")),
+])
+def test_importing_a_floor_loads_nothing_above_it(entry, forbidden):
+    code = (f"import sys, {entry}; bad = sorted(m for m in sys.modules if m.split('.')[0] in {forbidden!r} "
+            f"or m.startswith({forbidden!r})); print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr

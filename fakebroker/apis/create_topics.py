@@ -19,9 +19,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         result = {"name": t.name, "error_code": ErrorCode.NONE, "error_message": None, "num_partitions": -1,
                   "replication_factor": -1, "configs": None}
         if seen[t.name] > 1:
-            result.update(error_code=ErrorCode.INVALID_REQUEST, error_message=f"Create topics request from client contains a duplicate topic: {t.name}")
-            results.append(result)
-            continue
+            continue  # answered once, after the others, as ControllerApis.createTopics does
         configs = {c.name: c.value for c in t.configs}
         bad = next((reason for n, v in configs.items() if (reason := validate(n, v, topic=True))), None)
         if bad:
@@ -42,7 +40,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                       replication_factor=len(topic.partitions[0].replicas),
                       configs=[{"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
                                 "is_sensitive": e.is_sensitive} for e in topic.config.describe()])
+        if not request.validate_only:
+            ctx.data_changed()
         results.append(result)
+    results.extend({"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name.",
+                    "num_partitions": -1, "replication_factor": -1, "configs": None}
+                   for name, count in seen.items() if count > 1)
     return ctx.response(topics=results, throttle_time_ms=0)
 
 

@@ -18,6 +18,10 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     results = []
     for name, topic_id in wanted:
         out = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE, "error_message": None}
+        if name is None and topic_id == ZERO_UUID:
+            out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="Neither topic name nor id were specified.")
+            results.append(out)
+            continue
         if name is None:
             topic = ctx.cluster.topics_by_id.get(topic_id)
             if topic is None:
@@ -26,7 +30,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 continue
             name = out["name"] = topic.name
         elif topic_id != ZERO_UUID:
-            out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="Topic name and topic id can not both be specified.")
+            out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="You may not specify both topic name and topic id.")
             results.append(out)
             continue
         try:

@@ -17,7 +17,9 @@ READ_COMMITTED = 1
 
 
 def handle(ctx: RequestContext, request: Message):
-    if ctx.api_version >= 7 and request.session_id != 0:
+    # Epoch 0 (a new session) and -1 (closing one) are full fetches, answered in full without a
+    # session; only an incremental fetch (epoch > 0) needs the session it names.
+    if ctx.api_version >= 7 and request.session_id != 0 and request.session_epoch > 0:
         return ctx.response(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     response, size, errors = _build(ctx, request)
     if size >= request.min_bytes or request.max_wait_ms <= 0 or errors:
@@ -61,12 +63,13 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
                 any_error = True
                 continue
             log = partition.log
-            out.update(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
-                       log_start_offset=log.log_start_offset)
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
+                # a read error: ReplicaManager answers it with every offset unknown (-1)
                 out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
                 any_error = True
             else:
+                out.update(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
+                           log_start_offset=log.log_start_offset)
                 upper = log.last_stable_offset if request.isolation_level == READ_COMMITTED else log.high_watermark
                 limit = min(fp.partition_max_bytes, max(budget - total, 0))
                 data = log.read(fp.fetch_offset, limit, upper_bound=upper, min_one=total == 0) if limit > 0 or total == 0 else b""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.groups import offsets as group_ops
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
@@ -24,14 +26,13 @@ def describe(ctx: RequestContext, request: Message) -> Message:
             out.append({**entry, "error_code": error})
             continue
         found = group_ops.describe_group(ctx.cluster.offsets, group_id)
-        if found["error"] and ctx.api_version < 6:  # v0-5 report a missing group as Dead, without an error
-            found["error"] = ErrorCode.NONE
-        if ctx.api_version >= 3 and request.include_authorized_operations and not found["error"]:
+        # v0-5 report a missing group as Dead, without an error
+        error = found.error if ctx.api_version >= 6 else ErrorCode.NONE
+        if ctx.api_version >= 3 and request.include_authorized_operations and not error:
             entry["authorized_operations"] = GROUP_OPERATIONS  # no authorizer: everything a group supports
-        out.append({**entry, "error_code": found["error"], "group_state": found["state"],
-                    "protocol_type": found["protocol_type"], "protocol_data": found["protocol_data"],
-                    "members": found["members"],
-                    "error_message": f"Group {group_id} not found." if found["error"] else None})
+        out.append({**entry, "error_code": error, "group_state": found.state, "protocol_type": found.protocol_type,
+                    "protocol_data": found.protocol_data, "members": [dataclasses.asdict(m) for m in found.members],
+                    "error_message": f"Group {group_id} not found." if error else None})
     return ctx.response(groups=out, throttle_time_ms=0)
 
 
@@ -42,9 +43,10 @@ def list_groups(ctx: RequestContext, request: Message) -> Message:
         led = {p.index for p in cluster.offsets_topic().partitions if p.leader == ctx.broker_id}
         if led & set(cluster.loading_until_ms):  # a loading partition fails the whole call (Kafka 4.x)
             return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups=[], throttle_time_ms=0)
-        hosted = [g for g in group_ops.list_groups(cluster.offsets, request.states_filter if v >= 4 else None,
-                                                   request.types_filter if v >= 5 else None)
-                  if cluster.coordinator_of(g["group_id"]) == ctx.broker_id]
+        hosted = [dataclasses.asdict(g) for g in group_ops.list_groups(cluster.offsets,
+                                                                       request.states_filter if v >= 4 else None,
+                                                                       request.types_filter if v >= 5 else None)
+                  if cluster.coordinator_of(g.group_id) == ctx.broker_id]
     else:
         hosted = []
     return ctx.response(error_code=ErrorCode.NONE, groups=hosted, throttle_time_ms=0)

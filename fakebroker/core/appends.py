@@ -31,11 +31,12 @@ class AppendResult:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     record_errors: tuple[tuple[int, str | None], ...] = ()
+    duplicate: bool = False  # a retry of a batch already stored, acknowledged with its first offset
 
     @property
     def appended(self) -> bool:
         """Whether new records landed (a duplicate is acknowledged without landing)."""
-        return not self.error and self.base_offset >= 0
+        return not self.error and not self.duplicate and self.base_offset >= 0
 
 
 def append_batches(events: EventLog, partition: Partition, config: TopicConfig, data: bytes | None, *,
@@ -53,7 +54,7 @@ def append_batches(events: EventLog, partition: Partition, config: TopicConfig, 
         record_errors = tuple(getattr(exc, "record_errors", None) or ())
         if not record_errors and exc.record_index is not None:
             record_errors = ((exc.record_index, str(exc)),)
-        events.append(ev.ProduceRejected(topic=topic, partition=index, error=code.name, reason=str(exc)))
+        events.append(ev.ProduceRejected(topic=topic, partition=index, error=code.name, reason=str(exc)), now_ms)
         return AppendResult(code, str(exc), record_errors=record_errors)
     payload = data or b""
     log = partition.log
@@ -63,9 +64,9 @@ def append_batches(events: EventLog, partition: Partition, config: TopicConfig, 
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
             check = partition.producers.check(header.producer_id, header.producer_epoch, header.base_sequence,
-                                              header.last_offset_delta, state_may_be_lost=log.log_start_offset > 0)
+                                              header.last_offset_delta)
             if check.duplicate_of is not None:
-                return AppendResult(base_offset=check.duplicate_of.base_offset,
+                return AppendResult(duplicate=True, base_offset=check.duplicate_of.base_offset,
                                     log_append_time_ms=check.duplicate_of.log_append_time,
                                     log_start_offset=log.log_start_offset)
             if check.error:

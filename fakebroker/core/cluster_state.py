@@ -101,7 +101,7 @@ class ClusterState:
     def expire_offsets(self, now_ms: int) -> int:
         dropped = self.offsets.expire(now_ms)
         if dropped:
-            self.events.append(ev.OffsetsExpired(count=dropped))
+            self.events.append(ev.OffsetsExpired(count=dropped), now_ms)
         return dropped
 
     # -- brokers ---------------------------------------------------------------------------
@@ -117,10 +117,10 @@ class ClusterState:
             return
         if known is None:
             self.add_broker(node_id, host, port)
-            self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port))
+            self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port), now_ms)
             return
         known.alive, known.host, known.port = True, host, port
-        self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port, restarted=True))
+        self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port, restarted=True), now_ms)
         for partition in self.all_partitions():
             if partition.leader == -1 and node_id in partition.replicas:
                 self.move_leader(partition, node_id, now_ms, reason="replica back")
@@ -132,7 +132,7 @@ class ClusterState:
         if not info.alive:
             return False
         info.alive = False
-        self.events.append(ev.BrokerStopped(broker=node_id))
+        self.events.append(ev.BrokerStopped(broker=node_id), now_ms)
         for partition in self.all_partitions():
             if partition.leader == node_id:
                 self.move_leader(partition, None, now_ms, reason=f"broker {node_id} stopped")
@@ -250,7 +250,7 @@ class ClusterState:
             partition.replicas.append(broker)
         self.elect_leader(partition, broker)
         self.events.append(ev.LeaderMoved(topic=partition.topic, partition=partition.index, leader=partition.leader,
-                                          epoch=partition.leader_epoch, reason=reason))
+                                          epoch=partition.leader_epoch, reason=reason), now_ms)
         if partition.topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, now_ms)
 
@@ -320,7 +320,7 @@ class ClusterState:
             for p in topic.partitions:
                 dropped += p.log.apply_retention(now_ms, ms, size)
         if dropped:
-            self.events.append(ev.RetentionApplied(batches_dropped=dropped))
+            self.events.append(ev.RetentionApplied(batches_dropped=dropped), now_ms)
         return dropped
 
     # -- group coordinator placement ---------------------------------------------------------

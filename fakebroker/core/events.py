@@ -393,8 +393,11 @@ class EventLog:
         self._member_clients: dict[str, str] = {}  # member id -> client id, kept after it leaves
         self._told = 0  # how many events listeners have been given (take_new)
 
-    def append(self, event: Event) -> Event:
-        changes: dict[str, Any] = {"seq": len(self._events) + 1, "time_ms": self.now_ms(), "wall": self.wall()}
+    def append(self, event: Event, now_ms: int | None = None) -> Event:
+        """Stamp and record ``event``; ``now_ms`` is the time of the transition it records, when the
+        caller knows it (the core's methods do), else the cluster clock's time."""
+        changes: dict[str, Any] = {"seq": len(self._events) + 1, "time_ms": self.now_ms() if now_ms is None else now_ms,
+                                   "wall": self.wall()}
         if isinstance(event, GroupEvent) and event.broker is None and self.coordinator_of is not None:
             broker = self.coordinator_of(event.group)
             if broker >= 0:

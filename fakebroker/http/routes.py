@@ -1,5 +1,5 @@
 """The control endpoint's resources: one table of routes (method, path template, handler,
-summary, request schema) that ``fakebroker.control_http`` dispatches on and that
+summary, request schema) that ``fakebroker.http.server`` dispatches on and that
 ``openapi_document()`` describes, so the two cannot drift apart.
 
 Handlers run on the cluster's loop thread and call its methods directly. They raise

@@ -7,23 +7,21 @@ socket. A request that cannot be parsed, or a stage that says so, ends with
 
 from __future__ import annotations
 
-import logging
+import functools
 from dataclasses import dataclass
 
-import anyio
-
-from ..apis import NO_RESPONSE, REGISTRY, RequestContext, Wait, dispatch
+from ..apis import NO_RESPONSE, REGISTRY
 from ..apis.api_versions import unsupported_version_response
-from ..apis.context import CloseInstead, Parked, Result
+from ..apis.context import CloseInstead
 from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
-from ..protocol.messages import Message, request_type
-from .exchange import CloseConnection, Exchange, note_errors
+from ..protocol.messages import request_type
+from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
+from .handler_stage import HandlerStage
 from .runtime import Runtime
 
-log = logging.getLogger("fakebroker")
 API_VERSIONS = 18
 
 
@@ -41,6 +39,7 @@ class Pipeline:
     def __init__(self, runtime: Runtime, broker_id: int):
         self.runtime = runtime
         self.broker_id = broker_id
+        self.handler_stage = HandlerStage(runtime, broker_id)
 
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
         """The response payload for one request payload, or None when none is owed."""
@@ -62,51 +61,13 @@ class Pipeline:
         if runtime.is_cut_off(header.client_id, self.broker_id):
             raise CloseConnection(f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}")
         exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host)
-
-        async def handler_stage(request: Message) -> Result:
-            return await self.handle(exchange, request)
-
+        handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
-            result = await fault_stage(runtime, exchange, body, handler_stage)
+            result = await fault_stage(runtime, exchange, body, handle)
         else:
-            result = await handler_stage(body)
+            result = await handle(body)
         if isinstance(result, CloseInstead):
             raise CloseConnection(result.reason)
         if result is NO_RESPONSE or result is None:
             return None
         return headers.encode_response(api_key, api_version, correlation_id, result)
-
-    async def handle(self, exchange: Exchange, body: Message) -> Result:
-        """The handler stage: call the API's handler, tell the runtime what changed, wait for
-        answers that come later."""
-        runtime = self.runtime
-        ctx = RequestContext(runtime.state, self.broker_id, exchange.api_key, exchange.api_version,
-                             exchange.correlation_id, exchange.client_id, runtime.clock.now_ms(), exchange.client_host)
-        try:
-            result = dispatch(ctx, body)
-        except Exception as exc:  # a handler bug must not take the broker down
-            log.exception("handler of API %s v%s failed", exchange.api_key, exchange.api_version)
-            runtime.emit(ev.HandlerError(broker=self.broker_id, api=exchange.api_key, version=exchange.api_version,
-                                         error=repr(exc)))
-            raise CloseConnection(f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}") from exc
-        runtime.settle(data_changed=ctx.effects.data_changed)
-        if isinstance(result, Wait):
-            result = await self._wait(result)
-        elif isinstance(result, Parked):
-            done = anyio.Event()
-            result.pending.on_done(done.set)
-            await done.wait()
-            result = result.respond(result.pending.value)
-        if isinstance(result, Message):
-            note_errors(runtime, exchange, result)
-        return result
-
-    async def _wait(self, wait: Wait) -> Message:
-        runtime = self.runtime
-        deadline = anyio.current_time() + max(0, wait.deadline_ms - runtime.clock.now_ms()) / 1000
-        while True:
-            await runtime.wait_data(deadline)
-            final = anyio.current_time() >= deadline
-            response = wait.poll(runtime.clock.now_ms(), final)
-            if response is not None:
-                return response

@@ -7,6 +7,8 @@ consumers read with assign() + seek, group_id=None, and never commit.
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncio
 import time
 import uuid
@@ -217,7 +219,8 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
     connection instead of answering (the handler's exception makes the server drop it)."""
     from fakebroker import apis
 
-    real = apis.HANDLERS[0]
+    produce = apis.REGISTRY[0]
+    real = produce.handle
     dropped: list[int] = []
 
     def handler(ctx, request):
@@ -227,7 +230,7 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
             raise InjectedFault(f"response to produce #{ctx.correlation_id} dropped")
         return result
 
-    monkeypatch.setitem(apis.HANDLERS, 0, handler)
+    monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
     return dropped
 
 async def test_admin():

@@ -6,6 +6,8 @@ commits offsets.
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 import uuid
 
@@ -221,7 +223,8 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
     connection instead of answering (the handler's exception makes the server drop it)."""
     from fakebroker import apis
 
-    real = apis.HANDLERS[0]
+    produce = apis.REGISTRY[0]
+    real = produce.handle
     dropped: list[int] = []
 
     def handler(ctx, request):
@@ -231,7 +234,7 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
             raise InjectedFault(f"response to produce #{ctx.correlation_id} dropped")
         return result
 
-    monkeypatch.setitem(apis.HANDLERS, 0, handler)
+    monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
     return dropped
 
 def test_admin(cluster3):

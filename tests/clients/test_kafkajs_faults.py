@@ -163,9 +163,9 @@ def test_coordinator_moves_mid_rebalance_while_records_flow(cluster, driver):
     def move_while_rebalancing(c: FakeCluster):
         """Checked on the cluster's loop after every event, so nothing happens between seeing
         the state and moving."""
-        g = c._group_now(gid)
+        g = c.group(gid)
         if g is not None and g.state in ("PreparingRebalance", "CompletingRebalance") and len(g.members) == 3:
-            committed = {p: o for (t, p), o in c._committed_now(gid).items() if t == TOPIC}
+            committed = {p: o for (t, p), o in c.committed(gid).items() if t == TOPIC}
             return g.state, g.generation, committed, c.move_coordinator(gid)
         return None
 

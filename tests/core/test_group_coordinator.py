@@ -285,14 +285,14 @@ def test_describe_list_and_delete():
     store = OffsetStore(c)
     a = stable_group_of_one(c)
     described = describe_group(store, G)
-    assert described["state"] == "Stable" and described["protocol_data"] == "range"
-    assert described["members"][0]["client_host"] == "/127.0.0.1"
-    assert [g["group_id"] for g in list_groups(store, ["stable"])] == [G]
+    assert described.state == "Stable" and described.protocol_data == "range"
+    assert described.members[0].client_host == "/127.0.0.1"
+    assert [g.group_id for g in list_groups(store, ["stable"])] == [G]
     assert list_groups(store, ["Empty"]) == []
     assert delete_group(store, G) == E.NON_EMPTY_GROUP
     c.leave(0, group_id=G, members=[(a, None)])
     assert delete_group(store, G) == E.NONE and G not in c.groups
-    assert describe_group(store, G)["state"] == "Dead"
+    assert describe_group(store, G).state == "Dead"
 
 
 def test_unload_answers_parked_with_not_coordinator_and_load_restores_stable():

@@ -153,8 +153,8 @@ class ObservedLog(EventLog):
         super().__init__()
         self.observe = observe
 
-    def append(self, event):
-        stamped = super().append(event)
+    def append(self, event, now_ms=None):
+        stamped = super().append(event, now_ms)
         self.observe(stamped.kind, stamped.details)
         return stamped
 

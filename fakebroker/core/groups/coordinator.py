@@ -72,14 +72,15 @@ class GroupCoordinator:
         self.snapshots: dict[str, GroupSnapshot] = {}  # the "offsets topic" view of each group
 
     # -- helpers ----------------------------------------------------------------------------
-    def emit(self, event: ev.Event) -> None:
-        self.events.append(event)
+    def emit(self, event: ev.Event, now_ms: int | None = None) -> None:
+        """Record an event at the time of the transition (``now_ms``; the clock's when unknown)."""
+        self.events.append(event, now_ms)
 
     def _transition(self, group: ClassicGroup, state: GroupState, now_ms: int) -> None:
         old = group.state
         group.transition_to(state, now_ms)
         self.emit(ev.GroupStateChanged(group=group.group_id, old=old.value, new=state.value,
-                                       generation=group.generation_id))
+                                       generation=group.generation_id), now_ms)
 
     def _rearm(self, group: ClassicGroup, member_id: str, now_ms: int, timeout_ms: int) -> None:
         gid = group.group_id
@@ -132,7 +133,7 @@ class GroupCoordinator:
                 return join_error(E.UNKNOWN_MEMBER_ID, member_id)
             group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)
             self._persist(group)
-            self.emit(ev.GroupCreated(group=group_id))
+            self.emit(ev.GroupCreated(group=group_id), now_ms)
         if not self._accept_joining_member(group, member_id):
             removed = group.remove(member_id)
             if removed is not None:
@@ -170,7 +171,7 @@ class GroupCoordinator:
             gid = group.group_id
             self.timers.schedule(heartbeat_key(group.group_id, new_id), now_ms + req["session_timeout_ms"],
                                  lambda t: self._expire_heartbeat(gid, new_id, t))
-            self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req["client_id"] or None))
+            self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req["client_id"] or None), now_ms)
             return join_error(E.MEMBER_ID_REQUIRED, new_id)
         return self._add_member_and_rebalance(group, now_ms, new_id, req)
 
@@ -217,7 +218,7 @@ class GroupCoordinator:
         if group.is_state(S.PREPARING_REBALANCE) and group.previous_state == S.EMPTY:
             group.new_member_added = True  # extends the initial delay window (Kafka's newMemberAdded)
         self.emit(ev.MemberJoined(group=group.group_id, member=member_id, instance=member.group_instance_id,
-                                  client_id=member.client_id))
+                                  client_id=member.client_id), now_ms)
         # A new member gets a fixed window to complete its join before it can expire.
         self._rearm(group, member_id, now_ms, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if group.is_state(S.PREPARING_REBALANCE):
@@ -263,11 +264,11 @@ class GroupCoordinator:
             group.pending_sync.add(new_id)
         if was_leader:
             group.leader_id = new_id
-        self.emit(ev.MemberFenced(group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id))
+        self.emit(ev.MemberFenced(group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id), now_ms)
         self._rearm(group, new_id, now_ms, new.session_timeout_ms)
         if group.is_state(S.STABLE) and group.select_protocol() == old_protocol:
             self._persist(group)
-            self.emit(ev.StaticMemberRejoined(group=group.group_id, member=new_id, instance=instance_id))
+            self.emit(ev.StaticMemberRejoined(group=group.group_id, member=new_id, instance=instance_id), now_ms)
             if req["version"] >= 9:
                 return self._join_success(group, new, req["version"], skip_assignment=was_leader)
             result = self._join_success(group, new, req["version"], leader=old_id if was_leader else group.leader_id)
@@ -288,7 +289,7 @@ class GroupCoordinator:
         group.pending_sync.clear()
         initial = group.is_state(S.EMPTY)
         self._transition(group, S.PREPARING_REBALANCE, now_ms)
-        self.emit(ev.RebalanceStarted(group=group.group_id, reason=reason, generation=group.generation_id))
+        self.emit(ev.RebalanceStarted(group=group.group_id, reason=reason, generation=group.generation_id), now_ms)
         if initial:
             delay = self.config.get_int("group.initial.rebalance.delay.ms")
             self._initial_rebalance(group, now_ms, delay, max(group.rebalance_timeout_ms() - delay, 0))
@@ -333,7 +334,7 @@ class GroupCoordinator:
         self.timers.cancel(join_key(group.group_id))
         for member in list(group.members.values()):
             if not member.awaiting_join and not member.group_instance_id:
-                self._remove_member(group, member.member_id, "did not rejoin in time")
+                self._remove_member(group, member.member_id, "did not rejoin in time", now_ms)
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only absent static members remain: wait another rebalance timeout for them.
             gid = group.group_id
@@ -348,10 +349,10 @@ class GroupCoordinator:
             group.protocol_name = None  # Kafka's initNextGeneration keeps the protocol type
             self._transition(group, S.EMPTY, now_ms)
             self._persist(group)
-            self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id, members=0))
+            self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id, members=0), now_ms)
             return
         self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id,
-                                       members=len(group.members), protocol=group.protocol_name, leader=group.leader_id))
+                                       members=len(group.members), protocol=group.protocol_name, leader=group.leader_id), now_ms)
         for member in group.members.values():
             if member.join_pending is not None:
                 pending, member.join_pending = member.join_pending, None
@@ -370,7 +371,7 @@ class GroupCoordinator:
                 pending, member.sync_pending = member.sync_pending, None
                 pending.complete(sync_error(error))
 
-    def _remove_member(self, group: ClassicGroup, member_id: str, reason: str) -> Member | None:
+    def _remove_member(self, group: ClassicGroup, member_id: str, reason: str, now_ms: int) -> Member | None:
         member = group.remove(member_id)
         if member is None:
             return None
@@ -379,11 +380,11 @@ class GroupCoordinator:
             member.join_pending.complete(join_error(E.UNKNOWN_MEMBER_ID))
         if member.sync_pending is not None:
             member.sync_pending.complete(sync_error(E.UNKNOWN_MEMBER_ID))
-        self.emit(ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None))
+        self.emit(ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None), now_ms)
         return member
 
     def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now_ms: int, reason: str) -> None:
-        self._remove_member(group, member_id, reason)
+        self._remove_member(group, member_id, reason, now_ms)
         if group.is_state(S.STABLE, S.COMPLETING_REBALANCE):
             self._prepare_rebalance(group, now_ms, reason)
         elif group.is_state(S.PREPARING_REBALANCE):
@@ -395,21 +396,21 @@ class GroupCoordinator:
             return
         if member_id in group.pending_members:
             group.pending_members.discard(member_id)
-            self.emit(ev.MemberExpired(group=group_id, member=member_id, pending=True))
+            self.emit(ev.MemberExpired(group=group_id, member=member_id, pending=True), now_ms)
             self._maybe_complete_join_phase(group, now_ms, even_initial=True)
             return
         member = group.members.get(member_id)
         if member is None:
             return
         if member.is_new:
-            self.emit(ev.MemberExpired(group=group_id, member=member_id, new=True, client_id=member.client_id or None))
-            self._remove_member(group, member_id, "new member did not complete its join")
+            self.emit(ev.MemberExpired(group=group_id, member=member_id, new=True, client_id=member.client_id or None), now_ms)
+            self._remove_member(group, member_id, "new member did not complete its join", now_ms)
             self._maybe_complete_join_phase(group, now_ms, even_initial=True)
             return
         if member.awaiting_join or member.awaiting_sync:
             return  # waiting in a request counts as alive; the timer is not re-armed
         self.emit(ev.MemberExpired(group=group_id, member=member_id, session_timeout_ms=member.session_timeout_ms,
-                                   client_id=member.client_id or None))
+                                   client_id=member.client_id or None), now_ms)
         self._remove_and_rebalance(group, member_id, now_ms, f"member {member_id} session expired")
 
     def _expire_pending_sync(self, group_id: str, generation: int, now_ms: int) -> None:
@@ -419,7 +420,7 @@ class GroupCoordinator:
         if not group.is_state(S.COMPLETING_REBALANCE, S.STABLE):
             return
         for member_id in list(group.pending_sync):
-            self._remove_member(group, member_id, "did not send SyncGroup in time")
+            self._remove_member(group, member_id, "did not send SyncGroup in time", now_ms)
         group.pending_sync.clear()
         self._prepare_rebalance(group, now_ms, "members did not sync in time")
 
@@ -449,7 +450,7 @@ class GroupCoordinator:
         if group.is_state(S.STABLE):
             self._remove_pending_sync(group, member_id)
             self.emit(ev.AssignmentDelivered(group=group_id, member=member_id, generation=group.generation_id,
-                                             assignment=_decoded_assignment(group, member)))
+                                             assignment=_decoded_assignment(group, member)), now_ms)
             return self._sync_success(group, member)
         # CompletingRebalance: park until the leader's assignment arrives.
         member.sync_pending = Pending()
@@ -461,13 +462,13 @@ class GroupCoordinator:
             self._persist(group)
             self._transition(group, S.STABLE, now_ms)
             self.emit(ev.LeaderAssigned(group=group_id, leader=member_id, generation=group.generation_id,
-                                        members=len(group.members)))
+                                        members=len(group.members)), now_ms)
             for m in group.members.values():
                 if m.sync_pending is not None:
                     p, m.sync_pending = m.sync_pending, None
                     p.complete(self._sync_success(group, m))
                     self.emit(ev.AssignmentDelivered(group=group_id, member=m.member_id, generation=group.generation_id,
-                                                     assignment=_decoded_assignment(group, m)))
+                                                     assignment=_decoded_assignment(group, m)), now_ms)
                     self._rearm(group, m.member_id, now_ms, m.session_timeout_ms)
         return pending
 
@@ -530,8 +531,8 @@ class GroupCoordinator:
                 if error:
                     errors.append(error)
                     continue
-            self._remove_member(group, member_id, "left the group")
-            self.emit(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id))
+            self._remove_member(group, member_id, "left the group", now_ms)
+            self.emit(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id), now_ms)
             errors.append(E.NONE)
             removed = True
         if removed or any(e == E.NONE for e in errors):
@@ -547,7 +548,7 @@ class GroupCoordinator:
         """A group that only stores offsets (a commit with generation -1 to an unknown group)."""
         group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=now_ms)
         self._persist(group)
-        self.emit(ev.GroupCreated(group=group_id, simple=True))
+        self.emit(ev.GroupCreated(group=group_id, simple=True), now_ms)
         return group
 
     def delete(self, group_id: str) -> None:
@@ -593,7 +594,7 @@ class GroupCoordinator:
                 self.timers.cancel_under((kind, gid))
             self._answer_parked(group, E.NOT_COORDINATOR)
             self._transition(group, S.DEAD, now_ms)
-            self.emit(ev.GroupUnloaded(group=gid))
+            self.emit(ev.GroupUnloaded(group=gid), now_ms)
 
     def load(self, group_ids: list[str], now_ms: int) -> None:
         """Rebuild groups from their last persisted record: Stable with members, else Empty."""
@@ -616,4 +617,4 @@ class GroupCoordinator:
             self.groups[gid] = group
             for member in group.members.values():
                 self._rearm(group, member.member_id, now_ms, member.session_timeout_ms)
-            self.emit(ev.GroupLoaded(group=gid, state=group.state.value, generation=group.generation_id))
+            self.emit(ev.GroupLoaded(group=gid, state=group.state.value, generation=group.generation_id), now_ms)

@@ -13,6 +13,7 @@ from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
 from .coordinator import GroupCoordinator
 from .model import ClassicGroup, GroupState
+from .results import DescribedMember, GroupDescription, GroupListing
 
 S = GroupState
 
@@ -71,7 +72,7 @@ class OffsetStore:
             return E.OFFSET_METADATA_TOO_LARGE
         expire = now_ms + retention_ms if retention_ms not in (-1, None) and retention_ms >= 0 else -1
         self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(offset, leader_epoch, text, now_ms, expire)
-        self.coordinator.emit(ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset))
+        self.coordinator.emit(ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset), now_ms)
         return E.NONE
 
     # -- OffsetFetch ----------------------------------------------------------------------------
@@ -141,19 +142,20 @@ def subscribed_topics(group: ClassicGroup) -> set[str] | None:
     return topics
 
 
-def describe_group(store: OffsetStore, group_id: str) -> dict:
+def describe_group(store: OffsetStore, group_id: str) -> GroupDescription:
     group = store.coordinator.groups.get(group_id)
     if group is None or group.is_state(S.DEAD):
-        return {"error": E.GROUP_ID_NOT_FOUND, "state": "Dead", "protocol_type": "", "protocol_data": "", "members": []}
+        return GroupDescription(E.GROUP_ID_NOT_FOUND, "Dead")
     stable = group.is_state(S.STABLE)
-    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-                "client_host": m.client_host, "member_metadata": m.metadata(group.protocol_name) if stable else b"",
-                "member_assignment": m.assignment} for m in group.members.values()]
-    return {"error": E.NONE, "state": group.state.value, "protocol_type": group.protocol_type or "",
-            "protocol_data": (group.protocol_name or "") if stable else "", "members": members}
+    members = tuple(DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                    m.metadata(group.protocol_name) if stable else b"", m.assignment)
+                    for m in group.members.values())
+    return GroupDescription(E.NONE, group.state.value, group.protocol_type or "",
+                            (group.protocol_name or "") if stable else "", members)
 
 
-def list_groups(store: OffsetStore, states: list[str] | None = None, types: list[str] | None = None) -> list[dict]:
+def list_groups(store: OffsetStore, states: list[str] | None = None,
+                types: list[str] | None = None) -> list[GroupListing]:
     wanted_states = {s.lower() for s in states} if states else None
     wanted_types = {t.lower() for t in types} if types else None
     out = []
@@ -164,8 +166,7 @@ def list_groups(store: OffsetStore, states: list[str] | None = None, types: list
             continue
         if wanted_types is not None and "classic" not in wanted_types:
             continue
-        out.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                    "group_state": group.state.value, "group_type": "classic"})
+        out.append(GroupListing(group.group_id, group.protocol_type or "", group.state.value))
     return out
 
 

@@ -44,6 +44,35 @@ class LeaveResult:
     members: list[ErrorCode] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class DescribedMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    member_metadata: bytes
+    member_assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """DescribeGroups' view of one group; a missing group is GROUP_ID_NOT_FOUND in state Dead."""
+
+    error: ErrorCode
+    state: str
+    protocol_type: str = ""
+    protocol_data: str = ""
+    members: tuple[DescribedMember, ...] = ()
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    group_state: str
+    group_type: str = "classic"
+
+
 def join_error(error: ErrorCode, member_id: str = "") -> JoinResult:
     return JoinResult(error, member_id)
 

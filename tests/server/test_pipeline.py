@@ -1,0 +1,170 @@
+"""The request pipeline without sockets: bytes in, bytes out, and the path a request takes.
+
+A JoinGroup walks connection -> pipeline -> fault stage (which consults the fault rules) ->
+handler stage -> apis -> core and back; no call goes from a lower room to a higher one (the core never calls the server, the facade or a
+handler back), so every room is entered from above only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import pytest
+
+from fakebroker.core.configs import BrokerConfig
+from fakebroker.protocol import data, headers
+from fakebroker.protocol import records as rec
+from fakebroker.protocol.error_codes import ErrorCode as E
+from fakebroker.server.clock import VirtualClock
+from fakebroker.server.exchange import CloseConnection
+from fakebroker.server.pipeline import Peer, Pipeline
+from fakebroker.server.runtime import Runtime
+
+JOIN_GROUP, API_VERSIONS, METADATA = 11, 18, 3
+ROOMS = [  # from the top floor down
+    ("server.connection", "fakebroker.server.connection"),
+    ("server.pipeline", "fakebroker.server.pipeline"),
+    ("server.fault_stage", "fakebroker.server.fault_stage"),
+    ("server.handler_stage", "fakebroker.server.handler_stage"),
+    ("faults", "fakebroker.faults"),
+    ("apis", "fakebroker.apis"),
+    ("core", "fakebroker.core"),
+]
+
+
+def room_of(module: str) -> str | None:
+    return next((name for name, prefix in ROOMS if module == prefix or module.startswith(prefix + ".")), None)
+
+
+def runtime(**config) -> Runtime:
+    rt = Runtime("cluster", BrokerConfig({"group.initial.rebalance.delay.ms": 0, **config}), VirtualClock(start_ms=0))
+    rt.state.broker_started(0, "127.0.0.1", 9092, 0)
+    return rt
+
+
+def join_payload(correlation_id: int, member_id: str = "") -> bytes:
+    body = {"group_id": "g", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000, "member_id": member_id,
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": data.encode_subscription(["orders"])}]}
+    return headers.encode_request(JOIN_GROUP, 9, correlation_id, body, client_id="svc")
+
+
+def answer(api_key: int, version: int, payload: bytes):
+    return headers.decode_response(api_key, version, payload)[1]
+
+
+def test_bytes_in_bytes_out_without_a_socket():
+    rt = runtime()
+    pipeline = Pipeline(rt, 0)
+    peer = Peer("127.0.0.1:5555", "127.0.0.1")
+
+    async def main() -> tuple:
+        first = answer(JOIN_GROUP, 9, await pipeline.process(join_payload(1), peer))
+        second = answer(JOIN_GROUP, 9, await pipeline.process(join_payload(2, first.member_id), peer))
+        return first, second
+
+    first, second = anyio.run(main, backend="trio")
+    assert first.error_code == E.MEMBER_ID_REQUIRED and first.member_id.startswith("svc-")
+    assert second.error_code == E.NONE and second.generation_id == 1 and second.leader == first.member_id
+    assert peer.client_id == "svc"
+    kinds = [e.kind for e in rt.events]
+    assert kinds[:2] == ["broker_started", "client_connected"] and "generation_started" in kinds
+
+
+def test_unsupported_versions_close_the_connection_or_get_kip_511():
+    pipeline = Pipeline(runtime(), 0)
+    peer = Peer()
+
+    async def main():
+        too_new = headers.encode_request(API_VERSIONS, 3, 7, {"client_software_name": "x",
+                                                               "client_software_version": "1"}, client_id="c")
+        too_new = too_new[:2] + (99).to_bytes(2, "big") + too_new[4:]  # ApiVersions v99
+        kip_511 = answer(API_VERSIONS, 0, await pipeline.process(too_new, peer))
+        with pytest.raises(CloseConnection, match="unsupported API key 3 version 99"):
+            metadata = headers.encode_request(METADATA, 12, 8, {"topics": None}, client_id="c")
+            await pipeline.process(metadata[:2] + (99).to_bytes(2, "big") + metadata[4:], peer)
+        return kip_511
+
+    kip_511 = anyio.run(main, backend="trio")
+    assert kip_511.error_code == E.UNSUPPORTED_VERSION and [k.api_key for k in kip_511.api_keys] == [API_VERSIONS]
+
+
+def test_a_join_group_walks_down_the_rooms_and_never_back_up():
+    rt = runtime()
+    rt.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")  # a rule that does not match: the stage is walked
+    pipeline = Pipeline(rt, 0)
+    peer = Peer("127.0.0.1:5555", "127.0.0.1")
+    edges: list[tuple[str, str]] = []
+    paths: list[list[str]] = []  # the rooms on the stack each time the coordinator's join() is entered
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        callee = room_of(frame.f_globals.get("__name__", ""))
+        if callee is None:
+            return
+        caller_frame = frame.f_back
+        while caller_frame is not None and room_of(caller_frame.f_globals.get("__name__", "")) is None:
+            caller_frame = caller_frame.f_back  # through anyio, trio and the protocol layer
+        caller = room_of(caller_frame.f_globals.get("__name__", "")) if caller_frame is not None else None
+        if caller != callee:
+            edges.append((caller, callee))
+        if frame.f_code.co_name == "join" and frame.f_globals["__name__"].endswith("groups.coordinator"):
+            rooms, f = [], frame
+            while f is not None:
+                room = room_of(f.f_globals.get("__name__", ""))
+                if room is not None and (not rooms or rooms[-1] != room):
+                    rooms.append(room)
+                f = f.f_back
+            paths.append(rooms[::-1])
+
+    async def main():
+        first = answer(JOIN_GROUP, 9, await pipeline.process(join_payload(1), peer))
+        sys.setprofile(profile)
+        try:
+            return answer(JOIN_GROUP, 9, await pipeline.process(join_payload(2, first.member_id), peer))
+        finally:
+            sys.setprofile(None)
+
+    joined = anyio.run(main, backend="trio")
+    assert joined.error_code == E.NONE and joined.generation_id == 1
+    order = [name for name, _ in ROOMS]
+    upward = [(a, b) for a, b in edges if a is not None and order.index(b) < order.index(a)]
+    assert upward == [], f"calls from a lower room to a higher one: {upward}"
+    assert paths == [["server.pipeline", "server.fault_stage", "server.handler_stage", "apis", "core"]]
+
+
+def test_handlers_report_new_data_and_wake_parked_fetches():
+    rt = runtime()
+    rt.state.create_topic("t", 1)
+    pipeline = Pipeline(rt, 0)
+    batch = rec.build_batch([(b"k", b"v", [], 1_000)])
+    fetch = headers.encode_request(1, 12, 1, {
+        "replica_id": -1, "max_wait_ms": 5_000, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1,
+        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+                                                  "current_leader_epoch": -1, "log_start_offset": -1}]}],
+        "forgotten_topics_data": [], "rack_id": ""}, client_id="reader")
+    produce = headers.encode_request(0, 9, 2, {
+        "transactional_id": None, "acks": -1, "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}, client_id="writer")
+
+    async def main():
+        got = {}
+
+        async def reader():
+            start = anyio.current_time()
+            got["fetch"] = answer(1, 12, await pipeline.process(fetch, Peer()))
+            got["waited"] = anyio.current_time() - start
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            await anyio.sleep(0.05)
+            got["produce"] = answer(0, 9, await pipeline.process(produce, Peer()))
+        return got
+
+    got = anyio.run(main, backend="trio")
+    assert got["produce"].responses[0].partition_responses[0].error_code == E.NONE
+    assert got["fetch"].responses[0].partitions[0].records  # woken by the append, not by max_wait_ms
+    assert got["waited"] < 2.0
