@@ -5,7 +5,8 @@
 One raw client sends Metadata requests (one topic) back to back to a 1-broker FakeCluster,
 with no rules (the baseline), with 10 and 100 rules that never match (other APIs, other
 clients), and with one matching rule that only throttles. The table shows requests per
-second (the best of ``rounds`` interleaved measurements) and the ratio to the baseline; the last line is ``fault_hook_overhead_100_rules: X``
+second (the best of ``rounds`` interleaved measurements) and the ratio to the baseline; the last line
+is ``fault_hook_overhead_100_rules: X``
 (baseline rate / rate with 100 non-matching rules; 1.0 = free).
 """
 
@@ -45,10 +46,14 @@ def main() -> None:
     args = parser.parse_args()
     setups = {
         "no rules": [],
-        "10 rules, none matching": [dict(api="Produce" if i % 2 else "Fetch", client_id=f"other-{i}", error="REQUEST_TIMED_OUT")
-                                    for i in range(10)],
-        "100 rules, none matching": [dict(api="Produce" if i % 2 else "Fetch", client_id=f"other-{i}", error="REQUEST_TIMED_OUT")
-                                     for i in range(100)],
+        "10 rules, none matching": [
+            dict(api="Produce" if i % 2 else "Fetch", client_id=f"other-{i}", error="REQUEST_TIMED_OUT")
+            for i in range(10)
+        ],
+        "100 rules, none matching": [
+            dict(api="Produce" if i % 2 else "Fetch", client_id=f"other-{i}", error="REQUEST_TIMED_OUT")
+            for i in range(100)
+        ],
         "1 matching rule (throttle)": [dict(api="Metadata", throttle_ms=1)],
     }
     best = dict.fromkeys(setups, 0.0)

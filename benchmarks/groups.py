@@ -66,7 +66,9 @@ class AsyncRawClient:
         self.writer.close()
 
 
-async def form_group(bootstrap: list[tuple[str, int]], group: str, n: int, partitions: int, lenient: bool = False) -> float:
+async def form_group(
+    bootstrap: list[tuple[str, int]], group: str, n: int, partitions: int, lenient: bool = False
+) -> float:
     """Seconds until ``n`` raw members all hold an assignment of one, current generation.
     ``lenient`` (for the mock) rejoins on any SyncGroup error: librdkafka's mock answers
     syncs outside its syncing state with errors Kafka does not use (INVALID_REQUEST, ...)."""
@@ -77,8 +79,14 @@ async def form_group(bootstrap: list[tuple[str, int]], group: str, n: int, parti
     if found.error_code:
         raise RuntimeError(f"FindCoordinator: {ErrorCode(found.error_code).name}")
     clients = [await AsyncRawClient.connect(found.host, found.port) for _ in range(n)]
-    join_body = {"group_id": group, "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000, "member_id": "",
-                 "protocol_type": "consumer", "protocols": [{"name": "roundrobin", "metadata": SUBSCRIPTION}]}
+    join_body = {
+        "group_id": group,
+        "session_timeout_ms": 30000,
+        "rebalance_timeout_ms": 30000,
+        "member_id": "",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "roundrobin", "metadata": SUBSCRIPTION}],
+    }
 
     synced_at: dict[int, int] = {}  # client index -> generation it last synced successfully
     rejoin = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
@@ -101,17 +109,28 @@ async def form_group(bootstrap: list[tuple[str, int]], group: str, n: int, parti
                 owned: dict[str, list[int]] = {m: [] for m in ids}
                 for p in range(partitions):
                     owned[ids[p % len(ids)]].append(p)
-                assignments = [{"member_id": m, "assignment": data.encode_assignment({TOPIC: ps})} for m, ps in owned.items()]
-            synced = await client.request(14, 3, {"group_id": group, "generation_id": answer.generation_id,
-                                                  "member_id": member_id, "assignments": assignments})
+                assignments = [
+                    {"member_id": m, "assignment": data.encode_assignment({TOPIC: ps})} for m, ps in owned.items()
+                ]
+            synced = await client.request(
+                14,
+                3,
+                {
+                    "group_id": group,
+                    "generation_id": answer.generation_id,
+                    "member_id": member_id,
+                    "assignments": assignments,
+                },
+            )
             if synced.error_code in rejoin or (lenient and synced.error_code):
                 continue
             if synced.error_code:
                 raise RuntimeError(f"SyncGroup: {ErrorCode(synced.error_code).name}")
             synced_at[index] = answer.generation_id
             while True:
-                beat = await client.request(12, 3, {"group_id": group, "generation_id": answer.generation_id,
-                                                    "member_id": member_id})
+                beat = await client.request(
+                    12, 3, {"group_id": group, "generation_id": answer.generation_id, "member_id": member_id}
+                )
                 if beat.error_code in rejoin:
                     break
                 if beat.error_code:
@@ -129,8 +148,18 @@ async def form_group(bootstrap: list[tuple[str, int]], group: str, n: int, parti
 
 
 def three_consumers_split(bootstrap: str, group: str, topic: str = TOPIC, split: tuple[int, ...] = (2, 2, 2)) -> float:
-    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
-                           "heartbeat.interval.ms": 200, **QUIET}) for _ in range(3)]
+    consumers = [
+        Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 200,
+                **QUIET,
+            }
+        )
+        for _ in range(3)
+    ]
     start = time.perf_counter()
     for c in consumers:
         c.subscribe([topic])

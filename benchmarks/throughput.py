@@ -69,8 +69,15 @@ def retained(bootstrap: str) -> int:
 
 def consume(bootstrap: str, n: int) -> float:
     """Seconds to read ``n`` records from the start of every partition's retained log."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-unused", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", **QUIET})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-unused",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            **QUIET,
+        }
+    )
     consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     got = 0
     start = time.perf_counter()
@@ -144,8 +151,13 @@ def main() -> None:
     console = Console(width=150)
     console.print(table)
     console.print(f"FakeCluster start to first Metadata answer: {startup:.1f} ms (median of 5)")
-    console.print(f"resident memory: {idle_before:.0f} MB before start, {idle:.0f} MB idle, {after:.0f} MB after the run")
-    console.print("(the mock keeps only about 5 MB per partition, so it is consumed from its log start; rates are per record read)")
+    console.print(
+        f"resident memory: {idle_before:.0f} MB before start, {idle:.0f} MB idle, {after:.0f} MB after the run"
+    )
+    console.print(
+        "(the mock keeps only about 5 MB per partition, so it is consumed from its log start; "
+        "rates are per record read)"
+    )
     fake, base = results["fakebroker"], results["librdkafka mock"]
     # Combined rate: records through produce and consume, per second of both together.
     combined = lambda r: 2 / (1 / r[0] + 1 / r[1])  # noqa: E731

@@ -44,23 +44,53 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="TOML file with brokers, port, topics, settings and initial faults (options given here win).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="TOML file with brokers, port, topics, settings and initial faults (options given here win).",
+)
 @click.option("--brokers", default=1, show_default=True, help="Number of brokers.")
-@click.option("--port", default=9092, show_default=True, help="Port of the first broker; the others use port+1, ... (0 = free ports).")
+@click.option(
+    "--port",
+    default=9092,
+    show_default=True,
+    help="Port of the first broker; the others use port+1, ... (0 = free ports).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
-@click.option("--virtual-time", is_flag=True, default=False, help="Run the broker's timers on a virtual clock (advance it over the control endpoint).")
-@click.option("--control-port", type=int, default=None,
-              help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.")
+@click.option(
+    "--virtual-time",
+    is_flag=True,
+    default=False,
+    help="Run the broker's timers on a virtual clock (advance it over the control endpoint).",
+)
+@click.option(
+    "--control-port",
+    type=int,
+    default=None,
+    help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.",
+)
 @click.option("--control-token", default=None, help="Bearer token of the control endpoint (default: a random one).")
 @click.option("--json-logs", is_flag=True, default=False, help="Print events as JSON lines instead of coloured text.")
 @click.option("--color/--no-color", default=None, help="Force colours on or off (default: on for a terminal).")
 @click.pass_context
-def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, host: str, topics: tuple[str, ...],
-          settings: tuple[str, ...], virtual_time: bool, control_port: int | None, control_token: str | None,
-          json_logs: bool, color: bool | None) -> None:
+def serve(
+    ctx: click.Context,
+    config_file: str | None,
+    brokers: int,
+    port: int,
+    host: str,
+    topics: tuple[str, ...],
+    settings: tuple[str, ...],
+    virtual_time: bool,
+    control_port: int | None,
+    control_token: str | None,
+    json_logs: bool,
+    color: bool | None,
+) -> None:
     """Run a fake Kafka cluster until Ctrl-C or SIGTERM.
 
     The first line is `bootstrap: HOST:PORT,...`; with --control-port the second is
@@ -83,8 +113,15 @@ def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, 
     config = {**file.settings, **dict(_parse_setting(s) for s in settings)}
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
-    options = {"brokers": brokers, "host": host, "port": port, "topics": topic_map, "config": config,
-               "virtual_time": virtual_time or file.virtual_time, "coordinator_load_time_ms": file.coordinator_load_time_ms}
+    options = {
+        "brokers": brokers,
+        "host": host,
+        "port": port,
+        "topics": topic_map,
+        "config": config,
+        "virtual_time": virtual_time or file.virtual_time,
+        "coordinator_load_time_ms": file.coordinator_load_time_ms,
+    }
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}
     try:
@@ -92,12 +129,16 @@ def serve(ctx: click.Context, config_file: str | None, brokers: int, port: int, 
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         if exc.errno == errno.EADDRINUSE:
-            click.echo("fakebroker: another process uses that port; pick another with --port, or --port 0 for free ports", err=True)
+            click.echo(
+                "fakebroker: another process uses that port; pick another with --port, or --port 0 for free ports",
+                err=True,
+            )
         sys.exit(2)
 
 
-async def _serve(options: dict[str, Any], control: dict[str, Any] | None, faults: list[dict[str, Any]],
-                 printer: EventPrinter) -> None:
+async def _serve(
+    options: dict[str, Any], control: dict[str, Any] | None, faults: list[dict[str, Any]], printer: EventPrinter
+) -> None:
     cluster = FakeCluster(**options)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
@@ -121,12 +162,27 @@ async def _serve(options: dict[str, Any], control: dict[str, Any] | None, faults
 @click.option("--brokers", type=int, default=None, help="Number of brokers (overrides the scenario's CLUSTER).")
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
-@click.option("--timeout", type=float, default=None, help="Stop the command after this many seconds (overrides TIMEOUT).")
-@click.option("--timeline", "timeline_file", type=click.Path(dir_okay=False), default=None,
-              help="Write the timeline to this file (.txt, or .svg/.png when drawing is available) instead of printing it.")
+@click.option(
+    "--timeout", type=float, default=None, help="Stop the command after this many seconds (overrides TIMEOUT)."
+)
+@click.option(
+    "--timeline",
+    "timeline_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the timeline to this file (.txt, or .svg/.png when drawing is available) instead of printing it.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing of fakebroker's own but errors.")
-def run(scenario_file: str, command: tuple[str, ...], brokers: int | None, topics: tuple[str, ...],
-        settings: tuple[str, ...], timeout: float | None, timeline_file: str | None, quiet: bool) -> None:
+def run(
+    scenario_file: str,
+    command: tuple[str, ...],
+    brokers: int | None,
+    topics: tuple[str, ...],
+    settings: tuple[str, ...],
+    timeout: float | None,
+    timeline_file: str | None,
+    quiet: bool,
+) -> None:
     """Run COMMAND against a fresh cluster while SCENARIO.py plays faults on it.
 
     COMMAND gets the bootstrap address in FAKEBROKER_BOOTSTRAP, KAFKA_BOOTSTRAP_SERVERS and
@@ -149,11 +205,24 @@ def run(scenario_file: str, command: tuple[str, ...], brokers: int | None, topic
 
     def started(cluster: FakeCluster, proc: Any) -> None:
         if not quiet:
-            click.echo(f"fakebroker: bootstrap {cluster.bootstrap_servers}; running {' '.join(command)} (pid {proc.pid})", err=True)
+            click.echo(
+                f"fakebroker: bootstrap {cluster.bootstrap_servers}; running {' '.join(command)} (pid {proc.pid})",
+                err=True,
+            )
 
     try:
-        result = anyio.run(lambda: play(scenario, list(command), options, timeout=timeout, timeline_file=timeline_file,
-                                        forward_signals=True, on_start=started), backend="trio")
+        result = anyio.run(
+            lambda: play(
+                scenario,
+                list(command),
+                options,
+                timeout=timeout,
+                timeline_file=timeline_file,
+                forward_signals=True,
+                on_start=started,
+            ),
+            backend="trio",
+        )
     except ScenarioError as exc:
         click.echo(f"fakebroker: {exc}", err=True)
         sys.exit(2)

@@ -14,10 +14,23 @@ from .core.events import Event
 
 QUIET_EVENTS = {"broker_started"}
 STYLES = {  # by what an event is about
-    "fault": "bold red", "request_error": "red", "handler_error": "bold red", "connection_closed": "magenta",
-    "broker": "yellow", "leader_moved": "yellow", "network": "bold magenta", "clock": "blue",
-    "member": "cyan", "group": "cyan", "generation": "bold cyan", "rebalance": "cyan", "assignment": "cyan",
-    "offset": "green", "topic": "green", "partitions": "green", "records": "green",
+    "fault": "bold red",
+    "request_error": "red",
+    "handler_error": "bold red",
+    "connection_closed": "magenta",
+    "broker": "yellow",
+    "leader_moved": "yellow",
+    "network": "bold magenta",
+    "clock": "blue",
+    "member": "cyan",
+    "group": "cyan",
+    "generation": "bold cyan",
+    "rebalance": "cyan",
+    "assignment": "cyan",
+    "offset": "green",
+    "topic": "green",
+    "partitions": "green",
+    "records": "green",
 }
 
 
@@ -31,13 +44,20 @@ def style_of(kind: str) -> str:
 class EventPrinter:
     """Print events as they happen; ``json_lines`` switches to machine-readable output."""
 
-    def __init__(self, *, json_lines: bool = False, stream: TextIO | None = None, color: bool | None = None,
-                 quiet: set[str] | None = None):
+    def __init__(
+        self,
+        *,
+        json_lines: bool = False,
+        stream: TextIO | None = None,
+        color: bool | None = None,
+        quiet: set[str] | None = None,
+    ):
         self.json_lines = json_lines
         self.stream = stream or sys.stdout
         self.quiet = QUIET_EVENTS if quiet is None else quiet
-        self.console = Console(file=self.stream, highlight=False, soft_wrap=True,
-                               force_terminal=color, no_color=color is False)
+        self.console = Console(
+            file=self.stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=color is False
+        )
         self._start_ms: int | None = None
 
     def plain(self, line: str) -> None:

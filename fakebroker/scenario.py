@@ -66,11 +66,13 @@ class Scenario:
     name: str = "scenario"
 
     @classmethod
-    def from_function(cls, fn: ScenarioFn, cluster_options: Mapping[str, Any] | None = None,
-                      timeout: float | None = None) -> Scenario:
+    def from_function(
+        cls, fn: ScenarioFn, cluster_options: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> Scenario:
         if not inspect.iscoroutinefunction(fn):
-            raise ScenarioError(f"{getattr(fn, '__name__', fn)!r} must be an async function "
-                                "(`async def scenario(cluster, proc)`)")
+            raise ScenarioError(
+                f"{getattr(fn, '__name__', fn)!r} must be an async function (`async def scenario(cluster, proc)`)"
+            )
         return cls(fn, dict(cluster_options or {}), timeout, getattr(fn, "__qualname__", "scenario"))
 
 
@@ -93,7 +95,9 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError(f"{path}: defines no `async def scenario(cluster, proc)`")
     options = getattr(module, "CLUSTER", None) or {}
     if not isinstance(options, Mapping):
-        raise ScenarioError(f"{path}: CLUSTER must be a dict of FakeCluster keyword arguments, not {type(options).__name__}")
+        raise ScenarioError(
+            f"{path}: CLUSTER must be a dict of FakeCluster keyword arguments, not {type(options).__name__}"
+        )
     timeout = getattr(module, "TIMEOUT", None)
     if timeout is not None and not isinstance(timeout, (int, float)):
         raise ScenarioError(f"{path}: TIMEOUT must be a number of seconds")
@@ -163,7 +167,10 @@ class RunResult:
         if self.timed_out:
             return "timed out: the command was stopped"
         if self.scenario_error is not None:
-            return f"the scenario failed ({type(self.scenario_error).__name__}: {self.scenario_error}); the command was stopped"
+            return (
+                f"the scenario failed ({type(self.scenario_error).__name__}: {self.scenario_error}); "
+                "the command was stopped"
+            )
         scenario = "completed" if self.scenario_completed else "cancelled (the command exited first)"
         return f"command exited with status {self.command_status}; scenario {scenario}"
 
@@ -171,7 +178,10 @@ class RunResult:
 def command_env(cluster: FakeCluster, control: ControlEndpoint | None = None) -> dict[str, str]:
     """The variables the command gets: the bootstrap address under the usual names, and the
     control endpoint's address and token when one runs."""
-    env = {name: cluster.bootstrap_servers for name in ("FAKEBROKER_BOOTSTRAP", "KAFKA_BOOTSTRAP_SERVERS", "BOOTSTRAP_SERVERS")}
+    env = {
+        name: cluster.bootstrap_servers
+        for name in ("FAKEBROKER_BOOTSTRAP", "KAFKA_BOOTSTRAP_SERVERS", "BOOTSTRAP_SERVERS")
+    }
     if control is not None and control.url:
         env["FAKEBROKER_CONTROL_URL"] = control.url
         if control.token:
@@ -231,11 +241,18 @@ async def _forward_signals(process: Process) -> None:
                 process.send_signal(signum)
 
 
-async def play(scenario: Scenario | ScenarioFn | str | os.PathLike[str], command: str | Sequence[str],
-               cluster_options: Mapping[str, Any] | None = None, *, timeout: float | None = None,
-               env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
-               timeline_file: str | os.PathLike[str] | None = None, forward_signals: bool = False,
-               on_start: Callable[[FakeCluster, CommandHandle], None] | None = None) -> RunResult:
+async def play(
+    scenario: Scenario | ScenarioFn | str | os.PathLike[str],
+    command: str | Sequence[str],
+    cluster_options: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeline_file: str | os.PathLike[str] | None = None,
+    forward_signals: bool = False,
+    on_start: Callable[[FakeCluster, CommandHandle], None] | None = None,
+) -> RunResult:
     """Start a cluster, run ``command`` against it and play ``scenario`` meanwhile.
 
     ``scenario`` is a loaded ``Scenario``, a path to a scenario file, or an async function
@@ -244,10 +261,13 @@ async def play(scenario: Scenario | ScenarioFn | str | os.PathLike[str], command
     directly) or a string (run by the shell); it inherits stdin, stdout and stderr.
     """
     if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario) if isinstance(scenario, (str, os.PathLike)) else Scenario.from_function(scenario)
+        scenario = (
+            load_scenario(scenario) if isinstance(scenario, (str, os.PathLike)) else Scenario.from_function(scenario)
+        )
     options = {**scenario.cluster_options, **(cluster_options or {})}
-    control_options = {k.removeprefix("control_"): options.pop(k) for k in ("control_port", "control_token")
-                       if k in options}
+    control_options = {
+        k.removeprefix("control_"): options.pop(k) for k in ("control_port", "control_token") if k in options
+    }
     timeout = scenario.timeout if timeout is None else timeout
     pass_proc = _takes_proc(scenario.fn)
     if timeline_file is not None:
@@ -266,8 +286,14 @@ async def play(scenario: Scenario | ScenarioFn | str | os.PathLike[str], command
         try:
             process = await anyio.open_process(command, stdin=None, stdout=None, stderr=None, env=full_env, cwd=cwd)
         except OSError as exc:  # not found, not executable
-            return RunResult(COMMAND_NOT_FOUND, None, False, command_error=f"cannot start {command!r}: {exc}",
-                             bootstrap_servers=cluster.bootstrap_servers, timeline=render_timeline(cluster))
+            return RunResult(
+                COMMAND_NOT_FOUND,
+                None,
+                False,
+                command_error=f"cannot start {command!r}: {exc}",
+                bootstrap_servers=cluster.bootstrap_servers,
+                timeline=render_timeline(cluster),
+            )
         handle = CommandHandle(process, added)
         result = RunResult(0, None, False, bootstrap_servers=cluster.bootstrap_servers)
         if on_start is not None:
@@ -327,4 +353,3 @@ def _takes_proc(fn: ScenarioFn) -> bool:
         return True
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
-

@@ -26,13 +26,24 @@ Options given on the command line win over the file.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KEYS = {"brokers", "port", "host", "virtual_time", "coordinator_load_time_ms", "control_port", "control_token",
-        "settings", "topics", "faults"}
+import tomllib
+
+KEYS = {
+    "brokers",
+    "port",
+    "host",
+    "virtual_time",
+    "coordinator_load_time_ms",
+    "control_port",
+    "control_token",
+    "settings",
+    "topics",
+    "faults",
+}
 
 
 class ConfigError(ValueError):
@@ -87,8 +98,11 @@ def load(path: str | Path) -> ServeConfig:
         extra = set(spec) - {"partitions", "replication_factor", "config"}
         if extra:
             raise ConfigError(f"{path}: topics.{name}: unknown key(s) {', '.join(sorted(extra))}")
-        config.topics[name] = {"partitions": spec.get("partitions", -1), "replication_factor": spec.get("replication_factor", -1),
-                               "config": {str(k): _setting(v) for k, v in (spec.get("config") or {}).items()}}
+        config.topics[name] = {
+            "partitions": spec.get("partitions", -1),
+            "replication_factor": spec.get("replication_factor", -1),
+            "config": {str(k): _setting(v) for k, v in (spec.get("config") or {}).items()},
+        }
     faults = data.get("faults") or []
     if not isinstance(faults, list) or not all(isinstance(f, dict) for f in faults):
         raise ConfigError(f"{path}: faults must be an array of tables ([[faults]])")

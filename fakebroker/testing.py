@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def eventually(check: Callable[[], T], timeout: float = 10.0, *, interval: float = 0.05, message: str | None = None) -> T:
+def eventually(
+    check: Callable[[], T], timeout: float = 10.0, *, interval: float = 0.05, message: str | None = None
+) -> T:
     """Call ``check`` until it returns something truthy (returned) or ``timeout`` passes; an
     exception counts as "not yet". On timeout, AssertionError with ``message`` (default: the
     function's name), the last value and the last exception."""

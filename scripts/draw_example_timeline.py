@@ -63,7 +63,9 @@ class ThreadMember(threading.Thread):
     def run(self) -> None:
         consumer = Consumer(self.conf)
         try:
-            consumer.subscribe([TOPIC], on_assign=lambda c, ps: setattr(self, "assigned", sorted(p.partition for p in ps)))
+            consumer.subscribe(
+                [TOPIC], on_assign=lambda c, ps: setattr(self, "assigned", sorted(p.partition for p in ps))
+            )
             while not self.halt.is_set():
                 consumer.poll(0.1)
         except BaseException as exc:  # noqa: BLE001 - reported by the scenario
@@ -76,8 +78,9 @@ class ProcessMember:
     """A consumer in a child process (killable like a crash); ``assigned`` as above."""
 
     def __init__(self, conf: dict[str, Any]):
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(conf), TOPIC], stdout=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(conf), TOPIC], stdout=subprocess.PIPE, text=True
+        )
         self.assigned: list[int] | None = None
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -99,8 +102,8 @@ class Outcome:
     """What the scenario saw: assignments as the clients got them, and the group's generations."""
 
     before: dict[str, list[int]] = field(default_factory=dict)  # client id -> partitions, with 3 members
-    after: dict[str, list[int]] = field(default_factory=dict)   # with the 2 survivors
-    generations: list[int] = field(default_factory=list)        # generation when Stable, per step
+    after: dict[str, list[int]] = field(default_factory=dict)  # with the 2 survivors
+    generations: list[int] = field(default_factory=list)  # generation when Stable, per step
 
 
 def _wait_assigned(members: dict[str, Any], sizes: dict[str, int], timeout: float = 15.0) -> dict[str, list[int]]:
@@ -122,8 +125,15 @@ def rebalance_with_failure(cluster: FakeCluster, group: str = GROUP, *, settle: 
     rule = None
 
     def conf(name: str) -> dict[str, Any]:
-        return {"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "client.id": name,
-                "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 3, **TIMINGS}
+        return {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "client.id": name,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "log_level": 3,
+            **TIMINGS,
+        }
 
     try:
         for n, name in enumerate(["c1", "c2", "c3"], start=1):
@@ -140,8 +150,9 @@ def rebalance_with_failure(cluster: FakeCluster, group: str = GROUP, *, settle: 
         # c2 goes silent towards its coordinator: its heartbeats and any rejoin vanish.
         rule = cluster.faults.add(api=["Heartbeat", "JoinGroup"], client_id="c2", action="blackhole")
         cluster.wait_for_sync(cond.member_expired(group, "c2", since=since), timeout=15)
-        view = cluster.wait_for_sync(cond.GroupState(group, "Stable", members=2, generation_above=outcome.generations[-1]),
-                                     timeout=15)
+        view = cluster.wait_for_sync(
+            cond.GroupState(group, "Stable", members=2, generation_above=outcome.generations[-1]), timeout=15
+        )
         outcome.generations.append(view.generation)
         outcome.after = _wait_assigned(members, {"c1": 3, "c3": 3})
         time.sleep(settle)  # the last generation's bars get some width

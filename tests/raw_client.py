@@ -36,8 +36,14 @@ class RawClient:
         """A request whose body is given as bytes, for versions or contents no codec has."""
         self.correlation_id += 1
         header = headers.request_header_type().encode(
-            {"request_api_key": api_key, "request_api_version": version, "correlation_id": self.correlation_id,
-             "client_id": self.client_id}, headers.request_header_version(api_key, version))
+            {
+                "request_api_key": api_key,
+                "request_api_version": version,
+                "correlation_id": self.correlation_id,
+                "client_id": self.client_id,
+            },
+            headers.request_header_version(api_key, version),
+        )
         self.sock.sendall(struct.pack(">i", len(header) + len(body)) + header + body)
         return self.correlation_id
 

@@ -18,8 +18,17 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
 FLOORS = [  # top first; modules on one floor may import each other
-    {"pytest_plugin"}, {"cli"}, {"scenario", "serve_config", "console"}, {"http", "timeline", "testing"},
-    {"cluster"}, {"server"}, {"apis"}, {"faults"}, {"core"}, {"protocol"}, {"version"},
+    {"pytest_plugin"},
+    {"cli"},
+    {"scenario", "serve_config", "console"},
+    {"http", "timeline", "testing"},
+    {"cluster"},
+    {"server"},
+    {"apis"},
+    {"faults"},
+    {"core"},
+    {"protocol"},
+    {"version"},
 ]
 
 
@@ -64,8 +73,12 @@ def test_every_module_has_a_floor():
 
 
 def test_no_import_points_up():
-    upward = sorted((a, b) for a, targets in graph().items() for b in targets
-                    if floor_of(a) is not None and floor_of(b) is not None and floor_of(b) < floor_of(a))
+    upward = sorted(
+        (a, b)
+        for a, targets in graph().items()
+        for b in targets
+        if floor_of(a) is not None and floor_of(b) is not None and floor_of(b) < floor_of(a)
+    )
     assert upward == []
 
 
@@ -79,7 +92,7 @@ def test_no_import_circles():
             if target == "fakebroker":
                 continue
             if seen.get(target) == 1:
-                return path[path.index(target):] + [target] if target in path else [node, target]
+                return path[path.index(target) :] + [target] if target in path else [node, target]
             if target not in seen and (circle := visit(target, path + [target])):
                 return circle
         seen[node] = 2
@@ -90,15 +103,32 @@ def test_no_import_circles():
             pytest.fail(f"import circle: {' -> '.join(circle)}")
 
 
-@pytest.mark.parametrize("entry, forbidden", [
-    ("fakebroker.protocol.messages, fakebroker.protocol.records, fakebroker.core.cluster_state, fakebroker.faults",
-     ("trio", "anyio", "fakebroker.server", "fakebroker.apis", "fakebroker.cluster")),
-    ("fakebroker.apis", ("trio", "anyio", "fakebroker.server", "fakebroker.cluster")),
-    ("fakebroker.cluster", ("fakebroker.http", "fakebroker.timeline", "fakebroker.cli", "fakebroker.pytest_plugin",
-                            "hypercorn", "matplotlib")),
-])
+@pytest.mark.parametrize(
+    "entry, forbidden",
+    [
+        (
+            "fakebroker.protocol.messages, fakebroker.protocol.records, fakebroker.core.cluster_state, "
+            "fakebroker.faults",
+            ("trio", "anyio", "fakebroker.server", "fakebroker.apis", "fakebroker.cluster"),
+        ),
+        ("fakebroker.apis", ("trio", "anyio", "fakebroker.server", "fakebroker.cluster")),
+        (
+            "fakebroker.cluster",
+            (
+                "fakebroker.http",
+                "fakebroker.timeline",
+                "fakebroker.cli",
+                "fakebroker.pytest_plugin",
+                "hypercorn",
+                "matplotlib",
+            ),
+        ),
+    ],
+)
 def test_importing_a_floor_loads_nothing_above_it(entry, forbidden):
-    code = (f"import sys, {entry}; bad = sorted(m for m in sys.modules if m.split('.')[0] in {forbidden!r} "
-            f"or m.startswith({forbidden!r})); print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        f"import sys, {entry}; bad = sorted(m for m in sys.modules if m.split('.')[0] in {forbidden!r} "
+        f"or m.startswith({forbidden!r})); print(bad); sys.exit(1 if bad else 0)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -64,7 +64,9 @@ def test_ini_and_command_line_options(pytester):
             assert fakebroker.clock.virtual == bool(pytestconfig.getoption("fakebroker_virtual_time"))
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
-    pytester.runpytest("-p", "no:cacheprovider", "--fakebroker-brokers", "3", "--fakebroker-virtual-time").assert_outcomes(passed=1)
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--fakebroker-brokers", "3", "--fakebroker-virtual-time"
+    ).assert_outcomes(passed=1)
 
 
 def test_async_fixture_under_trio_and_anyio(pytester):
@@ -119,7 +121,9 @@ def test_shared_cluster_is_cleaned_between_tests(pytester):
             fakebroker.create_topic("fixed", 1)
             assert fakebroker_unique("orders") != fakebroker_unique("orders")
     """)
-    pytester.runpytest("-p", "no:cacheprovider", "--fakebroker-shared", "--fakebroker-brokers", "2").assert_outcomes(passed=2)
+    pytester.runpytest("-p", "no:cacheprovider", "--fakebroker-shared", "--fakebroker-brokers", "2").assert_outcomes(
+        passed=2
+    )
 
 
 def test_xdist_workers_get_their_own_clusters(pytester):

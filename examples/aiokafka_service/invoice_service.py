@@ -26,9 +26,9 @@ import json
 from typing import Any
 
 import anyio
-from anyio.abc import TaskStatus
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
+from anyio.abc import TaskStatus
 
 CUSTOMERS = {"acme": ("DE", 19), "globex": ("FR", 20), "initech": ("US", 0), "umbrella": ("GB", 20)}
 
@@ -57,13 +57,31 @@ class _WaitForBatch(ConsumerRebalanceListener):
 
 
 class InvoiceService:
-    def __init__(self, bootstrap: str, name: str, *, group: str = "invoicing", source: str = "orders",
-                 sink: str = "invoices", **settings: Any):
+    def __init__(
+        self,
+        bootstrap: str,
+        name: str,
+        *,
+        group: str = "invoicing",
+        source: str = "orders",
+        sink: str = "invoices",
+        **settings: Any,
+    ):
         self.name, self.group, self.source, self.sink = name, group, source, sink
-        common = {"bootstrap_servers": bootstrap, "client_id": name, "retry_backoff_ms": 50, "request_timeout_ms": 10_000,
-                  "metadata_max_age_ms": 5_000}
-        self._consumer_settings = {**common, "group_id": group, "enable_auto_commit": False,
-                                   "auto_offset_reset": "earliest", **settings}
+        common = {
+            "bootstrap_servers": bootstrap,
+            "client_id": name,
+            "retry_backoff_ms": 50,
+            "request_timeout_ms": 10_000,
+            "metadata_max_age_ms": 5_000,
+        }
+        self._consumer_settings = {
+            **common,
+            "group_id": group,
+            "enable_auto_commit": False,
+            "auto_offset_reset": "earliest",
+            **settings,
+        }
         self._producer_settings = {**common, "acks": "all", "enable_idempotence": True, "linger_ms": 2}
         self.batch_lock = asyncio.Lock()
         self.invoiced = 0  # invoices acknowledged and committed
@@ -103,10 +121,15 @@ class InvoiceService:
             if self.revocations != revocations:
                 self.dropped += sum(len(records) for records in batches.values())
                 return
-            sends = [await producer.send(self.sink, key=r.key, value=json.dumps(enrich(r.value)).encode())
-                     for records in batches.values() for r in records]
+            sends = [
+                await producer.send(self.sink, key=r.key, value=json.dumps(enrich(r.value)).encode())
+                for records in batches.values()
+                for r in records
+            ]
             await asyncio.gather(*sends)  # every invoice acknowledged before the orders are committed
-            await consumer.commit({tp: OffsetAndMetadata(records[-1].offset + 1, "") for tp, records in batches.items()})
+            await consumer.commit(
+                {tp: OffsetAndMetadata(records[-1].offset + 1, "") for tp, records in batches.items()}
+            )
             self.invoiced += len(sends)
 
     def stop(self) -> None:

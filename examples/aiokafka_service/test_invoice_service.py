@@ -12,9 +12,9 @@ from collections import Counter
 import anyio
 import pytest
 from aiokafka import AIOKafkaProducer
+from invoice_service import CUSTOMERS, InvoiceService, enrich
 
 from fakebroker.cluster import conditions as cond
-from invoice_service import CUSTOMERS, InvoiceService, enrich
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]
 ORDERS = 400
@@ -101,6 +101,8 @@ async def test_every_order_invoiced_once_through_produce_errors_and_a_restart(as
     fired = [e for e in cluster.events if e.kind == "fault_fired"]
     assert [(e.details["api"], e.details["error"]) for e in fired] == [("Produce", "NOT_LEADER_OR_FOLLOWER")] * 2
     services = (first, second, restarted)
-    print(f"{elapsed:.1f} s; invoices by invoicer-1/-2/restarted: {'/'.join(str(s.invoiced) for s in services)}; "
-          f"orders sent before the restart: {sent_at_restart}; revocations: {sum(s.revocations for s in services)}; "
-          f"orders dropped unprocessed and read again: {sum(s.dropped for s in services)}")
+    print(
+        f"{elapsed:.1f} s; invoices by invoicer-1/-2/restarted: {'/'.join(str(s.invoiced) for s in services)}; "
+        f"orders sent before the restart: {sent_at_restart}; revocations: {sum(s.revocations for s in services)}; "
+        f"orders dropped unprocessed and read again: {sum(s.dropped for s in services)}"
+    )

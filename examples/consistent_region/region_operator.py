@@ -115,8 +115,9 @@ class CheckpointStore:
         pending.state.update(state)
         pending.contributed.add(member)
         if pending.contributed == pending.expected:
-            self.completed = Checkpoint(pending.id, {**self.completed.offsets, **pending.offsets},
-                                        {**self.completed.state, **pending.state})
+            self.completed = Checkpoint(
+                pending.id, {**self.completed.offsets, **pending.offsets}, {**self.completed.state, **pending.state}
+            )
             self.history.append(pending.id)
             pending.complete = True
             self.pending = None
@@ -142,9 +143,17 @@ class RegionMember:
         self._reseek: set[int] = set()
         store.join(name)
         # Eager assignment: every rebalance revokes everything, so every rebalance is a reset.
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                                  "partition.assignment.strategy": "roundrobin", **settings})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "partition.assignment.strategy": "roundrobin",
+                **settings,
+            }
+        )
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
 
     # -- rebalance callbacks ------------------------------------------------------------------

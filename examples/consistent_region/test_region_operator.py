@@ -10,15 +10,20 @@ from collections import Counter
 
 import pytest
 from confluent_kafka import Producer
+from region_operator import Region
 
 from fakebroker.testing import eventually, total_lag
-from region_operator import Region
 
 pytestmark = pytest.mark.clients
 RECORDS = 1500
 KEYS = 17
-SETTINGS = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 300, "max.poll.interval.ms": 10000,
-            "topic.metadata.refresh.interval.ms": 500, "log_level": 2}
+SETTINGS = {
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 300,
+    "max.poll.interval.ms": 10000,
+    "topic.metadata.refresh.interval.ms": 500,
+    "log_level": 2,
+}
 
 
 def expected_totals(produced: list[tuple[str, int]]) -> dict[str, tuple[int, int]]:
@@ -32,8 +37,15 @@ def expected_totals(produced: list[tuple[str, int]]) -> dict[str, tuple[int, int
 
 @pytest.mark.fakebroker(brokers=3, topics={"events": 4}, coordinator_load_time_ms=300)
 def test_region_is_exact_under_churn_and_new_partitions(fakebroker):
-    producer = Producer({"bootstrap.servers": fakebroker.bootstrap_servers, "enable.idempotence": True,
-                         "linger.ms": 5, "topic.metadata.refresh.interval.ms": 500, "log_level": 2})
+    producer = Producer(
+        {
+            "bootstrap.servers": fakebroker.bootstrap_servers,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "topic.metadata.refresh.interval.ms": 500,
+            "log_level": 2,
+        }
+    )
     region = Region(fakebroker.bootstrap_servers, "totals", "events", interval=0.25, **SETTINGS)
     region.add("m1")
     region.add("m2")
@@ -48,8 +60,12 @@ def test_region_is_exact_under_churn_and_new_partitions(fakebroker):
         partitions = 6
 
     # each bad day happens once that many records have been produced
-    churn = [(300, lambda: region.add("m3")), (600, grow), (900, lambda: region.remove("m1")),
-             (1200, lambda: fakebroker.move_coordinator("totals"))]
+    churn = [
+        (300, lambda: region.add("m3")),
+        (600, grow),
+        (900, lambda: region.remove("m1")),
+        (1200, lambda: fakebroker.move_coordinator("totals")),
+    ]
     deadline = time.monotonic() + 60
     while len(produced) < RECORDS:
         assert time.monotonic() < deadline, f"produced {len(produced)} of {RECORDS}"
@@ -89,5 +105,7 @@ def test_region_is_exact_under_churn_and_new_partitions(fakebroker):
     region.stop()
     kinds = {e.kind for e in fakebroker.events if e.group == "totals"}
     assert {"member_left", "group_loaded", "rebalance_started"} <= kinds
-    print(f"resets={store.resets} checkpoints={len(store.history)} aborted={store.aborted} "
-          f"processed={processed} discarded={discarded} skipped={sum(m.skipped for m in region.everyone)}")
+    print(
+        f"resets={store.resets} checkpoints={len(store.history)} aborted={store.aborted} "
+        f"processed={processed} discarded={discarded} skipped={sum(m.skipped for m in region.everyone)}"
+    )

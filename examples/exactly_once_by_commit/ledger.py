@@ -16,7 +16,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 SCHEMA = """
 create table if not exists balances (customer text primary key, amount integer not null);
-create table if not exists positions (topic text, partition integer, next_offset integer, primary key (topic, partition));
+create table if not exists positions (topic text, partition integer, next_offset integer,
+                                      primary key (topic, partition));
 """
 
 
@@ -30,15 +31,22 @@ def apply(db: sqlite3.Connection, topic: str, partition: int, offset: int, custo
     """Add the payment if ``offset`` is the next one for its partition; False if already applied."""
     db.execute("begin immediate")
     try:
-        row = db.execute("select next_offset from positions where topic=? and partition=?", (topic, partition)).fetchone()
+        row = db.execute(
+            "select next_offset from positions where topic=? and partition=?", (topic, partition)
+        ).fetchone()
         expected = row[0] if row else 0
         if offset < expected:
             db.execute("rollback")
             return False
-        db.execute("insert into balances values (?, ?) on conflict(customer) do update set amount = amount + excluded.amount",
-                   (customer, amount))
-        db.execute("insert into positions values (?, ?, ?) on conflict(topic, partition) do update set next_offset = excluded.next_offset",
-                   (topic, partition, offset + 1))
+        db.execute(
+            "insert into balances values (?, ?) on conflict(customer) do update set amount = amount + excluded.amount",
+            (customer, amount),
+        )
+        db.execute(
+            "insert into positions values (?, ?, ?) "
+            "on conflict(topic, partition) do update set next_offset = excluded.next_offset",
+            (topic, partition, offset + 1),
+        )
         db.execute("commit")
         return True
     except BaseException:
@@ -50,15 +58,24 @@ class LedgerMember:
     def __init__(self, bootstrap: str, group: str, topic: str, name: str, db_path: str, **settings: object):
         self.db = open_db(db_path)
         self.skipped = 0
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                                  "enable.auto.commit": False, "auto.offset.reset": "earliest", **settings})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                **settings,
+            }
+        )
         self.consumer.subscribe([topic], on_assign=self._on_assign)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Start from the database's position, whatever Kafka's committed offset says.
         for tp in partitions:
-            row = self.db.execute("select next_offset from positions where topic=? and partition=?",
-                                  (tp.topic, tp.partition)).fetchone()
+            row = self.db.execute(
+                "select next_offset from positions where topic=? and partition=?", (tp.topic, tp.partition)
+            ).fetchone()
             tp.offset = row[0] if row else OFFSET_BEGINNING
         consumer.assign(partitions)
 

@@ -8,13 +8,17 @@ from collections import Counter
 
 import pytest
 from confluent_kafka import Producer
-
 from ledger import LedgerMember, balances
 
 pytestmark = pytest.mark.clients
 PAYMENTS = 800
-TIMINGS = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 300, "max.poll.interval.ms": 10000, "log_level": 2,
-           "reconnect.backoff.max.ms": 500}
+TIMINGS = {
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 300,
+    "max.poll.interval.ms": 10000,
+    "log_level": 2,
+    "reconnect.backoff.max.ms": 500,
+}
 
 
 @pytest.mark.fakebroker(brokers=3)
@@ -37,9 +41,12 @@ def test_balances_are_exact_under_bad_days(fakebroker, tmp_path):
 
     members = [member("m1"), member("m2")]
     # each bad day happens once the ledger has applied that share of the payments
-    bad_days = [(0.2, lambda: members.append(member("m3"))), (0.4, lambda: members.pop(0).stop()),
-                (0.6, lambda: fakebroker.move_coordinator("ledger")),
-                (0.8, lambda: fakebroker.restart_broker(fakebroker.leader("payments", 0)))]
+    bad_days = [
+        (0.2, lambda: members.append(member("m3"))),
+        (0.4, lambda: members.pop(0).stop()),
+        (0.6, lambda: fakebroker.move_coordinator("ledger")),
+        (0.8, lambda: fakebroker.restart_broker(fakebroker.leader("payments", 0))),
+    ]
     total = sum(expected.values())
     deadline = time.monotonic() + 60
     while (current := balances(db_path)) != dict(expected):

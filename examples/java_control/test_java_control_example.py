@@ -57,8 +57,9 @@ def test_the_java_example_suite_passes():
         shutil.rmtree(REPORTS, ignore_errors=True)  # count this run's reports only
         started = time.monotonic()
         try:
-            proc = subprocess.run([mvn, "-q", "-B", "test"], cwd=HERE, env=env, capture_output=True, text=True,
-                                  timeout=RUN_TIMEOUT)
+            proc = subprocess.run(
+                [mvn, "-q", "-B", "test"], cwd=HERE, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+            )
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"mvn test ran over {RUN_TIMEOUT} s:\n{exc.stdout}\n{exc.stderr}\n{_test_output()}")
         counts = _surefire_counts()

@@ -37,8 +37,9 @@ def _npm_ci() -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (HERE / "node_modules" / "kafkajs").is_dir():
             return
-        proc = subprocess.run([_tool("npm"), "ci", "--no-audit", "--no-fund"], cwd=HERE, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [_tool("npm"), "ci", "--no-audit", "--no-fund"], cwd=HERE, capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, f"npm ci failed in {HERE}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
@@ -48,8 +49,14 @@ def test_the_kafkajs_example_suite_passes():
     env = {**os.environ, "FAKEBROKER": f"{sys.executable} -m fakebroker"}
     env.pop("NODE_TEST_CONTEXT", None)  # a node --test run that started pytest would capture ours
     try:
-        proc = subprocess.run([node, "--test", "--test-reporter=tap"], cwd=HERE, env=env, capture_output=True,
-                              text=True, timeout=RUN_TIMEOUT)
+        proc = subprocess.run(
+            [node, "--test", "--test-reporter=tap"],
+            cwd=HERE,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"node --test ran over {RUN_TIMEOUT} s:\n{exc.stdout}\n{exc.stderr}")
     out = proc.stdout + proc.stderr

@@ -15,8 +15,15 @@ def test_produce_and_read_back(fakebroker, fakebroker_bootstrap):
 
 @pytest.mark.fakebroker(brokers=3, topics={"orders": 4})
 def test_a_consumer_rejoins_after_heartbeat_errors(fakebroker):
-    consumer = Consumer({"bootstrap.servers": fakebroker.bootstrap_servers, "group.id": "billing",
-                         "client.id": "billing-1", "heartbeat.interval.ms": 100, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": fakebroker.bootstrap_servers,
+            "group.id": "billing",
+            "client.id": "billing-1",
+            "heartbeat.interval.ms": 100,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.subscribe(["orders"])
 
     def stable():

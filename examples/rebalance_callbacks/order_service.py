@@ -15,15 +15,31 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-RETRIABLE = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-             KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError.REBALANCE_IN_PROGRESS}
+RETRIABLE = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+    KafkaError.REBALANCE_IN_PROGRESS,
+}
 
 
 class OrderService:
     """One member of the ``group``; ``sink(key, value)`` is the side effect of processing."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, name: str, sink: Callable[[bytes, bytes], None],
-                 *, commit_every: int = 20, **settings: object):
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        name: str,
+        sink: Callable[[bytes, bytes], None],
+        *,
+        commit_every: int = 20,
+        **settings: object,
+    ):
         self.name = name
         self.sink = sink
         self.commit_every = commit_every
@@ -31,8 +47,16 @@ class OrderService:
         self.uncommitted: list[tuple[bytes, bytes]] = []  # work done since the last commit
         self.assigned: set[int] = set()
         self.revocations = 0
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                                  "enable.auto.commit": False, "auto.offset.reset": "earliest", **settings})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                **settings,
+            }
+        )
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         self.undo: Callable[[list[tuple[bytes, bytes]]], None] = lambda work: None
 

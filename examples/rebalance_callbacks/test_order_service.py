@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 from confluent_kafka import Producer
+from order_service import OrderService
 
 from fakebroker.cluster import conditions as cond
 from fakebroker.testing import partitions_covered_once
-from order_service import OrderService
 
 pytestmark = pytest.mark.clients
 ORDERS = 600

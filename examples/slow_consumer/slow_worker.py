@@ -16,13 +16,30 @@ from kafka import KafkaConsumer
 from kafka.errors import CommitFailedError
 
 
-def run(bootstrap: str, group: str, topic: str, *, seconds_per_record: float, max_poll_records: int,
-        max_poll_interval_ms: int, records_wanted: int, deadline_s: float = 20.0) -> dict[str, int]:
+def run(
+    bootstrap: str,
+    group: str,
+    topic: str,
+    *,
+    seconds_per_record: float,
+    max_poll_records: int,
+    max_poll_interval_ms: int,
+    records_wanted: int,
+    deadline_s: float = 20.0,
+) -> dict[str, int]:
     """Process until ``records_wanted`` records are committed or the deadline; returns counts."""
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="slow-worker",
-                             enable_auto_commit=False, auto_offset_reset="earliest",
-                             max_poll_records=max_poll_records, max_poll_interval_ms=max_poll_interval_ms,
-                             session_timeout_ms=6000, heartbeat_interval_ms=200)
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        client_id="slow-worker",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_poll_records=max_poll_records,
+        max_poll_interval_ms=max_poll_interval_ms,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=200,
+    )
     stats = {"processed": 0, "committed": 0, "commit_failures": 0}
     end = time.monotonic() + deadline_s
     try:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from slow_worker import run
 
 from fakebroker.testing import values
-from slow_worker import run
 
 pytestmark = pytest.mark.clients
 RECORDS = 40
@@ -26,8 +26,15 @@ def fill(cluster) -> None:
 def test_small_batches_keep_the_member_in_the_group(fakebroker):
     fill(fakebroker)
     # 4 records x 50 ms = 0.2 s between polls, well inside 1 s
-    stats = run(fakebroker.bootstrap_servers, "jobs-ok", "jobs", seconds_per_record=0.05, max_poll_records=4,
-                max_poll_interval_ms=1000, records_wanted=RECORDS)
+    stats = run(
+        fakebroker.bootstrap_servers,
+        "jobs-ok",
+        "jobs",
+        seconds_per_record=0.05,
+        max_poll_records=4,
+        max_poll_interval_ms=1000,
+        records_wanted=RECORDS,
+    )
     assert stats == {"processed": RECORDS, "committed": RECORDS, "commit_failures": 0}
     group_events = [e for e in fakebroker.events if e.group == "jobs-ok"]
     left = [e.seq for e in group_events if e.kind == "member_left"]
@@ -40,8 +47,16 @@ def test_small_batches_keep_the_member_in_the_group(fakebroker):
 def test_big_batches_get_the_member_kicked_out(fakebroker):
     fill(fakebroker)
     # 40 records x 50 ms = 2 s between polls: the 1 s max.poll.interval.ms runs out mid-batch
-    stats = run(fakebroker.bootstrap_servers, "jobs-slow", "jobs", seconds_per_record=0.05, max_poll_records=40,
-                max_poll_interval_ms=1000, records_wanted=RECORDS, deadline_s=8)
+    stats = run(
+        fakebroker.bootstrap_servers,
+        "jobs-slow",
+        "jobs",
+        seconds_per_record=0.05,
+        max_poll_records=40,
+        max_poll_interval_ms=1000,
+        records_wanted=RECORDS,
+        deadline_s=8,
+    )
     assert stats["commit_failures"] >= 1
     assert stats["processed"] > stats["committed"]  # the work of a failed commit is done again
     left = [e for e in fakebroker.events if e.kind == "member_left" and e.group == "jobs-slow"]

@@ -79,11 +79,14 @@ def ensure_jars() -> list[Path]:
     versions = [f"-Dspark.version={spark_version()}", f"-Dscala.binary.version={scala_binary_version()}"]
     try:
         command = [mvn, "-q", "-B", "dependency:copy-dependencies", *versions, f"-DoutputDirectory={staging}"]
-        out = subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            command, cwd=HERE, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT, stdin=subprocess.DEVNULL
+        )
         if out.returncode != 0 or not _complete(staging):
-            raise RuntimeError(f"resolving the Spark Kafka connector ({' '.join(versions)}) failed "
-                               f"({out.returncode}):\n{out.stdout[-4000:]}{out.stderr[-4000:]}")
+            raise RuntimeError(
+                f"resolving the Spark Kafka connector ({' '.join(versions)}) failed "
+                f"({out.returncode}):\n{out.stdout[-4000:]}{out.stderr[-4000:]}"
+            )
         if folder.is_dir() and not _complete(folder):
             shutil.rmtree(folder, ignore_errors=True)  # a half-filled folder left by hand
         try:

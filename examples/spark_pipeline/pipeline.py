@@ -34,12 +34,14 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType, Tim
 WINDOW = "5 minutes"
 WATERMARK = "10 minutes"
 
-ORDER_SCHEMA = StructType([
-    StructField("order_id", StringType()),
-    StructField("customer", StringType()),
-    StructField("amount_cents", LongType()),
-    StructField("ts", TimestampType()),
-])
+ORDER_SCHEMA = StructType(
+    [
+        StructField("order_id", StringType()),
+        StructField("customer", StringType()),
+        StructField("amount_cents", LongType()),
+        StructField("ts", TimestampType()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,9 @@ class RunReport:
     rows_dropped_by_watermark: dict[str, int] = field(default_factory=dict)
 
 
-def spark_session(jars: list[Path] | None = None, *, app_name: str = "order-totals",
-                  shuffle_partitions: int = 4) -> SparkSession:
+def spark_session(
+    jars: list[Path] | None = None, *, app_name: str = "order-totals", shuffle_partitions: int = 4
+) -> SparkSession:
     """A local Spark that talks to nothing but loopback, with the Kafka connector on its classpath.
 
     Must be called before any other SparkSession exists in the process: the environment and
@@ -79,17 +82,18 @@ def spark_session(jars: list[Path] | None = None, *, app_name: str = "order-tota
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    spark = (SparkSession.builder
-             .master("local[2]")
-             .appName(app_name)
-             .config("spark.jars", ",".join(str(j) for j in jars))
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-             .config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.jars", ",".join(str(j) for j in jars))
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
@@ -105,66 +109,97 @@ def _connector_jars() -> list[Path]:
 
 def parse_orders(raw: DataFrame) -> DataFrame:
     """Kafka rows (key, value, topic, partition, offset, timestamp, ...) -> order columns; bad JSON is dropped."""
-    return (raw.select(F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("o"))
-            .select("o.*")
-            .where(F.col("customer").isNotNull() & F.col("ts").isNotNull()))
+    return (
+        raw.select(F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("o"))
+        .select("o.*")
+        .where(F.col("customer").isNotNull() & F.col("ts").isNotNull())
+    )
 
 
 def orders_since(spark: SparkSession, bootstrap: str, timestamp_ms: int, *, topic: str = "orders") -> DataFrame:
     """A one-off batch read (a backfill, or a look at what arrived): every order appended to
     the topic at or after ``timestamp_ms`` (the record timestamp), up to the end now."""
-    return parse_orders(spark.read.format("kafka")
-                        .option("kafka.bootstrap.servers", bootstrap)
-                        .option("subscribe", topic)
-                        .option("startingTimestamp", str(timestamp_ms))  # ListOffsets by timestamp, per partition
-                        .option("endingOffsets", "latest")
-                        .load())
+    return parse_orders(
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingTimestamp", str(timestamp_ms))  # ListOffsets by timestamp, per partition
+        .option("endingOffsets", "latest")
+        .load()
+    )
 
 
-def order_totals(spark: SparkSession, bootstrap: str, *, topic: str = "orders", starting_offsets: str = "earliest",
-                 max_offsets_per_trigger: int = 4000, fail_on_data_loss: bool = True,
-                 isolation_level: str = "read_committed") -> DataFrame:
+def order_totals(
+    spark: SparkSession,
+    bootstrap: str,
+    *,
+    topic: str = "orders",
+    starting_offsets: str = "earliest",
+    max_offsets_per_trigger: int = 4000,
+    fail_on_data_loss: bool = True,
+    isolation_level: str = "read_committed",
+) -> DataFrame:
     """The streaming DataFrame of closed windows: customer, window_start, window_end, orders, amount_cents."""
-    raw = (spark.readStream.format("kafka")
-           .option("kafka.bootstrap.servers", bootstrap)
-           .option("subscribe", topic)
-           .option("startingOffsets", starting_offsets)
-           .option("maxOffsetsPerTrigger", max_offsets_per_trigger)
-           # a gap in the offsets (data deleted under us) must fail the job, not skip silently
-           .option("failOnDataLoss", str(fail_on_data_loss).lower())
-           # consumer groups named order-totals-<uuid>: easy to spot in the broker's group list
-           .option("groupIdPrefix", "order-totals")
-           # only committed transactional writes; plain producers' records are all visible
-           .option("kafka.isolation.level", isolation_level)
-           .load())
-    return (parse_orders(raw).withWatermark("ts", WATERMARK)
-            .groupBy(F.col("customer"), F.window("ts", WINDOW))
-            .agg(F.count("*").alias("orders"), F.sum("amount_cents").alias("amount_cents"))
-            .select("customer", F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"),
-                    "orders", "amount_cents"))
+    raw = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", starting_offsets)
+        .option("maxOffsetsPerTrigger", max_offsets_per_trigger)
+        # a gap in the offsets (data deleted under us) must fail the job, not skip silently
+        .option("failOnDataLoss", str(fail_on_data_loss).lower())
+        # consumer groups named order-totals-<uuid>: easy to spot in the broker's group list
+        .option("groupIdPrefix", "order-totals")
+        # only committed transactional writes; plain producers' records are all visible
+        .option("kafka.isolation.level", isolation_level)
+        .load()
+    )
+    return (
+        parse_orders(raw)
+        .withWatermark("ts", WATERMARK)
+        .groupBy(F.col("customer"), F.window("ts", WINDOW))
+        .agg(F.count("*").alias("orders"), F.sum("amount_cents").alias("amount_cents"))
+        .select(
+            "customer",
+            F.col("window.start").alias("window_start"),
+            F.col("window.end").alias("window_end"),
+            "orders",
+            "amount_cents",
+        )
+    )
 
 
-def start(spark: SparkSession, bootstrap: str, paths: PipelinePaths, *, sink_topic: str = "order-totals",
-          **source_options: Any) -> list[StreamingQuery]:
+def start(
+    spark: SparkSession,
+    bootstrap: str,
+    paths: PipelinePaths,
+    *,
+    sink_topic: str = "order-totals",
+    **source_options: Any,
+) -> list[StreamingQuery]:
     """Start the two queries (Kafka sink, Parquet sink); each reads the source on its own."""
-    to_kafka = (order_totals(spark, bootstrap, **source_options)
-                .select(F.col("customer").alias("key"), F.to_json(F.struct("*")).alias("value"))
-                .writeStream.format("kafka")
-                .queryName("totals_to_kafka")
-                .option("kafka.bootstrap.servers", bootstrap)
-                .option("topic", sink_topic)
-                .option("checkpointLocation", str(paths.kafka_checkpoint))
-                .outputMode("append")
-                .trigger(availableNow=True)
-                .start())
-    to_parquet = (order_totals(spark, bootstrap, **source_options)
-                  .writeStream.format("parquet")
-                  .queryName("totals_to_parquet")
-                  .option("path", str(paths.parquet))
-                  .option("checkpointLocation", str(paths.parquet_checkpoint))
-                  .outputMode("append")
-                  .trigger(availableNow=True)
-                  .start())
+    to_kafka = (
+        order_totals(spark, bootstrap, **source_options)
+        .select(F.col("customer").alias("key"), F.to_json(F.struct("*")).alias("value"))
+        .writeStream.format("kafka")
+        .queryName("totals_to_kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", sink_topic)
+        .option("checkpointLocation", str(paths.kafka_checkpoint))
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .start()
+    )
+    to_parquet = (
+        order_totals(spark, bootstrap, **source_options)
+        .writeStream.format("parquet")
+        .queryName("totals_to_parquet")
+        .option("path", str(paths.parquet))
+        .option("checkpointLocation", str(paths.parquet_checkpoint))
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .start()
+    )
     return [to_kafka, to_parquet]
 
 
@@ -188,12 +223,14 @@ def report(queries: list[StreamingQuery], seconds: float) -> RunReport:
         out.batches[query.name] = len(progress)
         out.input_rows[query.name] = sum(p.numInputRows for p in progress)
         out.rows_dropped_by_watermark[query.name] = sum(
-            op.numRowsDroppedByWatermark for p in progress for op in p.stateOperators)
+            op.numRowsDroppedByWatermark for p in progress for op in p.stateOperators
+        )
     return out
 
 
-def run(spark: SparkSession, bootstrap: str, paths: PipelinePaths, *, timeout: float = 180.0,
-        **options: Any) -> RunReport:
+def run(
+    spark: SparkSession, bootstrap: str, paths: PipelinePaths, *, timeout: float = 180.0, **options: Any
+) -> RunReport:
     """One availableNow run of the job: everything in the topic now, then stop."""
     began = time.monotonic()
     queries = start(spark, bootstrap, paths, **options)

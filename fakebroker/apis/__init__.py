@@ -8,10 +8,29 @@ the protocol, never the server.
 
 from __future__ import annotations
 
-from . import (api_versions, configs, create_partitions, create_topics, delete_records, delete_topics,  # noqa: F401
-               describe_cluster, fetch, find_coordinator, group_admin, heartbeat, init_producer_id, join_group,
-               leave_group, list_offsets, metadata, offset_commit, offset_fetch, offset_for_leader_epoch, produce,
-               sync_group)
+from . import (  # noqa: F401
+    api_versions,
+    configs,
+    create_partitions,
+    create_topics,
+    delete_records,
+    delete_topics,
+    describe_cluster,
+    fetch,
+    find_coordinator,
+    group_admin,
+    heartbeat,
+    init_producer_id,
+    join_group,
+    leave_group,
+    list_offsets,
+    metadata,
+    offset_commit,
+    offset_fetch,
+    offset_for_leader_epoch,
+    produce,
+    sync_group,
+)
 from .context import NO_RESPONSE, Handler, RequestContext, Wait
 from .registry import REGISTRY, Api, dispatch
 

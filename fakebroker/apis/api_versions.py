@@ -11,21 +11,26 @@ API_KEY = 18
 
 
 def advertised() -> list[dict[str, int]]:
-    return [{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
-            for a in sorted(REGISTRY.values(), key=lambda a: a.key)]
+    return [
+        {"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
+        for a in sorted(REGISTRY.values(), key=lambda a: a.key)
+    ]
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
-    return ctx.response(error_code=ErrorCode.NONE, api_keys=advertised(), throttle_time_ms=0,
-                        finalized_features_epoch=-1)
+    return ctx.response(
+        error_code=ErrorCode.NONE, api_keys=advertised(), throttle_time_ms=0, finalized_features_epoch=-1
+    )
 
 
 def unsupported_version_response() -> dict:
     """KIP-511: a version above ours is answered at v0 with UNSUPPORTED_VERSION and our range
     of ApiVersions alone, so the client can retry with a version we know."""
     own = REGISTRY[API_KEY]
-    return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
-            "api_keys": [{"api_key": API_KEY, "min_version": own.min_version, "max_version": own.max_version}]}
+    return {
+        "error_code": ErrorCode.UNSUPPORTED_VERSION,
+        "api_keys": [{"api_key": API_KEY, "min_version": own.min_version, "max_version": own.max_version}],
+    }
 
 
 API = api(18, (0, 4), handle)

@@ -7,7 +7,9 @@ from ..protocol.error_codes import ErrorCode
 from .context import RequestContext
 
 
-def led_partition(ctx: RequestContext, topic: str, index: int, current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+def led_partition(
+    ctx: RequestContext, topic: str, index: int, current_leader_epoch: int = -1
+) -> tuple[Partition | None, ErrorCode]:
     """The partition if this broker leads it, else Kafka's error for asking the wrong broker."""
     partition = ctx.cluster.partition(topic, index)
     if partition is None:
@@ -36,8 +38,11 @@ def current_leader(partition: Partition | None) -> dict[str, int]:
 
 def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
     """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951)."""
-    return [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-            for b in cluster.alive_brokers() if b.node_id in node_ids]
+    return [
+        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+        for b in cluster.alive_brokers()
+        if b.node_id in node_ids
+    ]
 
 
 def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:

@@ -15,8 +15,13 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 def describe(ctx: RequestContext, request: Message) -> Message:
     results = []
     for r in request.resources:
-        out = {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": r.resource_type,
-               "resource_name": r.resource_name, "configs": []}
+        out = {
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            "resource_type": r.resource_type,
+            "resource_name": r.resource_name,
+            "configs": [],
+        }
         entries, error = _entries(ctx, r.resource_type, r.resource_name)
         if error:
             out.update(error_code=error[0], error_message=error[1])
@@ -29,8 +34,16 @@ def describe(ctx: RequestContext, request: Message) -> Message:
 
 def _describe_entry(e: ConfigEntry, request: Message) -> dict:
     synonyms = [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms] if request.include_synonyms else []
-    return {"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
-            "is_sensitive": e.is_sensitive, "synonyms": synonyms, "config_type": e.type, "documentation": None}
+    return {
+        "name": e.name,
+        "value": e.value,
+        "read_only": e.read_only,
+        "config_source": e.source,
+        "is_sensitive": e.is_sensitive,
+        "synonyms": synonyms,
+        "config_type": e.type,
+        "documentation": None,
+    }
 
 
 def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntry], tuple[ErrorCode, str] | None]:
@@ -41,7 +54,10 @@ def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntr
         return topic.config.describe(), None
     if kind == BROKER:
         if name and (not name.isdigit() or int(name) not in ctx.cluster.brokers):
-            return [], (ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}")
+            return [], (
+                ErrorCode.INVALID_REQUEST,
+                f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}",
+            )
         return ctx.cluster.config.describe(), None
     if kind == BROKER_LOGGER:
         return [], None
@@ -53,7 +69,15 @@ def alter(ctx: RequestContext, request: Message) -> Message:
     responses = []
     for r in request.resources:
         wanted = {c.name: c.value for c in r.configs}
-        responses.append(_apply(ctx, r, lambda current: {k: v for k, v in wanted.items() if v is not None}, wanted, request.validate_only))
+        responses.append(
+            _apply(
+                ctx,
+                r,
+                lambda current: {k: v for k, v in wanted.items() if v is not None},
+                wanted,
+                request.validate_only,
+            )
+        )
     return ctx.response(responses=responses, throttle_time_ms=0)
 
 
@@ -87,10 +111,18 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
             continue
         list_ops = [n for n, op, _ in ops if op in (APPEND, SUBTRACT) and _kind(r.resource_type, n) != "LIST"]
         if list_ops:
-            responses.append(_result(r, ErrorCode.INVALID_CONFIG, f"Config {list_ops[0]} is not a list: APPEND and SUBTRACT need a list config"))
+            responses.append(
+                _result(
+                    r,
+                    ErrorCode.INVALID_CONFIG,
+                    f"Config {list_ops[0]} is not a list: APPEND and SUBTRACT need a list config",
+                )
+            )
             continue
         # DELETE ignores the value (the Java Admin sends "" with it), so only its name is checked
-        responses.append(_apply(ctx, r, change, {n: None if op == DELETE else v for n, op, v in ops}, request.validate_only))
+        responses.append(
+            _apply(ctx, r, change, {n: None if op == DELETE else v for n, op, v in ops}, request.validate_only)
+        )
     return ctx.response(responses=responses, throttle_time_ms=0)
 
 
@@ -116,7 +148,12 @@ def _apply(ctx: RequestContext, r: Message, change, named: dict[str, str | None]
 
 
 def _result(r: Message, code: ErrorCode, message: str | None) -> dict:
-    return {"error_code": code, "error_message": message, "resource_type": r.resource_type, "resource_name": r.resource_name}
+    return {
+        "error_code": code,
+        "error_message": message,
+        "resource_type": r.resource_type,
+        "resource_name": r.resource_name,
+    }
 
 
 def _kind(resource_type: int, name: str) -> str:

@@ -11,8 +11,9 @@ its own answer in ``ctx.effects`` (new records wake parked fetches).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.timers import Pending
@@ -84,5 +85,5 @@ class CloseInstead:
         return f"CloseInstead({self.reason!r})"
 
 
-Result = Union[Message, dict, Wait, Parked, _NoResponse, CloseInstead]
+Result = Message | dict | Wait | Parked | _NoResponse | CloseInstead
 Handler = Callable[[RequestContext, Message], Result]

@@ -16,8 +16,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     for t in request.topics:
         seen[t.name] = seen.get(t.name, 0) + 1
     for t in request.topics:
-        result = {"name": t.name, "error_code": ErrorCode.NONE, "error_message": None, "num_partitions": -1,
-                  "replication_factor": -1, "configs": None}
+        result = {
+            "name": t.name,
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": None,
+        }
         if seen[t.name] > 1:
             continue  # answered once, after the others, as ControllerApis.createTopics does
         configs = {c.name: c.value for c in t.configs}
@@ -28,24 +34,47 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             continue
         try:
             topic = ctx.cluster.create_topic(
-                t.name, t.num_partitions, t.replication_factor,
+                t.name,
+                t.num_partitions,
+                t.replication_factor,
                 {k: v for k, v in configs.items() if v is not None},
                 {a.partition_index: list(a.broker_ids) for a in t.assignments} or None,
-                validate_only=request.validate_only)
+                validate_only=request.validate_only,
+            )
         except TopicError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
             continue
-        result.update(topic_id=topic.topic_id, num_partitions=len(topic.partitions),
-                      replication_factor=len(topic.partitions[0].replicas),
-                      configs=[{"name": e.name, "value": e.value, "read_only": e.read_only, "config_source": e.source,
-                                "is_sensitive": e.is_sensitive} for e in topic.config.describe()])
+        result.update(
+            topic_id=topic.topic_id,
+            num_partitions=len(topic.partitions),
+            replication_factor=len(topic.partitions[0].replicas),
+            configs=[
+                {
+                    "name": e.name,
+                    "value": e.value,
+                    "read_only": e.read_only,
+                    "config_source": e.source,
+                    "is_sensitive": e.is_sensitive,
+                }
+                for e in topic.config.describe()
+            ],
+        )
         if not request.validate_only:
             ctx.data_changed()
         results.append(result)
-    results.extend({"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name.",
-                    "num_partitions": -1, "replication_factor": -1, "configs": None}
-                   for name, count in seen.items() if count > 1)
+    results.extend(
+        {
+            "name": name,
+            "error_code": ErrorCode.INVALID_REQUEST,
+            "error_message": "Duplicate topic name.",
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": None,
+        }
+        for name, count in seen.items()
+        if count > 1
+    )
     return ctx.response(topics=results, throttle_time_ms=0)
 
 

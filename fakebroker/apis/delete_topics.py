@@ -25,12 +25,16 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         if name is None:
             topic = ctx.cluster.topics_by_id.get(topic_id)
             if topic is None:
-                out.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID, error_message="This server does not host this topic ID.")
+                out.update(
+                    error_code=ErrorCode.UNKNOWN_TOPIC_ID, error_message="This server does not host this topic ID."
+                )
                 results.append(out)
                 continue
             name = out["name"] = topic.name
         elif topic_id != ZERO_UUID:
-            out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="You may not specify both topic name and topic id.")
+            out.update(
+                error_code=ErrorCode.INVALID_REQUEST, error_message="You may not specify both topic name and topic id."
+            )
             results.append(out)
             continue
         try:

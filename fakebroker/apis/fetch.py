@@ -45,9 +45,15 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
         name = fetch_topic.topic if v < 13 else topic_name_by_id(ctx.cluster, fetch_topic.topic_id)
         parts = []
         for fp in fetch_topic.partitions:
-            out = {"partition_index": fp.partition, "high_watermark": -1, "last_stable_offset": -1,
-                   "log_start_offset": -1, "preferred_read_replica": -1, "records": b"",
-                   "aborted_transactions": [] if request.isolation_level == READ_COMMITTED else None}
+            out = {
+                "partition_index": fp.partition,
+                "high_watermark": -1,
+                "last_stable_offset": -1,
+                "log_start_offset": -1,
+                "preferred_read_replica": -1,
+                "records": b"",
+                "aborted_transactions": [] if request.isolation_level == READ_COMMITTED else None,
+            }
             if name is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
                 parts.append(out)
@@ -68,19 +74,31 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
                 out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
                 any_error = True
             else:
-                out.update(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
-                           log_start_offset=log.log_start_offset)
+                out.update(
+                    high_watermark=log.high_watermark,
+                    last_stable_offset=log.last_stable_offset,
+                    log_start_offset=log.log_start_offset,
+                )
                 upper = log.last_stable_offset if request.isolation_level == READ_COMMITTED else log.high_watermark
                 limit = min(fp.partition_max_bytes, max(budget - total, 0))
-                data = log.read(fp.fetch_offset, limit, upper_bound=upper, min_one=total == 0) if limit > 0 or total == 0 else b""
+                data = (
+                    log.read(fp.fetch_offset, limit, upper_bound=upper, min_one=total == 0)
+                    if limit > 0 or total == 0
+                    else b""
+                )
                 out["records"] = data
                 total += len(data)
             parts.append(out)
         topic = {"partitions": parts}
         topic.update({"topic": fetch_topic.topic} if v < 13 else {"topic_id": fetch_topic.topic_id})
         topics.append(topic)
-    response = ctx.response(error_code=ErrorCode.NONE, session_id=0, responses=topics, throttle_time_ms=0,
-                            node_endpoints=node_endpoints(ctx.cluster, leaders))
+    response = ctx.response(
+        error_code=ErrorCode.NONE,
+        session_id=0,
+        responses=topics,
+        throttle_time_ms=0,
+        node_endpoints=node_endpoints(ctx.cluster, leaders),
+    )
     return response, total, any_error
 
 

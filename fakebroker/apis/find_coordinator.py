@@ -25,8 +25,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         return ctx.response(coordinators=found, throttle_time_ms=0)
     one = found[0]
     message = "NONE" if one["error_code"] == ErrorCode.NONE else one["error_message"]
-    return ctx.response(error_code=one["error_code"], error_message=message, node_id=one["node_id"], host=one["host"],
-                        port=one["port"], throttle_time_ms=0)
+    return ctx.response(
+        error_code=one["error_code"],
+        error_message=message,
+        node_id=one["node_id"],
+        host=one["host"],
+        port=one["port"],
+        throttle_time_ms=0,
+    )
 
 
 def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
@@ -42,10 +48,19 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
         partition = topic.partitions[partition_for(key, n) % len(topic.partitions)]
     broker = cluster.brokers.get(partition.leader)
     if broker is None or not broker.alive:
-        return {**none, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                "error_message": "The coordinator is not available."}
-    return {"key": key, "node_id": broker.node_id, "host": broker.host, "port": broker.port,
-            "error_code": ErrorCode.NONE, "error_message": None}
+        return {
+            **none,
+            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "error_message": "The coordinator is not available.",
+        }
+    return {
+        "key": key,
+        "node_id": broker.node_id,
+        "host": broker.host,
+        "port": broker.port,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+    }
 
 
 API = api(10, (0, 6), handle)

@@ -19,8 +19,14 @@ GROUP_OPERATIONS = (1 << READ) | (1 << DELETE) | (1 << DESCRIBE)
 def describe(ctx: RequestContext, request: Message) -> Message:
     out = []
     for group_id in request.groups:
-        entry = {"group_id": group_id, "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED, "members": [],
-                 "group_state": "", "protocol_type": "", "protocol_data": ""}
+        entry = {
+            "group_id": group_id,
+            "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+            "members": [],
+            "group_state": "",
+            "protocol_type": "",
+            "protocol_data": "",
+        }
         error = coordinator_error(ctx, group_id)
         if error:
             out.append({**entry, "error_code": error})
@@ -30,9 +36,17 @@ def describe(ctx: RequestContext, request: Message) -> Message:
         error = found.error if ctx.api_version >= 6 else ErrorCode.NONE
         if ctx.api_version >= 3 and request.include_authorized_operations and not error:
             entry["authorized_operations"] = GROUP_OPERATIONS  # no authorizer: everything a group supports
-        out.append({**entry, "error_code": error, "group_state": found.state, "protocol_type": found.protocol_type,
-                    "protocol_data": found.protocol_data, "members": [dataclasses.asdict(m) for m in found.members],
-                    "error_message": f"Group {group_id} not found." if error else None})
+        out.append(
+            {
+                **entry,
+                "error_code": error,
+                "group_state": found.state,
+                "protocol_type": found.protocol_type,
+                "protocol_data": found.protocol_data,
+                "members": [dataclasses.asdict(m) for m in found.members],
+                "error_message": f"Group {group_id} not found." if error else None,
+            }
+        )
     return ctx.response(groups=out, throttle_time_ms=0)
 
 
@@ -43,10 +57,13 @@ def list_groups(ctx: RequestContext, request: Message) -> Message:
         led = {p.index for p in cluster.offsets_topic().partitions if p.leader == ctx.broker_id}
         if led & set(cluster.loading_until_ms):  # a loading partition fails the whole call (Kafka 4.x)
             return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups=[], throttle_time_ms=0)
-        hosted = [dataclasses.asdict(g) for g in group_ops.list_groups(cluster.offsets,
-                                                                       request.states_filter if v >= 4 else None,
-                                                                       request.types_filter if v >= 5 else None)
-                  if cluster.coordinator_of(g.group_id) == ctx.broker_id]
+        hosted = [
+            dataclasses.asdict(g)
+            for g in group_ops.list_groups(
+                cluster.offsets, request.states_filter if v >= 4 else None, request.types_filter if v >= 5 else None
+            )
+            if cluster.coordinator_of(g.group_id) == ctx.broker_id
+        ]
     else:
         hosted = []
     return ctx.response(error_code=ErrorCode.NONE, groups=hosted, throttle_time_ms=0)
@@ -78,8 +95,16 @@ def offset_delete(ctx: RequestContext, request: Message) -> Message:
         per.update(results)
     if error:
         return ctx.response(error_code=error, topics=[], throttle_time_ms=0)
-    topics = [{"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": per[(t.name, p.partition_index)]}
-                                              for p in t.partitions]} for t in request.topics]
+    topics = [
+        {
+            "name": t.name,
+            "partitions": [
+                {"partition_index": p.partition_index, "error_code": per[(t.name, p.partition_index)]}
+                for p in t.partitions
+            ],
+        }
+        for t in request.topics
+    ]
     return ctx.response(error_code=ErrorCode.NONE, topics=topics, throttle_time_ms=0)
 
 

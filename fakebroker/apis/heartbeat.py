@@ -16,8 +16,13 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             return ctx.response(error_code=ErrorCode.NONE, throttle_time_ms=0)  # Kafka answers NONE while loading
         if error:
             return ctx.response(error_code=error, throttle_time_ms=0)
-    error = ctx.cluster.groups.heartbeat(ctx.now_ms, group_id=request.group_id, member_id=request.member_id,
-                                         group_instance_id=request.group_instance_id, generation_id=request.generation_id)
+    error = ctx.cluster.groups.heartbeat(
+        ctx.now_ms,
+        group_id=request.group_id,
+        member_id=request.member_id,
+        group_instance_id=request.group_instance_id,
+        generation_id=request.generation_id,
+    )
     return ctx.response(error_code=error, throttle_time_ms=0)
 
 

@@ -8,8 +8,9 @@ from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
-    error, pid, epoch = ctx.cluster.init_producer_id(request.transactional_id, request.producer_id,
-                                                     request.producer_epoch)
+    error, pid, epoch = ctx.cluster.init_producer_id(
+        request.transactional_id, request.producer_id, request.producer_epoch
+    )
     return ctx.response(error_code=error, producer_id=pid, producer_epoch=epoch, throttle_time_ms=0)
 
 

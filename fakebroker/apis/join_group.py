@@ -22,10 +22,18 @@ def handle(ctx: RequestContext, request: Message):
             if error:
                 return respond(ctx, join_error(error))
     result = coordinator.join(
-        ctx.now_ms, group_id=request.group_id, member_id=request.member_id, group_instance_id=request.group_instance_id,
-        client_id=ctx.client_id, client_host=f"/{ctx.client_host}", session_timeout_ms=request.session_timeout_ms,
-        rebalance_timeout_ms=request.rebalance_timeout_ms, protocol_type=request.protocol_type,
-        protocols=[(p.name, p.metadata) for p in request.protocols], version=ctx.api_version)
+        ctx.now_ms,
+        group_id=request.group_id,
+        member_id=request.member_id,
+        group_instance_id=request.group_instance_id,
+        client_id=ctx.client_id,
+        client_host=f"/{ctx.client_host}",
+        session_timeout_ms=request.session_timeout_ms,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        protocol_type=request.protocol_type,
+        protocols=[(p.name, p.metadata) for p in request.protocols],
+        version=ctx.api_version,
+    )
     if isinstance(result, Pending):
         return Parked(result, lambda value: respond(ctx, value))
     return respond(ctx, result)
@@ -35,15 +43,31 @@ def respond(ctx: RequestContext, result: JoinResult) -> Message:
     v = ctx.api_version
     if result.error:
         # v7+ errors carry null protocol fields, v0-6 an empty protocol name.
-        return ctx.response(error_code=result.error, generation_id=-1, protocol_type=None,
-                            protocol_name=None if v >= 7 else "", leader="", member_id=result.member_id, members=[],
-                            throttle_time_ms=0)
-    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata}
-               for m in result.members]
-    return ctx.response(error_code=ErrorCode.NONE, generation_id=result.generation_id,
-                        protocol_type=result.protocol_type, protocol_name=result.protocol_name, leader=result.leader,
-                        member_id=result.member_id, members=members, skip_assignment=result.skip_assignment,
-                        throttle_time_ms=0)
+        return ctx.response(
+            error_code=result.error,
+            generation_id=-1,
+            protocol_type=None,
+            protocol_name=None if v >= 7 else "",
+            leader="",
+            member_id=result.member_id,
+            members=[],
+            throttle_time_ms=0,
+        )
+    members = [
+        {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata}
+        for m in result.members
+    ]
+    return ctx.response(
+        error_code=ErrorCode.NONE,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        leader=result.leader,
+        member_id=result.member_id,
+        members=members,
+        skip_assignment=result.skip_assignment,
+        throttle_time_ms=0,
+    )
 
 
 API = api(11, (0, 9), handle)

@@ -21,7 +21,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     if v < 3:
         # v0-2 fold the member's error into the one error field.
         return ctx.response(error_code=top or next((e for e in errors if e), ErrorCode.NONE), throttle_time_ms=0)
-    entries = [{"member_id": mid, "group_instance_id": iid, "error_code": err} for (mid, iid), err in zip(members, errors)]
+    entries = [
+        {"member_id": mid, "group_instance_id": iid, "error_code": err} for (mid, iid), err in zip(members, errors)
+    ]
     return ctx.response(error_code=top, members=entries if not top else [], throttle_time_ms=0)
 
 

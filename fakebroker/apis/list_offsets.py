@@ -23,8 +23,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 
 
 def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
-    out = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1, "offset": -1,
-           "leader_epoch": -1, "old_style_offsets": []}
+    out = {
+        "partition_index": p.partition_index,
+        "error_code": ErrorCode.NONE,
+        "timestamp": -1,
+        "offset": -1,
+        "leader_epoch": -1,
+        "old_style_offsets": [],
+    }
     partition, error = led_partition(ctx, name, p.partition_index, p.current_leader_epoch)
     if error:
         out["error_code"] = error

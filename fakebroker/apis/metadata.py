@@ -20,7 +20,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         topics = [_describe(ctx, t) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         topics = []
-        auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool("auto.create.topics.enable")
+        auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool(
+            "auto.create.topics.enable"
+        )
         for entry in wanted:
             name = entry.name
             if name is None and v >= 10:
@@ -29,8 +31,13 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                     topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": entry.topic_id})
                     continue
             topics.append(_lookup(ctx, name, auto_create))
-    return ctx.response(brokers=brokers, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
-                        topics=topics, cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+    return ctx.response(
+        brokers=brokers,
+        cluster_id=cluster.cluster_id,
+        controller_id=cluster.controller_id,
+        topics=topics,
+        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+    )
 
 
 def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
@@ -56,13 +63,25 @@ def _describe(ctx: RequestContext, topic: Topic) -> dict:
     partitions = []
     for p in topic.partitions:
         error = ErrorCode.NONE if p.leader in alive else ErrorCode.LEADER_NOT_AVAILABLE
-        partitions.append({
-            "error_code": error, "partition_index": p.index, "leader_id": p.leader if p.leader in alive else -1,
-            "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
-            "isr_nodes": [r for r in p.isr if r in alive], "offline_replicas": [r for r in p.replicas if r not in alive],
-        })
-    return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.internal,
-            "partitions": partitions, "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+        partitions.append(
+            {
+                "error_code": error,
+                "partition_index": p.index,
+                "leader_id": p.leader if p.leader in alive else -1,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": list(p.replicas),
+                "isr_nodes": [r for r in p.isr if r in alive],
+                "offline_replicas": [r for r in p.replicas if r not in alive],
+            }
+        )
+    return {
+        "error_code": ErrorCode.NONE,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": partitions,
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
 
 
 API = api(3, (0, 13), handle)

@@ -30,15 +30,26 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             group_error = ErrorCode.INVALID_GROUP_ID
         else:
             group_error = coordinator_error(ctx, request.group_id) or cluster.offsets.validate_commit(
-                ctx.now_ms, group_id=request.group_id, member_id=request.member_id if v >= 1 else "",
-                group_instance_id=request.group_instance_id, generation_id=request.generation_id_or_member_epoch if v >= 1 else -1,
-                version=v)
+                ctx.now_ms,
+                group_id=request.group_id,
+                member_id=request.member_id if v >= 1 else "",
+                group_instance_id=request.group_instance_id,
+                generation_id=request.generation_id_or_member_epoch if v >= 1 else -1,
+                version=v,
+            )
     by_topic: dict[int, dict] = {}
     for t, name, p, error in checked:
         if not error:
             error = group_error or cluster.offsets.commit(
-                ctx.now_ms, request.group_id, name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
-                p.committed_metadata, request.retention_time_ms if 2 <= v <= 4 else -1)
+                ctx.now_ms,
+                request.group_id,
+                name,
+                p.partition_index,
+                p.committed_offset,
+                p.committed_leader_epoch,
+                p.committed_metadata,
+                request.retention_time_ms if 2 <= v <= 4 else -1,
+            )
         entry = by_topic.setdefault(id(t), {"name": t.name, "topic_id": t.topic_id, "partitions": []})
         entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})
     return ctx.response(topics=list(by_topic.values()), throttle_time_ms=0)

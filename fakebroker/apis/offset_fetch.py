@@ -24,8 +24,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     for g in request.groups:
         topics = None
         if g.topics is not None:
-            topics = [((t.name if v < 10 else topic_name_by_id(ctx.cluster, t.topic_id)), list(t.partition_indexes), t.topic_id)
-                      for t in g.topics]
+            topics = [
+                (
+                    (t.name if v < 10 else topic_name_by_id(ctx.cluster, t.topic_id)),
+                    list(t.partition_indexes),
+                    t.topic_id,
+                )
+                for t in g.topics
+            ]
         error, out = _fetch(ctx, g.group_id, [(n, ps) for n, ps, _ in topics] if topics is not None else None)
         if topics is not None and v >= 10:
             for entry, (_, _, topic_id) in zip(out, topics):
@@ -39,7 +45,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(groups=groups, throttle_time_ms=0)
 
 
-def _fetch(ctx: RequestContext, group_id: str | None, topics: list[tuple[str | None, list[int]]] | None) -> tuple[ErrorCode, list[dict]]:
+def _fetch(
+    ctx: RequestContext, group_id: str | None, topics: list[tuple[str | None, list[int]]] | None
+) -> tuple[ErrorCode, list[dict]]:
     if group_id is None:
         return ErrorCode.INVALID_GROUP_ID, []
     error = coordinator_error(ctx, group_id)
@@ -59,10 +67,20 @@ def _fetch(ctx: RequestContext, group_id: str | None, topics: list[tuple[str | N
 
 def _partition(index: int, committed, error: ErrorCode) -> dict:
     if committed is None:
-        return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
-                "error_code": error}
-    return {"partition_index": index, "committed_offset": committed.offset, "committed_leader_epoch": committed.leader_epoch,
-            "metadata": committed.metadata, "error_code": error}
+        return {
+            "partition_index": index,
+            "committed_offset": -1,
+            "committed_leader_epoch": -1,
+            "metadata": "",
+            "error_code": error,
+        }
+    return {
+        "partition_index": index,
+        "committed_offset": committed.offset,
+        "committed_leader_epoch": committed.leader_epoch,
+        "metadata": committed.metadata,
+        "error_code": error,
+    }
 
 
 API = api(9, (0, 10), handle)

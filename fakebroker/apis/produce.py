@@ -9,6 +9,7 @@ from .common import current_leader, led_partition, node_endpoints, topic_name_by
 from .context import NO_RESPONSE, CloseInstead, RequestContext
 from .registry import api
 
+
 def handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
     responses = []
@@ -25,8 +26,12 @@ def handle(ctx: RequestContext, request: Message):
         topic.update({"name": topic_data.name} if v < 13 else {"topic_id": topic_data.topic_id})
         responses.append(topic)
     if request.acks == 0:
-        failed = [(t["name"] if v < 13 else t["topic_id"], r["index"], r["error_code"])
-                  for t in responses for r in t["partition_responses"] if r["error_code"]]
+        failed = [
+            (t["name"] if v < 13 else t["topic_id"], r["index"], r["error_code"])
+            for t in responses
+            for r in t["partition_responses"]
+            if r["error_code"]
+        ]
         if failed:
             return CloseInstead(f"acks=0 produce failed: {failed[:3]}")
         return NO_RESPONSE
@@ -35,28 +40,49 @@ def handle(ctx: RequestContext, request: Message):
 
 def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> dict:
     def answer(error: ErrorCode, message: str | None = None, **extra) -> dict:
-        return {"index": index, "error_code": error, "base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
-                "error_message": message, "current_leader": {"leader_id": -1, "leader_epoch": -1}, **extra}
+        return {
+            "index": index,
+            "error_code": error,
+            "base_offset": -1,
+            "log_append_time_ms": -1,
+            "log_start_offset": -1,
+            "error_message": message,
+            "current_leader": {"leader_id": -1, "leader_epoch": -1},
+            **extra,
+        }
 
     if topic is None:
         return answer(ErrorCode.UNKNOWN_TOPIC_ID if ctx.api_version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     partition, error = led_partition(ctx, topic, index)
     if error:
-        return answer(error, current_leader=current_leader(partition) if error == ErrorCode.NOT_LEADER_OR_FOLLOWER else current_leader(None))
+        return answer(
+            error,
+            current_leader=current_leader(partition)
+            if error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            else current_leader(None),
+        )
     if ctx.api_version < 3:
         # 4.x advertises Produce from v0 for old librdkafka but refuses v0-2 (KAFKA-18659).
         return answer(ErrorCode.UNSUPPORTED_VERSION)
     if request.acks not in (-1, 0, 1):
         return answer(ErrorCode.INVALID_REQUIRED_ACKS)
-    result = ctx.cluster.append(partition, data, produce_version=ctx.api_version,
-                                transactional_id=request.transactional_id, now_ms=ctx.now_ms)
+    result = ctx.cluster.append(
+        partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
+    )
     if result.appended:
         ctx.data_changed()
     if result.error:
-        return answer(result.error, result.message,
-                      record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors])
-    return answer(ErrorCode.NONE, base_offset=result.base_offset, log_append_time_ms=result.log_append_time_ms,
-                  log_start_offset=result.log_start_offset)
+        return answer(
+            result.error,
+            result.message,
+            record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors],
+        )
+    return answer(
+        ErrorCode.NONE,
+        base_offset=result.base_offset,
+        log_append_time_ms=result.log_append_time_ms,
+        log_start_offset=result.log_start_offset,
+    )
 
 
 # advertised from v0 as 4.x does for old librdkafka; v0-2 are refused per partition

@@ -18,10 +18,16 @@ def handle(ctx: RequestContext, request: Message):
         if error:
             return respond(ctx, sync_error(error))
     result = ctx.cluster.groups.sync(
-        ctx.now_ms, group_id=request.group_id, member_id=request.member_id, group_instance_id=request.group_instance_id,
-        generation_id=request.generation_id, protocol_type=request.protocol_type if v >= 5 else None,
+        ctx.now_ms,
+        group_id=request.group_id,
+        member_id=request.member_id,
+        group_instance_id=request.group_instance_id,
+        generation_id=request.generation_id,
+        protocol_type=request.protocol_type if v >= 5 else None,
         protocol_name=request.protocol_name if v >= 5 else None,
-        assignments={a.member_id: a.assignment for a in request.assignments}, version=v)
+        assignments={a.member_id: a.assignment for a in request.assignments},
+        version=v,
+    )
     if isinstance(result, Pending):
         return Parked(result, lambda value: respond(ctx, value))
     return respond(ctx, result)
@@ -29,10 +35,16 @@ def handle(ctx: RequestContext, request: Message):
 
 def respond(ctx: RequestContext, result: SyncResult) -> Message:
     if result.error:
-        return ctx.response(error_code=result.error, protocol_type=None, protocol_name=None, assignment=b"",
-                            throttle_time_ms=0)
-    return ctx.response(error_code=ErrorCode.NONE, protocol_type=result.protocol_type,
-                        protocol_name=result.protocol_name, assignment=result.assignment, throttle_time_ms=0)
+        return ctx.response(
+            error_code=result.error, protocol_type=None, protocol_name=None, assignment=b"", throttle_time_ms=0
+        )
+    return ctx.response(
+        error_code=ErrorCode.NONE,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+        throttle_time_ms=0,
+    )
 
 
 API = api(14, (0, 5), handle)

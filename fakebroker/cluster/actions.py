@@ -117,4 +117,3 @@ class NetworkActions:
 
     def cuts(self) -> list[tuple[str, int | None]]:
         return self._proxy.read(lambda: sorted(self._runtime.cuts, key=lambda c: (c[0], c[1] is None, c[1] or 0)))
-

@@ -37,8 +37,9 @@ class ClockControl:
 
     def _check(self, seconds: float) -> None:
         if not self.raw.virtual:
-            raise RuntimeError("this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) "
-                               "to advance time")
+            raise RuntimeError(
+                "this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) to advance time"
+            )
         if seconds < 0:
             raise ValueError("time only moves forward")
 
@@ -52,8 +53,9 @@ class ClockControl:
         if step is None or settle <= 0:
             return self._proxy.read(self._jump, seconds)
         if self._proxy.on_loop_thread():
-            raise RuntimeError("a stepped advance pauses between steps: use "
-                               "`await cluster.clock.advance_async(...)` in async code")
+            raise RuntimeError(
+                "a stepped advance pauses between steps: use `await cluster.clock.advance_async(...)` in async code"
+            )
         for chunk in _chunks(seconds, step):
             self._proxy.read(self._jump, chunk)
             time.sleep(settle)

@@ -8,8 +8,9 @@ here are the common ones. They run on the cluster's loop after every event.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..core.events import Event
 from .views import GroupView
@@ -48,7 +49,9 @@ class GroupState(Condition):
 
     def __call__(self, cluster: FakeCluster) -> Any:
         view = cluster.group(self.group)
-        self.last_seen = None if view is None else f"{view.state}, generation {view.generation}, {len(view.members)} members"
+        self.last_seen = (
+            None if view is None else f"{view.state}, generation {view.generation}, {len(view.members)} members"
+        )
         if view is None:
             return False
         if self.state is not None and view.state != self.state:

@@ -63,18 +63,32 @@ class FakeCluster:
         test calls ``cluster.clock.advance(seconds)``.
     """
 
-    def __init__(self, brokers: int = 1, *, host: str = "127.0.0.1", port: int = 0,
-                 topics: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
-                 cluster_id: str | None = None, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-                 coordinator_load_time_ms: int = 0, virtual_time: bool = False):
+    def __init__(
+        self,
+        brokers: int = 1,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        topics: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+        cluster_id: str | None = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        coordinator_load_time_ms: int = 0,
+        virtual_time: bool = False,
+    ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         broker_config = BrokerConfig(config)
         if max_frame_size == DEFAULT_MAX_FRAME_SIZE:
             max_frame_size = int(broker_config.get("socket.request.max.bytes"))
         clock = VirtualClock() if virtual_time else RealClock()
-        self.runtime = Runtime(cluster_id or _cluster_id(), broker_config, clock, max_frame_size=max_frame_size,
-                               coordinator_load_time_ms=coordinator_load_time_ms)
+        self.runtime = Runtime(
+            cluster_id or _cluster_id(),
+            broker_config,
+            clock,
+            max_frame_size=max_frame_size,
+            coordinator_load_time_ms=coordinator_load_time_ms,
+        )
         self.host = host
         self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
         self._initial_topics = dict(topics or {})
@@ -142,6 +156,7 @@ class FakeCluster:
         """Run ``task(*args, task_status=...)`` in the cluster's task group, stopped with the
         cluster; returns what it reports through ``task_status.started(value)`` (how faces
         such as the HTTP control endpoint run beside the brokers)."""
+
         async def start() -> Any:
             assert self._proxy.task_group is not None
             return await self._proxy.task_group.start(task, *args)
@@ -187,10 +202,12 @@ class FakeCluster:
         self.runtime.listeners.append(listener)
 
     # -- topics ------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, *, replication_factor: int = -1,
-                     config: dict[str, Any] | None = None) -> Topic:
-        return self._topics.create(name, {"partitions": partitions, "replication_factor": replication_factor,
-                                          "config": config or {}})
+    def create_topic(
+        self, name: str, partitions: int = 1, *, replication_factor: int = -1, config: dict[str, Any] | None = None
+    ) -> Topic:
+        return self._topics.create(
+            name, {"partitions": partitions, "replication_factor": replication_factor, "config": config or {}}
+        )
 
     def delete_topic(self, name: str) -> None:
         self._topics.delete(name)
@@ -326,4 +343,3 @@ class FakeCluster:
     def wait_for_sync(self, condition: Callable[[Any], Any], timeout: float = 10.0, *, poll: float = 0.05) -> Any:
         """``wait_for`` for threaded tests (the cluster started with ``run_in_thread``)."""
         return self._waiting.wait_for_sync(self, condition, timeout, poll)
-

@@ -3,7 +3,8 @@ change lands in the event log in order with the requests it affects."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..core import events as ev
 from ..faults import FaultRule
@@ -19,6 +20,7 @@ class FaultControl:
 
     def add(self, **match_and_action: Any) -> FaultRule:
         """Add a rule (see ``Faults.add`` and the README's fault table) and return it."""
+
         def add() -> FaultRule:
             rule = self.rules.add(**match_and_action)
             self._runtime.state.events.append(ev.FaultAdded(rule=rule.id, spec=_brief(rule)))

@@ -46,6 +46,7 @@ class LoopProxy:
 
     def act(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` (a change of the cluster) on the cluster's loop and settle it."""
+
         def run() -> T:
             try:
                 return fn(*args)
@@ -57,8 +58,10 @@ class LoopProxy:
     def run_async(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run a coroutine function on the cluster's loop from another thread and wait for it."""
         if self.portal is None or self.on_loop_thread():
-            raise RuntimeError("this call waits on the cluster's loop: use it from a test thread with "
-                               "run_in_thread(), or await the async form in async code")
+            raise RuntimeError(
+                "this call waits on the cluster's loop: use it from a test thread with "
+                "run_in_thread(), or await the async form in async code"
+            )
         return self.portal.call(fn, *args)
 
     def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:

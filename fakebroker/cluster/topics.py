@@ -21,8 +21,9 @@ class TopicActions:
             spec = {"partitions": spec}
         config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
         state = self._runtime.state
-        return self._proxy.act(state.create_topic, name, spec.get("partitions", -1), spec.get("replication_factor", -1),
-                               config)
+        return self._proxy.act(
+            state.create_topic, name, spec.get("partitions", -1), spec.get("replication_factor", -1), config
+        )
 
     def delete(self, name: str) -> None:
         self._proxy.act(self._runtime.state.delete_topic, name)
@@ -64,8 +65,11 @@ class TopicActions:
                         if isinstance(entry, rec.RecordBatch):
                             if entry.is_control:
                                 continue
-                            out.extend((p.index, entry.offset_of(r), r.key, r.value) for r in entry.records
-                                       if entry.offset_of(r) >= p.log.log_start_offset)
+                            out.extend(
+                                (p.index, entry.offset_of(r), r.key, r.value)
+                                for r in entry.records
+                                if entry.offset_of(r) >= p.log.log_start_offset
+                            )
                         else:
                             out.extend((p.index, m.offset, m.key, m.value) for m in entry.messages)
             return out

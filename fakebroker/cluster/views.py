@@ -23,8 +23,13 @@ class MemberView:
     raw_assignment: bytes = field(repr=False, default=b"")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"member_id": self.member_id, "client_id": self.client_id, "group_instance_id": self.group_instance_id,
-                "client_host": self.client_host, "assignment": self.assignment}
+        return {
+            "member_id": self.member_id,
+            "client_id": self.client_id,
+            "group_instance_id": self.group_instance_id,
+            "client_host": self.client_host,
+            "assignment": self.assignment,
+        }
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,16 @@ class GroupView:
         return {(t, p): m.member_id for m in self.members for t, ps in (m.assignment or {}).items() for p in ps}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "state": self.state, "generation": self.generation,
-                "protocol_type": self.protocol_type, "protocol": self.protocol, "leader": self.leader,
-                "coordinator": self.coordinator, "members": [m.to_dict() for m in self.members]}
+        return {
+            "group_id": self.group_id,
+            "state": self.state,
+            "generation": self.generation,
+            "protocol_type": self.protocol_type,
+            "protocol": self.protocol,
+            "leader": self.leader,
+            "coordinator": self.coordinator,
+            "members": [m.to_dict() for m in self.members],
+        }
 
 
 def _decode(protocol_type: str | None, raw: bytes) -> dict[str, list[int]] | None:
@@ -72,11 +84,27 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
     group = state.groups.groups.get(group_id)
     if group is None:
         return None
-    members = tuple(MemberView(m.member_id, m.client_id, m.group_instance_id, m.client_host,
-                               _decode(group.protocol_type, m.assignment), bytes(m.assignment))
-                    for m in group.members.values())
-    return GroupView(group.group_id, group.state.value, group.generation_id, group.protocol_type, group.protocol_name,
-                     group.leader_id, members, state.coordinator_of(group_id))
+    members = tuple(
+        MemberView(
+            m.member_id,
+            m.client_id,
+            m.group_instance_id,
+            m.client_host,
+            _decode(group.protocol_type, m.assignment),
+            bytes(m.assignment),
+        )
+        for m in group.members.values()
+    )
+    return GroupView(
+        group.group_id,
+        group.state.value,
+        group.generation_id,
+        group.protocol_type,
+        group.protocol_name,
+        group.leader_id,
+        members,
+        state.coordinator_of(group_id),
+    )
 
 
 def committed_offsets(state: ClusterState, group_id: str) -> dict[tuple[str, int], int]:
@@ -105,9 +133,14 @@ class PartitionView:
     high_watermark: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"partition": self.partition, "leader": self.leader, "leader_epoch": self.leader_epoch,
-                "replicas": list(self.replicas), "log_start_offset": self.log_start_offset,
-                "high_watermark": self.high_watermark}
+        return {
+            "partition": self.partition,
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "replicas": list(self.replicas),
+            "log_start_offset": self.log_start_offset,
+            "high_watermark": self.high_watermark,
+        }
 
 
 @dataclass(frozen=True)
@@ -119,8 +152,13 @@ class TopicView:
     partitions: tuple[PartitionView, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "topic_id": self.topic_id, "internal": self.internal, "config": dict(self.config),
-                "partitions": [p.to_dict() for p in self.partitions]}
+        return {
+            "name": self.name,
+            "topic_id": self.topic_id,
+            "internal": self.internal,
+            "config": dict(self.config),
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
 
 
 def broker_views(state: ClusterState) -> list[BrokerView]:
@@ -131,6 +169,15 @@ def topic_view(state: ClusterState, name: str) -> TopicView | None:
     topic = state.topics.get(name)
     if topic is None:
         return None
-    return TopicView(topic.name, str(topic.topic_id), topic.internal, dict(topic.config.overrides),
-                     tuple(PartitionView(p.index, p.leader, p.leader_epoch, tuple(p.replicas), p.log.log_start_offset,
-                                         p.log.high_watermark) for p in topic.partitions))
+    return TopicView(
+        topic.name,
+        str(topic.topic_id),
+        topic.internal,
+        dict(topic.config.overrides),
+        tuple(
+            PartitionView(
+                p.index, p.leader, p.leader_epoch, tuple(p.replicas), p.log.log_start_offset, p.log.high_watermark
+            )
+            for p in topic.partitions
+        ),
+    )

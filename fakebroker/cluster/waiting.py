@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 
@@ -33,6 +34,8 @@ class Waiting:
 
     def wait_for_sync(self, cluster: Any, condition: Callable[[Any], Any], timeout: float, poll: float) -> Any:
         if not self._proxy.from_other_thread():
-            raise RuntimeError("wait_for_sync is for a cluster run with run_in_thread(); in async code use "
-                               "`await cluster.wait_for(...)`")
+            raise RuntimeError(
+                "wait_for_sync is for a cluster run with run_in_thread(); in async code use "
+                "`await cluster.wait_for(...)`"
+            )
         return self._proxy.run_async(self.wait_for, cluster, condition, timeout, poll)

@@ -39,15 +39,26 @@ class AppendResult:
         return not self.error and not self.duplicate and self.base_offset >= 0
 
 
-def append_batches(events: EventLog, partition: Partition, config: TopicConfig, data: bytes | None, *,
-                   produce_version: int, transactional_id: str | None, now_ms: int) -> AppendResult:
+def append_batches(
+    events: EventLog,
+    partition: Partition,
+    config: TopicConfig,
+    data: bytes | None,
+    *,
+    produce_version: int,
+    transactional_id: str | None,
+    now_ms: int,
+) -> AppendResult:
     """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it."""
     topic, index = partition.topic, partition.index
     log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
     try:
         rec.validate_produce_records(
-            data or b"", produce_version=produce_version, compacted="compact" in config.get("cleanup.policy"),
-            max_message_size=config.get_int("max.message.bytes"), topic_partition=f"{topic}-{index}",
+            data or b"",
+            produce_version=produce_version,
+            compacted="compact" in config.get("cleanup.policy"),
+            max_message_size=config.get_int("max.message.bytes"),
+            topic_partition=f"{topic}-{index}",
         )
     except rec.RecordsError as exc:
         code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
@@ -63,19 +74,34 @@ def append_batches(events: EventLog, partition: Partition, config: TopicConfig, 
         if header.has_producer_id:
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
-            check = partition.producers.check(header.producer_id, header.producer_epoch, header.base_sequence,
-                                              header.last_offset_delta)
+            check = partition.producers.check(
+                header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
+            )
             if check.duplicate_of is not None:
-                return AppendResult(duplicate=True, base_offset=check.duplicate_of.base_offset,
-                                    log_append_time_ms=check.duplicate_of.log_append_time,
-                                    log_start_offset=log.log_start_offset)
+                return AppendResult(
+                    duplicate=True,
+                    base_offset=check.duplicate_of.base_offset,
+                    log_append_time_ms=check.duplicate_of.log_append_time,
+                    log_start_offset=log.log_start_offset,
+                )
             if check.error:
                 return AppendResult(check.error)
-        offset, append_time = log.append(payload[header.position:header.end], header, leader_epoch=partition.leader_epoch,
-                                         now_ms=now_ms, log_append_time=log_append_time)
+        offset, append_time = log.append(
+            payload[header.position : header.end],
+            header,
+            leader_epoch=partition.leader_epoch,
+            now_ms=now_ms,
+            log_append_time=log_append_time,
+        )
         if header.has_producer_id:
-            partition.producers.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                                       header.last_offset_delta, offset, append_time)
+            partition.producers.record(
+                header.producer_id,
+                header.producer_epoch,
+                header.base_sequence,
+                header.last_offset_delta,
+                offset,
+                append_time,
+            )
         if base_offset < 0:
             base_offset = offset
     return AppendResult(base_offset=base_offset, log_append_time_ms=append_time, log_start_offset=log.log_start_offset)

@@ -29,6 +29,7 @@ __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "to
 RETENTION_CHECK = ("retention",)
 OFFSETS_EXPIRY_CHECK = ("offsets-expiry",)
 
+
 class TopicError(Exception):
     """A topic operation Kafka would refuse: carries the error code and message to answer with."""
 
@@ -45,9 +46,15 @@ class ClusterState:
     :param wall: reads the real time, for event stamps only.
     """
 
-    def __init__(self, cluster_id: str, broker_config: BrokerConfig | None = None, *,
-                 now_ms: Callable[[], int] = lambda: 0, wall: Callable[[], float] = lambda: 0.0,
-                 coordinator_load_time_ms: int = 0):
+    def __init__(
+        self,
+        cluster_id: str,
+        broker_config: BrokerConfig | None = None,
+        *,
+        now_ms: Callable[[], int] = lambda: 0,
+        wall: Callable[[], float] = lambda: 0.0,
+        coordinator_load_time_ms: int = 0,
+    ):
         self.cluster_id = cluster_id
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = 0
@@ -83,6 +90,7 @@ class ClusterState:
     def start_periodic_checks(self, now_ms: int) -> None:
         """Schedule retention every ``log.retention.check.interval.ms`` and offset expiry every
         ``offsets.retention.check.interval.ms``, as Kafka's schedulers run them."""
+
         def every(key: tuple[str], setting: str, check: Callable[[int], int]) -> None:
             def run(t: int) -> None:
                 check(t)
@@ -142,9 +150,18 @@ class ClusterState:
         return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]
 
     # -- topics ----------------------------------------------------------------------------
-    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-                     configs: dict[str, str] | None = None, assignments: dict[int, list[int]] | None = None,
-                     *, validate_only: bool = False, auto: bool = False, internal: bool = False) -> Topic:
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+        *,
+        validate_only: bool = False,
+        auto: bool = False,
+        internal: bool = False,
+    ) -> Topic:
         """Create a topic as CreateTopics would, or raise TopicError with Kafka's error."""
         reason = topic_name_error(name)
         if reason:
@@ -154,14 +171,21 @@ class ClusterState:
         brokers = [b.node_id for b in self.alive_brokers()]
         if assignments:
             if num_partitions != -1 or replication_factor != -1:
-                raise TopicError(ErrorCode.INVALID_REQUEST,
-                                 "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+                raise TopicError(
+                    ErrorCode.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
             parts = sorted(assignments)
             if parts != list(range(len(parts))):
-                raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Partitions should be a consecutive 0-based integer sequence")
+                raise TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Partitions should be a consecutive 0-based integer sequence"
+                )
             for replicas in assignments.values():
                 if not replicas or any(r not in self.brokers for r in replicas):
-                    raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Replica assignment {replicas} names an unknown broker")
+                    raise TopicError(
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Replica assignment {replicas} names an unknown broker"
+                    )
             layout = [list(assignments[p]) for p in parts]
         else:
             if num_partitions == -1:
@@ -173,9 +197,11 @@ class ClusterState:
             if replication_factor <= 0:
                 raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
             if replication_factor > len(brokers):
-                raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                                 f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
-                                 f"{replication_factor} cannot be reached because only {len(brokers)} broker(s) are registered.")
+                raise TopicError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
+                    f"{replication_factor} cannot be reached because only {len(brokers)} broker(s) are registered.",
+                )
             layout = self._spread(num_partitions, replication_factor, brokers)
         config = TopicConfig(self.config, configs)
         topic = Topic(name, uuid.uuid4(), [Partition(name, i, r, r[0]) for i, r in enumerate(layout)], config, internal)
@@ -192,7 +218,10 @@ class ClusterState:
         start = self._next_start
         self._next_start += 1
         n = len(brokers)
-        return [[brokers[(start + p + r) % n] for r in range(replication)] for p in range(first_partition, first_partition + count)]
+        return [
+            [brokers[(start + p + r) % n] for r in range(replication)]
+            for p in range(first_partition, first_partition + count)
+        ]
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name, None)
@@ -202,20 +231,28 @@ class ClusterState:
         self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
-    def create_partitions(self, name: str, count: int, assignments: list[list[int]] | None = None, *, validate_only: bool = False) -> None:
+    def create_partitions(
+        self, name: str, count: int, assignments: list[list[int]] | None = None, *, validate_only: bool = False
+    ) -> None:
         topic = self.topics.get(name)
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         current = len(topic.partitions)
         if count < current:
-            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic currently has {current} partitions, which is higher than the requested {count}.")
+            raise TopicError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {current} partitions, which is higher than the requested {count}.",
+            )
         if count == current:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
         replication = len(topic.partitions[0].replicas)
         if assignments:
             if len(assignments) != count - current:
-                raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"Increasing the number of partitions by {count - current} but {len(assignments)} assignments provided.")
+                raise TopicError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Increasing the number of partitions by {count - current} but {len(assignments)} "
+                    "assignments provided.",
+                )
             layout = [list(a) for a in assignments]
         else:
             layout = self._spread(count - current, replication, [b.node_id for b in self.alive_brokers()], current)
@@ -249,8 +286,16 @@ class ClusterState:
         if broker is not None and broker not in partition.replicas:
             partition.replicas.append(broker)
         self.elect_leader(partition, broker)
-        self.events.append(ev.LeaderMoved(topic=partition.topic, partition=partition.index, leader=partition.leader,
-                                          epoch=partition.leader_epoch, reason=reason), now_ms)
+        self.events.append(
+            ev.LeaderMoved(
+                topic=partition.topic,
+                partition=partition.index,
+                leader=partition.leader,
+                epoch=partition.leader_epoch,
+                reason=reason,
+            ),
+            now_ms,
+        )
         if partition.topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, now_ms)
 
@@ -287,18 +332,33 @@ class ClusterState:
             self.timers.schedule(key, until, load)
 
     # -- records -----------------------------------------------------------------------------
-    def append(self, partition: Partition, data: bytes | None, *, produce_version: int, transactional_id: str | None,
-               now_ms: int) -> AppendResult:
+    def append(
+        self,
+        partition: Partition,
+        data: bytes | None,
+        *,
+        produce_version: int,
+        transactional_id: str | None,
+        now_ms: int,
+    ) -> AppendResult:
         """Validate and append produced batches to a partition this broker leads."""
-        return append_batches(self.events, partition, self.topics[partition.topic].config, data,
-                              produce_version=produce_version, transactional_id=transactional_id, now_ms=now_ms)
+        return append_batches(
+            self.events,
+            partition,
+            self.topics[partition.topic].config,
+            data,
+            produce_version=produce_version,
+            transactional_id=transactional_id,
+            now_ms=now_ms,
+        )
 
     def delete_records(self, partition: Partition, before: int) -> None:
         partition.log.delete_records_before(before)
         self.events.append(ev.RecordsDeleted(topic=partition.topic, partition=partition.index, before=before))
 
-    def init_producer_id(self, transactional_id: str | None, producer_id: int = -1,
-                         producer_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+    def init_producer_id(
+        self, transactional_id: str | None, producer_id: int = -1, producer_epoch: int = -1
+    ) -> tuple[ErrorCode, int, int]:
         error, pid, epoch = self.producer_ids.init(transactional_id, producer_id, producer_epoch)
         if not error:
             self.events.append(ev.ProducerId(producer_id=pid, epoch=epoch, transactional_id=transactional_id))

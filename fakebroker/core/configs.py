@@ -80,7 +80,17 @@ SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
 
 # DescribeConfigs ConfigType values
-CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8, "PASSWORD": 9}
+CONFIG_TYPES = {
+    "BOOLEAN": 1,
+    "STRING": 2,
+    "INT": 3,
+    "SHORT": 4,
+    "LONG": 5,
+    "DOUBLE": 6,
+    "LIST": 7,
+    "CLASS": 8,
+    "PASSWORD": 9,
+}
 
 _VALID_ENUMS = {
     "cleanup.policy": {"delete", "compact", "compact,delete", "delete,compact", ""},

@@ -74,10 +74,19 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (the control endpoint's ``GET /events``)."""
-        return {"seq": self.seq, "time_ms": self.time_ms, "wall": self.wall, "kind": self.kind, "broker": self.broker,
-                "group": self.group, "client_id": self.client_id,
-                "details": {k: v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
-                            for k, v in self.details.items()}}
+        return {
+            "seq": self.seq,
+            "time_ms": self.time_ms,
+            "wall": self.wall,
+            "kind": self.kind,
+            "broker": self.broker,
+            "group": self.group,
+            "client_id": self.client_id,
+            "details": {
+                k: v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else str(v)
+                for k, v in self.details.items()
+            },
+        }
 
 
 # -- connections and requests (the server) ----------------------------------------------------
@@ -363,8 +372,9 @@ class AssignmentDelivered(MemberEvent):
     client_id: str | None = None
 
 
-def make(kind: str, broker: int | None = None, *, seq: int = 0, time_ms: int = 0, wall: float = 0.0,
-         **details: Any) -> Event:
+def make(
+    kind: str, broker: int | None = None, *, seq: int = 0, time_ms: int = 0, wall: float = 0.0, **details: Any
+) -> Event:
     """An event from its kind and details as ``details`` names them (``group``, ``client_id``)."""
     cls = KINDS.get(kind)
     if cls is None:
@@ -382,9 +392,13 @@ class EventLog:
     group, or -1; ``member_client`` the client id of a live member, if any.
     """
 
-    def __init__(self, now_ms: Callable[[], int] = lambda: 0, wall: Callable[[], float] = lambda: 0.0,
-                 coordinator_of: Callable[[str], int] | None = None,
-                 member_client: Callable[[str, str], str | None] | None = None):
+    def __init__(
+        self,
+        now_ms: Callable[[], int] = lambda: 0,
+        wall: Callable[[], float] = lambda: 0.0,
+        coordinator_of: Callable[[str], int] | None = None,
+        member_client: Callable[[str, str], str | None] | None = None,
+    ):
         self.now_ms = now_ms
         self.wall = wall
         self.coordinator_of = coordinator_of
@@ -396,8 +410,11 @@ class EventLog:
     def append(self, event: Event, now_ms: int | None = None) -> Event:
         """Stamp and record ``event``; ``now_ms`` is the time of the transition it records, when the
         caller knows it (the core's methods do), else the cluster clock's time."""
-        changes: dict[str, Any] = {"seq": len(self._events) + 1, "time_ms": self.now_ms() if now_ms is None else now_ms,
-                                   "wall": self.wall()}
+        changes: dict[str, Any] = {
+            "seq": len(self._events) + 1,
+            "time_ms": self.now_ms() if now_ms is None else now_ms,
+            "wall": self.wall(),
+        }
         if isinstance(event, GroupEvent) and event.broker is None and self.coordinator_of is not None:
             broker = self.coordinator_of(event.group)
             if broker >= 0:
@@ -427,7 +444,7 @@ class EventLog:
 
     def take_new(self) -> list[Event]:
         """Events appended since the last call (for listeners, told after each change)."""
-        new = self._events[self._told:]
+        new = self._events[self._told :]
         self._told = len(self._events)
         return new
 

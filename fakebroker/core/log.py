@@ -48,8 +48,15 @@ class PartitionLog:
         # No open transactions are tracked yet, so everything below the high watermark is stable.
         return self.high_watermark
 
-    def append(self, batch: bytes | bytearray, header: rec.BatchHeader, *, leader_epoch: int, now_ms: int,
-               log_append_time: bool) -> tuple[int, int]:
+    def append(
+        self,
+        batch: bytes | bytearray,
+        header: rec.BatchHeader,
+        *,
+        leader_epoch: int,
+        now_ms: int,
+        log_append_time: bool,
+    ) -> tuple[int, int]:
         """Store one validated batch; returns (base offset, log append time or -1)."""
         buf = bytearray(batch)
         base = self.log_end_offset
@@ -62,8 +69,9 @@ class PartitionLog:
             rec.set_log_append_time(buf, 0, now_ms)
             append_time = max_ts = now_ms
         last = base + header.last_offset_delta if header.magic >= 2 else base
-        stored = StoredBatch(base, last, max_ts, bytes(buf), header.producer_id, header.is_transactional,
-                             header.is_control, now_ms)
+        stored = StoredBatch(
+            base, last, max_ts, bytes(buf), header.producer_id, header.is_transactional, header.is_control, now_ms
+        )
         self.batches.append(stored)
         self._bases.append(base)
         self.log_end_offset = last + 1
@@ -136,8 +144,9 @@ class PartitionLog:
         if retention_bytes >= 0:
             self._drop_while(lambda b: self.size_bytes - b.size >= retention_bytes)
         if len(self.batches) != before:
-            self.log_start_offset = max(self.log_start_offset,
-                                        self.batches[0].base_offset if self.batches else self.log_end_offset)
+            self.log_start_offset = max(
+                self.log_start_offset, self.batches[0].base_offset if self.batches else self.log_end_offset
+            )
         return before - len(self.batches)
 
     def truncate_all(self) -> None:

@@ -80,8 +80,15 @@ class PartitionProducers:
             return SequenceCheck(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
         return SequenceCheck()
 
-    def record(self, producer_id: int, epoch: int, base_seq: int, last_offset_delta: int, base_offset: int,
-               log_append_time: int) -> None:
+    def record(
+        self,
+        producer_id: int,
+        epoch: int,
+        base_seq: int,
+        last_offset_delta: int,
+        base_offset: int,
+        log_append_time: int,
+    ) -> None:
         entry = self.entries.get(producer_id)
         if entry is None or epoch != entry.epoch:
             entry = self.entries[producer_id] = ProducerEntry(epoch)
@@ -106,8 +113,9 @@ class ProducerIds:
         self.previous: dict[str, tuple[int, int]] = {}
         self.epochs: dict[int, int] = {}  # producer id -> current epoch
 
-    def init(self, transactional_id: str | None, producer_id: int = -1,
-             producer_epoch: int = -1) -> tuple[ErrorCode, int, int]:
+    def init(
+        self, transactional_id: str | None, producer_id: int = -1, producer_epoch: int = -1
+    ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, epoch) as InitProducerId answers them."""
         if transactional_id is None:
             # "if the transactional id is null, then always blindly accept the request and return a new producerId"
@@ -125,14 +133,16 @@ class ProducerIds:
             return ErrorCode.NONE, pid, 0
         pid, epoch = current
         previous_id, last_epoch = self.previous[transactional_id]
-        if expected_epoch is not None and producer_id != pid and not (
-                producer_id == previous_id and epoch_exhausted(expected_epoch)):
+        if (
+            expected_epoch is not None
+            and producer_id != pid
+            and not (producer_id == previous_id and epoch_exhausted(expected_epoch))
+        ):
             return ErrorCode.PRODUCER_FENCED, -1, -1
         if epoch_exhausted(epoch) and expected_epoch in (None, epoch):
             # prepareProducerIdRotation: a new producer id at epoch 0; the last epoch is kept for a retry.
             new_pid = self._allocate()
-            self._set(transactional_id, new_pid, 0, previous_id=pid,
-                      last_epoch=-1 if expected_epoch is None else epoch)
+            self._set(transactional_id, new_pid, 0, previous_id=pid, last_epoch=-1 if expected_epoch is None else epoch)
             return ErrorCode.NONE, new_pid, 0
         if epoch_exhausted(epoch):
             # prepareIncrementProducerEpoch throws IllegalStateException ("Cannot allocate any more producer

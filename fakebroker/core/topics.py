@@ -19,11 +19,14 @@ def topic_name_error(name: str) -> str | None:
     if not name:
         return "Topic name is illegal, it can't be empty"
     if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
+        return 'Topic name cannot be "." or ".."'
     if len(name) > MAX_TOPIC_NAME:
         return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
     if not _LEGAL_TOPIC.match(name):
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        return (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"
+        )
     return None
 
 

@@ -9,8 +9,8 @@ match against this view, and the response builder splits requests along it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..protocol.messages import Message
 
@@ -18,7 +18,10 @@ TOPIC_KEYS = ("name", "topic", "topic_id")
 PARTITION_KEYS = ("partition_index", "partition", "index")
 PARTITION_LISTS = ("partition_indexes", "partitions")
 GROUP_LISTS = ("groups", "groups_names", "group_ids")
-IGNORED_ARRAYS = ("forgotten_topics_data", "protocols")  # named, but not asked for; JoinGroup protocols name assignors, not topics
+IGNORED_ARRAYS = (
+    "forgotten_topics_data",
+    "protocols",
+)  # named, but not asked for; JoinGroup protocols name assignors, not topics
 FIND_COORDINATOR = 10
 KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION = 0, 1
 

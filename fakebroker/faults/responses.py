@@ -10,7 +10,7 @@ answers. ``replace_errors`` overwrites the error codes of a response the handler
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..protocol.messages import Message, response_type
 from .request_view import PARTITION_KEYS, TOPIC_KEYS, Leaf, TopicNames, partition_of, topic_of
@@ -26,15 +26,27 @@ ARRAY_SOURCES: dict[str, tuple[str, ...]] = {
     "coordinators": ("coordinator_keys",),
 }
 KEY_SOURCES: dict[str, tuple[str, ...]] = {
-    "name": ("name", "topic"), "topic": ("topic", "name"), "topic_id": ("topic_id",),
-    "partition_index": PARTITION_KEYS, "index": ("index", "partition_index", "partition"),
+    "name": ("name", "topic"),
+    "topic": ("topic", "name"),
+    "topic_id": ("topic_id",),
+    "partition_index": PARTITION_KEYS,
+    "index": ("index", "partition_index", "partition"),
     "partition": ("partition", "partition_index", "index"),
-    "group_id": ("group_id",), "key": ("key",), "member_id": ("member_id",), "group_instance_id": ("group_instance_id",),
+    "group_id": ("group_id",),
+    "key": ("key",),
+    "member_id": ("member_id",),
+    "group_instance_id": ("group_instance_id",),
 }
 SCALAR_KEYS = ("partition_index", "index", "group_id", "name", "key")
 # what Kafka's error responses put in offset-like fields (INVALID_OFFSET, INVALID_HIGH_WATERMARK)
-ERROR_SENTINELS = {"base_offset": -1, "high_watermark": -1, "last_stable_offset": -1, "committed_offset": -1,
-                   "offset": -1, "timestamp": -1}
+ERROR_SENTINELS = {
+    "base_offset": -1,
+    "high_watermark": -1,
+    "last_stable_offset": -1,
+    "committed_offset": -1,
+    "offset": -1,
+    "timestamp": -1,
+}
 LeafFilter = Callable[[Leaf], bool]
 
 
@@ -176,7 +188,9 @@ def replace_errors(response: Message, code: int, hit: LeafFilter | None, topic_n
     return count + _replace(response, code, hit, topic_names, None, None)
 
 
-def _replace(msg: Message, code: int, hit: LeafFilter | None, topic_names: TopicNames, group: str | None, topic: str | None) -> int:
+def _replace(
+    msg: Message, code: int, hit: LeafFilter | None, topic_names: TopicNames, group: str | None, topic: str | None
+) -> int:
     count = 0
     for info in msg._fields:
         value = getattr(msg, info.attr)

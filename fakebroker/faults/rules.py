@@ -21,8 +21,9 @@ import fnmatch
 import itertools
 import random
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..protocol.error_codes import error_code
 from ..protocol.messages import api_keys
@@ -34,7 +35,8 @@ ACTIONS = {
     "delay": "handle the request and hold the answer for `delay` seconds",
     "drop": "close the connection before handling the request",
     "drop_after": "handle the request, then close the connection instead of answering",
-    "blackhole": "swallow the request and stop reading the connection for `duration` seconds (None: until the rule is removed)",
+    "blackhole": "swallow the request and stop reading the connection for `duration` seconds "
+    "(None: until the rule is removed)",
     "throttle": "handle the request and fill throttle_time_ms with `throttle_ms`",
 }
 
@@ -135,7 +137,9 @@ class FaultRule:
         return not (self.filters_items and not any(self.hits_leaf(leaf) for leaf in view.leaves))
 
     def matches(self, broker: int, api_key: int, version: int, client_id: str | None, view: RequestView) -> bool:
-        return self.matches_header(broker, api_key, version, client_id) and (not self.needs_view or self.matches_view(view))
+        return self.matches_header(broker, api_key, version, client_id) and (
+            not self.needs_view or self.matches_view(view)
+        )
 
     def roll(self) -> bool:
         """Count a match and decide whether the rule fires on it."""
@@ -154,8 +158,13 @@ class FaultRule:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (the control endpoint lists rules with it)."""
         names = api_keys()
-        out: dict[str, Any] = {"id": self.id, "action": self.action, "matched": self.matched, "fired": self.fired,
-                               "active": self.active}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "action": self.action,
+            "matched": self.matched,
+            "fired": self.fired,
+            "active": self.active,
+        }
         if self.apis is not None:
             out["api"] = sorted(names.get(k, str(k)) for k in self.apis)
         for key in ("versions", "client_id", "transactional_id", "duration", "nth", "times", "seed"):
@@ -181,17 +190,35 @@ class Faults:
         self._lock = threading.Lock()  # rules are added from test threads, read on the loop
         self._by_api: dict[int, list[FaultRule]] = {}  # api key -> rules that can match it, in order
 
-    def add(self, *, api: str | int | Iterable[str | int] | None = None, version: int | tuple[int, int] | None = None,
-            broker: int | Iterable[int] | None = None, client_id: str | None = None, group: str | Iterable[str] | None = None,
-            topic: str | Iterable[str] | None = None, partition: int | Iterable[int] | None = None,
-            transactional_id: str | None = None, error: str | int | None = None, action: str | None = None,
-            delay: float = 0.0, duration: float | None = None, throttle_ms: int = 0, nth: int | None = None,
-            after: int = 0, times: int | None = None, probability: float = 1.0, seed: int | None = None) -> FaultRule:
+    def add(
+        self,
+        *,
+        api: str | int | Iterable[str | int] | None = None,
+        version: int | tuple[int, int] | None = None,
+        broker: int | Iterable[int] | None = None,
+        client_id: str | None = None,
+        group: str | Iterable[str] | None = None,
+        topic: str | Iterable[str] | None = None,
+        partition: int | Iterable[int] | None = None,
+        transactional_id: str | None = None,
+        error: str | int | None = None,
+        action: str | None = None,
+        delay: float = 0.0,
+        duration: float | None = None,
+        throttle_ms: int = 0,
+        nth: int | None = None,
+        after: int = 0,
+        times: int | None = None,
+        probability: float = 1.0,
+        seed: int | None = None,
+    ) -> FaultRule:
         """Add a rule; see the README's fault table. Misspelt APIs, errors or actions are refused."""
         if action is None:
             action = "error" if error is not None else "throttle" if throttle_ms else "delay" if delay else ""
         if action not in ACTIONS:
-            raise ValueError(f"unknown action {action!r}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items()))
+            raise ValueError(
+                f"unknown action {action!r}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())
+            )
         if action in ("error", "replace_error") and error is None:
             raise ValueError(f"action {action!r} needs error= (a Kafka error name or code)")
         if action == "throttle" and throttle_ms <= 0:
@@ -203,11 +230,27 @@ class Faults:
             apis = frozenset(api_key_of(a) for a in ([api] if isinstance(api, (str, int)) else api))
         versions = (version, version) if isinstance(version, int) else tuple(version) if version is not None else None
         rule = FaultRule(
-            id=next(self._ids), action=action, apis=apis, versions=versions, brokers=_as_set(broker), client_id=client_id,
-            groups=_as_set(group), topics=_as_set(topic), partitions=_as_set(partition), transactional_id=transactional_id,
-            error=int(error_code(error)) if error is not None else None, delay=float(delay),
-            duration=None if duration is None else float(duration), throttle_ms=int(throttle_ms), nth=nth, after=after,
-            times=times, probability=probability, seed=seed, _random=random.Random(seed))
+            id=next(self._ids),
+            action=action,
+            apis=apis,
+            versions=versions,
+            brokers=_as_set(broker),
+            client_id=client_id,
+            groups=_as_set(group),
+            topics=_as_set(topic),
+            partitions=_as_set(partition),
+            transactional_id=transactional_id,
+            error=int(error_code(error)) if error is not None else None,
+            delay=float(delay),
+            duration=None if duration is None else float(duration),
+            throttle_ms=int(throttle_ms),
+            nth=nth,
+            after=after,
+            times=times,
+            probability=probability,
+            seed=seed,
+            _random=random.Random(seed),
+        )
         with self._lock:
             self._rules = self._rules + [rule]
             self._by_api = {}
@@ -246,8 +289,14 @@ class Faults:
     def __iter__(self):
         return iter(list(self._rules))
 
-    def fire(self, broker: int, api_key: int, version: int, client_id: str | None,
-             view: RequestView | Callable[[], RequestView]) -> list[FaultRule]:
+    def fire(
+        self,
+        broker: int,
+        api_key: int,
+        version: int,
+        client_id: str | None,
+        view: RequestView | Callable[[], RequestView],
+    ) -> list[FaultRule]:
         """The rules that fire for this request, counting matches as it goes. ``view`` may be
         a function: the request is then looked into only if a rule's header match needs it."""
         fired = []

@@ -10,8 +10,9 @@ the valid ones) becomes 400, ``KeyError`` (an unknown rule) 404.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -151,7 +152,11 @@ def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
             continue
         if name in props and not _type_ok(props[name], value):
             want = props[name].get("type")
-            raise HTTPError(400, f"field {name!r} must be {' or '.join(want) if isinstance(want, list) else want}, got {json.dumps(value)}")
+            raise HTTPError(
+                400,
+                f"field {name!r} must be {' or '.join(want) if isinstance(want, list) else want}, "
+                f"got {json.dumps(value)}",
+            )
         out[name] = value
     return out
 
@@ -170,27 +175,52 @@ def _one_or_many(kind: str) -> dict[str, Any]:
     return {"type": [kind, "array"], "items": {"type": kind}}
 
 
-FAULT_BODY = _obj({
-    "api": {"type": ["string", "integer", "array"], "items": {"type": ["string", "integer"]},
-            "description": "Kafka API name (\"Heartbeat\") or key, or a list of them"},
-    "version": {"type": ["integer", "array"], "items": INT, "description": "a version or [lowest, highest]"},
-    "broker": _one_or_many("integer"), "client_id": {**STR, "description": "exact, or a glob such as svc-*"},
-    "group": _one_or_many("string"), "topic": _one_or_many("string"), "partition": _one_or_many("integer"),
-    "transactional_id": STR,
-    "error": {"type": ["string", "integer"], "description": "Kafka error name (REBALANCE_IN_PROGRESS) or code"},
-    "action": {**STR, "enum": sorted(ACTIONS), "description": "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())},
-    "delay": NUM, "duration": NUM, "throttle_ms": INT, "nth": INT, "after": INT, "times": INT,
-    "probability": NUM, "seed": INT,
-})
+FAULT_BODY = _obj(
+    {
+        "api": {
+            "type": ["string", "integer", "array"],
+            "items": {"type": ["string", "integer"]},
+            "description": 'Kafka API name ("Heartbeat") or key, or a list of them',
+        },
+        "version": {"type": ["integer", "array"], "items": INT, "description": "a version or [lowest, highest]"},
+        "broker": _one_or_many("integer"),
+        "client_id": {**STR, "description": "exact, or a glob such as svc-*"},
+        "group": _one_or_many("string"),
+        "topic": _one_or_many("string"),
+        "partition": _one_or_many("integer"),
+        "transactional_id": STR,
+        "error": {"type": ["string", "integer"], "description": "Kafka error name (REBALANCE_IN_PROGRESS) or code"},
+        "action": {**STR, "enum": sorted(ACTIONS), "description": "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())},
+        "delay": NUM,
+        "duration": NUM,
+        "throttle_ms": INT,
+        "nth": INT,
+        "after": INT,
+        "times": INT,
+        "probability": NUM,
+        "seed": INT,
+    }
+)
 WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
-    "group_state": (cond.GroupState, _obj({"group": STR, "state": STR, "members": INT, "generation_above": INT}, ("group",))),
+    "group_state": (
+        cond.GroupState,
+        _obj({"group": STR, "state": STR, "members": INT, "generation_above": INT}, ("group",)),
+    ),
     "generation_above": (cond.generation_above, _obj({"group": STR, "generation": INT}, ("group", "generation"))),
-    "event": (lambda kind, since=0, details=None: cond.event(kind, since=since, **(details or {})),
-              _obj({"kind": STR, "since": INT, "details": {"type": "object"}}, ("kind",))),
-    "member_expired": (cond.member_expired, _obj({"group": STR, "client_id": STR, "since": INT}, ("group", "client_id"))),
-    "committed_offset": (cond.committed_offset,
-                         _obj({"group": STR, "topic": STR, "partition": INT, "at_least": INT},
-                              ("group", "topic", "partition", "at_least"))),
+    "event": (
+        lambda kind, since=0, details=None: cond.event(kind, since=since, **(details or {})),
+        _obj({"kind": STR, "since": INT, "details": {"type": "object"}}, ("kind",)),
+    ),
+    "member_expired": (
+        cond.member_expired,
+        _obj({"group": STR, "client_id": STR, "since": INT}, ("group", "client_id")),
+    ),
+    "committed_offset": (
+        cond.committed_offset,
+        _obj(
+            {"group": STR, "topic": STR, "partition": INT, "at_least": INT}, ("group", "topic", "partition", "at_least")
+        ),
+    ),
 }
 
 
@@ -332,13 +362,17 @@ async def group_offsets(req: Request) -> Any:
     committed = req.cluster.committed(gid)
     if not committed and req.cluster.group(gid) is None:
         raise HTTPError(404, f"no group {gid!r}")
-    return {"group_id": gid, "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(committed.items())]}
+    return {
+        "group_id": gid,
+        "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(committed.items())],
+    }
 
 
 async def create_topic(req: Request) -> Any:
     b = req.body
-    topic = req.cluster.create_topic(b["name"], b.get("partitions", -1), replication_factor=b.get("replication_factor", -1),
-                                     config=b.get("config"))
+    topic = req.cluster.create_topic(
+        b["name"], b.get("partitions", -1), replication_factor=b.get("replication_factor", -1), config=b.get("config")
+    )
     return _topic(req.cluster, topic.name).to_dict()
 
 
@@ -416,77 +450,169 @@ async def openapi(req: Request) -> Any:
 
 ROUTES: list[Route] = [
     Route("GET", "/openapi.json", openapi, "This document (the one path open without the token)", open=True),
-    Route("POST", "/faults", add_fault, "Add a fault rule; the body is cluster.faults.add's keyword arguments",
-          FAULT_BODY, status=201),
+    Route(
+        "POST",
+        "/faults",
+        add_fault,
+        "Add a fault rule; the body is cluster.faults.add's keyword arguments",
+        FAULT_BODY,
+        status=201,
+    ),
     Route("GET", "/faults", list_faults, "Every fault rule with its matched and fired counts"),
     Route("DELETE", "/faults", clear_faults, "Remove every fault rule"),
     Route("GET", "/faults/{id:int}", get_fault, "One fault rule"),
-    Route("DELETE", "/faults/{id:int}", remove_fault, "Remove a fault rule (ends its black holes); returns its final counts"),
+    Route(
+        "DELETE",
+        "/faults/{id:int}",
+        remove_fault,
+        "Remove a fault rule (ends its black holes); returns its final counts",
+    ),
     Route("GET", "/brokers", list_brokers, "Every broker: id, host, port, alive"),
-    Route("POST", "/brokers/{id:int}/stop", stop_broker,
-          "Stop a broker as if its process died; returns once its port is closed"),
-    Route("POST", "/brokers/{id:int}/start", start_broker, "Start a stopped broker on its port; returns once it listens"),
+    Route(
+        "POST",
+        "/brokers/{id:int}/stop",
+        stop_broker,
+        "Stop a broker as if its process died; returns once its port is closed",
+    ),
+    Route(
+        "POST", "/brokers/{id:int}/start", start_broker, "Start a stopped broker on its port; returns once it listens"
+    ),
     Route("POST", "/brokers/{id:int}/restart", restart_broker, "Stop, then start a broker"),
     Route("POST", "/leaders/preferred", elect_preferred, "Give every partition back to its preferred live replica"),
     Route("GET", "/clock", get_clock, "The cluster's time (ms) and whether it is virtual"),
-    Route("POST", "/clock/advance", advance_clock,
-          "Advance virtual time (409 on a real clock); step/settle split the jump with real pauses",
-          _obj({"seconds": NUM, "step": NUM, "settle": NUM}, ("seconds",))),
-    Route("GET", "/events", list_events, "The event log after seq `since`, filtered; next_since is the seq to poll from",
-          query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT}),
+    Route(
+        "POST",
+        "/clock/advance",
+        advance_clock,
+        "Advance virtual time (409 on a real clock); step/settle split the jump with real pauses",
+        _obj({"seconds": NUM, "step": NUM, "settle": NUM}, ("seconds",)),
+    ),
+    Route(
+        "GET",
+        "/events",
+        list_events,
+        "The event log after seq `since`, filtered; next_since is the seq to poll from",
+        query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT},
+    ),
     Route("GET", "/groups", list_groups, "Every group the coordinator knows, with members and assignments"),
     Route("GET", "/groups/{id}", get_group, "One group: state, generation, members, assignments, coordinator"),
-    Route("POST", "/groups/{id}/coordinator", move_coordinator,
-          "Move a group's coordinator (default: the next live broker); the new one reloads the group",
-          _obj({"broker": INT, "load_time_ms": INT})),
+    Route(
+        "POST",
+        "/groups/{id}/coordinator",
+        move_coordinator,
+        "Move a group's coordinator (default: the next live broker); the new one reloads the group",
+        _obj({"broker": INT, "load_time_ms": INT}),
+    ),
     Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
-    Route("POST", "/topics", create_topic, "Create a topic",
-          _obj({"name": STR, "partitions": INT, "replication_factor": INT, "config": {"type": "object"}}, ("name",)),
-          status=201),
-    Route("GET", "/topics", list_topics, "Every topic with its partitions' leaders and offsets",
-          query={"internal": {"type": "boolean"}}),
+    Route(
+        "POST",
+        "/topics",
+        create_topic,
+        "Create a topic",
+        _obj({"name": STR, "partitions": INT, "replication_factor": INT, "config": {"type": "object"}}, ("name",)),
+        status=201,
+    ),
+    Route(
+        "GET",
+        "/topics",
+        list_topics,
+        "Every topic with its partitions' leaders and offsets",
+        query={"internal": {"type": "boolean"}},
+    ),
     Route("GET", "/topics/{name}", get_topic, "One topic"),
     Route("DELETE", "/topics/{name}", delete_topic, "Delete a topic"),
-    Route("POST", "/topics/{name}/partitions", add_partitions, "Grow a topic to `count` partitions in total",
-          _obj({"count": INT}, ("count",))),
-    Route("POST", "/topics/{name}/partitions/{p:int}/leader", move_leader, "Make a live broker the partition's leader",
-          _obj({"broker": INT}, ("broker",))),
+    Route(
+        "POST",
+        "/topics/{name}/partitions",
+        add_partitions,
+        "Grow a topic to `count` partitions in total",
+        _obj({"count": INT}, ("count",)),
+    ),
+    Route(
+        "POST",
+        "/topics/{name}/partitions/{p:int}/leader",
+        move_leader,
+        "Make a live broker the partition's leader",
+        _obj({"broker": INT}, ("broker",)),
+    ),
     Route("GET", "/network", list_cuts, "The network cuts in force"),
-    Route("POST", "/network/cut", cut, "Cut clients (client id or glob) off from a broker (default: all)",
-          _obj({"client_id": STR, "broker": INT}, ("client_id",))),
-    Route("POST", "/network/heal", heal, "Undo cuts for a client id (default: all) and broker (default: any)",
-          _obj({"client_id": STR, "broker": INT})),
-    Route("POST", "/wait", wait,
-          "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset;"
-          " the condition's parameters sit beside `condition`",
-          {"type": "object", "properties": {"condition": {**STR, "enum": list(WAIT_CONDITIONS)}, "timeout": NUM},
-           "required": ["condition"], "additionalProperties": True}),
+    Route(
+        "POST",
+        "/network/cut",
+        cut,
+        "Cut clients (client id or glob) off from a broker (default: all)",
+        _obj({"client_id": STR, "broker": INT}, ("client_id",)),
+    ),
+    Route(
+        "POST",
+        "/network/heal",
+        heal,
+        "Undo cuts for a client id (default: all) and broker (default: any)",
+        _obj({"client_id": STR, "broker": INT}),
+    ),
+    Route(
+        "POST",
+        "/wait",
+        wait,
+        "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset;"
+        " the condition's parameters sit beside `condition`",
+        {
+            "type": "object",
+            "properties": {"condition": {**STR, "enum": list(WAIT_CONDITIONS)}, "timeout": NUM},
+            "required": ["condition"],
+            "additionalProperties": True,
+        },
+    ),
 ]
 
 
 def openapi_document() -> dict[str, Any]:
     """OpenAPI 3.1 description of ``ROUTES``."""
-    error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    error = {
+        "description": "Error",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
     paths: dict[str, dict[str, Any]] = {}
     for route in ROUTES:
         template = "/" + "/".join(f"{{{n}}}" if k else n for n, k in route.segments)
-        params = [{"name": n, "in": "path", "required": True, "schema": INT if k == "int" else STR}
-                  for n, k in route.segments if k]
+        params = [
+            {"name": n, "in": "path", "required": True, "schema": INT if k == "int" else STR}
+            for n, k in route.segments
+            if k
+        ]
         params += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in route.query.items()]
-        op: dict[str, Any] = {"operationId": route.handler.__name__, "summary": route.summary,
-                              "responses": {str(route.status): {"description": "OK", "content": {"application/json": {}}},
-                                            "400": error, "401": error, "404": error}}
+        op: dict[str, Any] = {
+            "operationId": route.handler.__name__,
+            "summary": route.summary,
+            "responses": {
+                str(route.status): {"description": "OK", "content": {"application/json": {}}},
+                "400": error,
+                "401": error,
+                "404": error,
+            },
+        }
         if params:
             op["parameters"] = params
         if route.body is not None:
-            op["requestBody"] = {"required": bool(route.body.get("required")),
-                                 "content": {"application/json": {"schema": route.body}}}
+            op["requestBody"] = {
+                "required": bool(route.body.get("required")),
+                "content": {"application/json": {"schema": route.body}},
+            }
         if route.open:
             op["security"] = []
         paths.setdefault(template, {})[route.method.lower()] = op
-    return {"openapi": "3.1.0",
-            "info": {"title": "fakebroker control endpoint", "version": __version__,
-                     "description": "Faults, cluster actions, clock, events and state of a running fakebroker cluster."},
-            "servers": [{"url": "/"}], "security": [{"bearer": []}], "paths": paths,
-            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-                           "schemas": {"Error": {"type": "object", "properties": {"error": STR}, "required": ["error"]}}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "fakebroker control endpoint",
+            "version": __version__,
+            "description": "Faults, cluster actions, clock, events and state of a running fakebroker cluster.",
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": {"type": "object", "properties": {"error": STR}, "required": ["error"]}},
+        },
+    }

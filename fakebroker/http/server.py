@@ -27,7 +27,8 @@ import logging
 import os
 import secrets
 import socket
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
 import anyio
@@ -57,8 +58,9 @@ class ControlApp:
         self.cluster = cluster
         self._token = token.encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]],
-                       send: Callable[[dict], Awaitable[None]]) -> None:
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]
+    ) -> None:
         if scope["type"] == "lifespan":
             while True:
                 message = await receive()
@@ -79,9 +81,18 @@ class ControlApp:
             log.exception("control endpoint: %s %s failed", scope.get("method"), scope.get("path"))
             status, payload = 500, {"error": f"{type(exc).__name__}: {exc}"}
         body = json.dumps(payload, default=str).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"cache-control", b"no-store"), *headers]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-store"),
+                    *headers,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def _handle(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> tuple[int, Any]:
@@ -96,7 +107,9 @@ class ControlApp:
         if route is None:
             if candidates:
                 allowed = ", ".join(sorted({r.method for r, _ in candidates}))
-                raise HTTPError(405, f"{method} is not allowed here (allowed: {allowed})", [(b"allow", allowed.encode())])
+                raise HTTPError(
+                    405, f"{method} is not allowed here (allowed: {allowed})", [(b"allow", allowed.encode())]
+                )
             raise HTTPError(404, f"no resource {raw}; GET /openapi.json lists them")
         body = await self._read_body(receive)
         if route.body is not None:
@@ -108,7 +121,13 @@ class ControlApp:
         try:
             return route.status, await route.handler(req)
         except TopicError as exc:
-            status = 404 if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else 409 if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else 400
+            status = (
+                404
+                if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                else 409
+                if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS
+                else 400
+            )
             raise HTTPError(status, f"{exc.code.name}: {exc.message}") from None
         except KeyError as exc:  # faults.get / remove of an unknown rule
             raise HTTPError(404, str(exc.args[0]) if exc.args else "not found") from None
@@ -123,8 +142,11 @@ class ControlApp:
                 if scheme.lower() == b"bearer":
                     given = credentials.strip()
         if not given or not hmac.compare_digest(given, self._token):
-            raise HTTPError(401, "missing or wrong token: send 'Authorization: Bearer TOKEN' (the token serve printed)",
-                            [(b"www-authenticate", b'Bearer realm="fakebroker"')])
+            raise HTTPError(
+                401,
+                "missing or wrong token: send 'Authorization: Bearer TOKEN' (the token serve printed)",
+                [(b"www-authenticate", b'Bearer realm="fakebroker"')],
+            )
 
     async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> Any:
         chunks, size = [], 0
@@ -156,7 +178,9 @@ def loopback_host(host: str) -> str:
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
-        raise ValueError(f"the control endpoint binds a loopback address only (127.0.0.1 or ::1), not {host!r}") from None
+        raise ValueError(
+            f"the control endpoint binds a loopback address only (127.0.0.1 or ::1), not {host!r}"
+        ) from None
     if not ip.is_loopback:
         raise ValueError(f"the control endpoint binds a loopback address only (127.0.0.1 or ::1), not {host!r}")
     return str(ip)
@@ -174,8 +198,14 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(cluster: FakeCluster, *, port: int = 0, token: str | None = None, host: str = "127.0.0.1",
-                task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED) -> None:
+async def serve(
+    cluster: FakeCluster,
+    *,
+    port: int = 0,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Serve the endpoint until cancelled; reports ``(port, token)`` through ``task_status``
     once the port accepts connections. For ``task_group.start(serve, cluster, ...)``."""
     from hypercorn.config import Config
@@ -231,8 +261,14 @@ def _close_if_unclaimed(fd: int, identity: os.stat_result) -> None:
         os.close(fd)
 
 
-async def start(cluster: FakeCluster, port: int = 0, token: str | None = None, host: str = "127.0.0.1", *,
-                task_group: TaskGroup | None = None) -> tuple[int, str]:
+async def start(
+    cluster: FakeCluster,
+    port: int = 0,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    *,
+    task_group: TaskGroup | None = None,
+) -> tuple[int, str]:
     """Start the endpoint for a running cluster in ``task_group`` (default: the cluster's, from
     its own loop); returns ``(port, token)``. It stops with the task group."""
     loopback_host(host)  # refuse before starting anything
@@ -248,11 +284,11 @@ async def start(cluster: FakeCluster, port: int = 0, token: str | None = None, h
 class ControlEndpoint:
     """The control endpoint of a running cluster, for as long as the cluster runs::
 
-        with FakeCluster().run_in_thread() as cluster, ControlEndpoint(cluster) as control:
-            requests.get(control.url + "/groups", headers={"Authorization": f"Bearer {control.token}"})
+    with FakeCluster().run_in_thread() as cluster, ControlEndpoint(cluster) as control:
+        requests.get(control.url + "/groups", headers={"Authorization": f"Bearer {control.token}"})
 
-        async with FakeCluster() as cluster, ControlEndpoint(cluster) as control:
-            ...
+    async with FakeCluster() as cluster, ControlEndpoint(cluster) as control:
+        ...
     """
 
     def __init__(self, cluster: FakeCluster, port: int = 0, token: str | None = None, host: str = "127.0.0.1"):

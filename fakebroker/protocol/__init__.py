@@ -11,10 +11,28 @@ Layers (each importable on its own, none imports trio or the broker):
 - ``error_codes``: Kafka's error codes by name
 """
 
-from .errors import DecodeError, EncodeError, FrameTooLargeError, InvalidFrameError, ProtocolError, UnsupportedVersionError
+from .errors import (
+    DecodeError,
+    EncodeError,
+    FrameTooLargeError,
+    InvalidFrameError,
+    ProtocolError,
+    UnsupportedVersionError,
+)
 from .messages import Message, MessageType, api_keys, api_versions, message_type, request_type, response_type
 
 __all__ = [
-    "DecodeError", "EncodeError", "FrameTooLargeError", "InvalidFrameError", "ProtocolError", "UnsupportedVersionError",
-    "Message", "MessageType", "api_keys", "api_versions", "message_type", "request_type", "response_type",
+    "DecodeError",
+    "EncodeError",
+    "FrameTooLargeError",
+    "InvalidFrameError",
+    "ProtocolError",
+    "UnsupportedVersionError",
+    "Message",
+    "MessageType",
+    "api_keys",
+    "api_versions",
+    "message_type",
+    "request_type",
+    "response_type",
 ]

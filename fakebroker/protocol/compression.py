@@ -167,9 +167,7 @@ def _xerial_decompress(data: bytes) -> bytes:
         (length,) = struct.unpack_from(">i", data, pos)
         pos += 4
         if length < 0 or pos + length > n:
-            raise CompressionError(
-                SNAPPY, f"snappy: xerial block of {length} bytes at {pos - 4} exceeds the stream"
-            )
+            raise CompressionError(SNAPPY, f"snappy: xerial block of {length} bytes at {pos - 4} exceeds the stream")
         out += cramjam.snappy.decompress_raw(data[pos : pos + length])
         pos += length
     return bytes(out)

@@ -38,7 +38,9 @@ def encode_versioned(name: str, value: Message | dict[str, Any], version: int) -
     return _version.pack(version) + mt.encode(value, version)
 
 
-def decode_versioned(name: str, raw: bytes | bytearray | memoryview, *, newer_as_latest: bool = True) -> tuple[int, Message]:
+def decode_versioned(
+    name: str, raw: bytes | bytearray | memoryview, *, newer_as_latest: bool = True
+) -> tuple[int, Message]:
     """(version as written, message). With ``newer_as_latest`` a version above the newest
     known one is read with the newest layout (Kafka's forward-compatibility rule)."""
     mt = message_type(name)
@@ -56,11 +58,27 @@ def decode_versioned(name: str, raw: bytes | bytearray | memoryview, *, newer_as
         raise DecodeError(name, None, version, exc.offset + 2, exc.reason) from None
 
 
-def encode_subscription(topics: list[str], user_data: bytes | None = None, *, owned_partitions: dict[str, list[int]] | None = None,
-                        generation_id: int = -1, rack_id: str | None = None, version: int = 3) -> bytes:
+def encode_subscription(
+    topics: list[str],
+    user_data: bytes | None = None,
+    *,
+    owned_partitions: dict[str, list[int]] | None = None,
+    generation_id: int = -1,
+    rack_id: str | None = None,
+    version: int = 3,
+) -> bytes:
     owned = [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted((owned_partitions or {}).items())]
-    return encode_versioned(SUBSCRIPTION, {"topics": list(topics), "user_data": user_data, "owned_partitions": owned,
-                                           "generation_id": generation_id, "rack_id": rack_id}, version)
+    return encode_versioned(
+        SUBSCRIPTION,
+        {
+            "topics": list(topics),
+            "user_data": user_data,
+            "owned_partitions": owned,
+            "generation_id": generation_id,
+            "rack_id": rack_id,
+        },
+        version,
+    )
 
 
 def decode_subscription(raw: bytes | bytearray | memoryview) -> Message:

@@ -212,8 +212,7 @@ def error_code(name_or_code: str | int) -> ErrorCode:
             return ErrorCode(name_or_code)
         except ValueError:
             raise ValueError(
-                f"unknown Kafka error code {name_or_code}; "
-                f"valid codes are {min(ErrorCode)}..{max(ErrorCode)}"
+                f"unknown Kafka error code {name_or_code}; valid codes are {min(ErrorCode)}..{max(ErrorCode)}"
             ) from None
     if isinstance(name_or_code, str):
         text = name_or_code.strip()
@@ -229,11 +228,5 @@ def error_code(name_or_code: str | int) -> ErrorCode:
             return member
         close = difflib.get_close_matches(key, _BY_NAME, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise ValueError(
-            f"unknown Kafka error name {name_or_code!r}.{hint} "
-            f"Valid names: {', '.join(_BY_NAME)}"
-        )
-    raise TypeError(
-        f"error_code() expects a Kafka error name or int code, "
-        f"not {type(name_or_code).__name__}"
-    )
+        raise ValueError(f"unknown Kafka error name {name_or_code!r}.{hint} Valid names: {', '.join(_BY_NAME)}")
+    raise TypeError(f"error_code() expects a Kafka error name or int code, not {type(name_or_code).__name__}")

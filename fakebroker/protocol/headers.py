@@ -114,12 +114,17 @@ def decode_request(payload: bytes | bytearray | memoryview) -> Request:
     return Request(header, mt.decode_from(stream, header.request_api_version))
 
 
-def encode_request(api_key: int, api_version: int, correlation_id: int, body: Message | dict,
-                   client_id: str | None = "fakebroker") -> bytes:
+def encode_request(
+    api_key: int, api_version: int, correlation_id: int, body: Message | dict, client_id: str | None = "fakebroker"
+) -> bytes:
     """A request payload (header + body), as a client would send it, without the size prefix."""
     stream = io.BytesIO()
-    header = {"request_api_key": api_key, "request_api_version": api_version,
-              "correlation_id": correlation_id, "client_id": client_id}
+    header = {
+        "request_api_key": api_key,
+        "request_api_version": api_version,
+        "correlation_id": correlation_id,
+        "client_id": client_id,
+    }
     request_header_type().encode_into(stream, header, request_header_version(api_key, api_version))
     request_type(api_key).encode_into(stream, body, api_version)
     return stream.getvalue()
@@ -128,8 +133,9 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, body: Me
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Message | dict) -> bytes:
     """A response payload (header + body) without the size prefix."""
     stream = io.BytesIO()
-    response_header_type().encode_into(stream, {"correlation_id": correlation_id},
-                                       response_header_version(api_key, api_version))
+    response_header_type().encode_into(
+        stream, {"correlation_id": correlation_id}, response_header_version(api_key, api_version)
+    )
     response_type(api_key).encode_into(stream, body, api_version)
     return stream.getvalue()
 
@@ -141,6 +147,16 @@ def decode_response(api_key: int, api_version: int, payload: bytes | bytearray |
     return header, response_type(api_key).decode_from(stream, api_version)
 
 
-__all__ = ["Request", "request_header_version", "response_header_version", "is_flexible", "peek_request",
-           "decode_request_header", "decode_request", "encode_request", "encode_response", "decode_response",
-           "UnsupportedVersionError"]
+__all__ = [
+    "Request",
+    "request_header_version",
+    "response_header_version",
+    "is_flexible",
+    "peek_request",
+    "decode_request_header",
+    "decode_request",
+    "encode_request",
+    "encode_response",
+    "decode_response",
+    "UnsupportedVersionError",
+]

@@ -34,7 +34,11 @@ class MessageType:
         self._codecs: dict[int, StructCodec] = {}
 
     def __repr__(self) -> str:
-        return f"<MessageType {self.name} v{self.versions[0]}-{self.versions[-1]}>" if self.versions else f"<MessageType {self.name}>"
+        return (
+            f"<MessageType {self.name} v{self.versions[0]}-{self.versions[-1]}>"
+            if self.versions
+            else f"<MessageType {self.name}>"
+        )
 
     @property
     def structs(self) -> dict[str, type[Message]]:
@@ -101,7 +105,15 @@ class MessageType:
             self.codec(version)._build(value, stream, c.Container(), self.name)
         except UnsupportedVersionError:
             raise
-        except (c.ConstructError, ValueError, OverflowError, TypeError, AttributeError, UnicodeEncodeError, KeyError) as exc:
+        except (
+            c.ConstructError,
+            ValueError,
+            OverflowError,
+            TypeError,
+            AttributeError,
+            UnicodeEncodeError,
+            KeyError,
+        ) as exc:
             raise EncodeError(f"cannot encode {self.name} v{version}: {_reason(exc)}") from None
 
 
@@ -156,5 +168,14 @@ def all_message_names() -> list[str]:
     return sorted(families())
 
 
-__all__ = ["MessageType", "Message", "FieldInfo", "message_type", "request_type", "response_type",
-           "api_keys", "api_versions", "all_message_names"]
+__all__ = [
+    "MessageType",
+    "Message",
+    "FieldInfo",
+    "message_type",
+    "request_type",
+    "response_type",
+    "api_keys",
+    "api_versions",
+    "all_message_names",
+]

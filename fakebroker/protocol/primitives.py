@@ -17,7 +17,6 @@ from typing import Any
 import construct as c
 
 
-
 class KNumber(c.Construct):
     """A fixed-width big-endian number. Same bytes as construct's ``Int32sb`` and friends,
     with a precompiled ``struct.Struct`` because these sit on the hottest path."""

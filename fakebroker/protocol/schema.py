@@ -12,15 +12,29 @@ from __future__ import annotations
 import io
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import construct as c
 
 from . import primitives as p
 from .specs import Spec, SpecFamily, VersionRange
 
-PRIMITIVES = {"bool", "int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "string", "bytes", "uuid", "records"}
+PRIMITIVES = {
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint16",
+    "uint32",
+    "float64",
+    "string",
+    "bytes",
+    "uuid",
+    "records",
+}
 _FIXED = {
     "int8": p.Int8,
     "int16": p.Int16,
@@ -186,15 +200,25 @@ class ClassBuilder:
         for field in self.struct_fields[struct].values():
             base = field["type"][2:] if field["type"].startswith("[]") else field["type"]
             sub = self.message_class(base) if base not in PRIMITIVES else None
-            infos.append(FieldInfo(field["name"], snake_case(field["name"]), field["type"], sub, _default_factory(field, sub)))
+            infos.append(
+                FieldInfo(field["name"], snake_case(field["name"]), field["type"], sub, _default_factory(field, sub))
+            )
         attrs = [i.attr for i in infos]
         if len(set(attrs)) != len(attrs):
             raise ValueError(f"snake_case names collide in {self.family.name}.{struct}: {attrs}")
         qualname = struct if struct == self.family.name else f"{self.family.name}.{struct}"
-        cls = type(struct, (Message,), {
-            "__slots__": tuple(attrs), "_fields": tuple(infos), "_by_attr": {i.attr: i for i in infos},
-            "_family": self.family.name, "__module__": "fakebroker.protocol.messages", "__qualname__": qualname,
-        })
+        cls = type(
+            struct,
+            (Message,),
+            {
+                "__slots__": tuple(attrs),
+                "_fields": tuple(infos),
+                "_by_attr": {i.attr: i for i in infos},
+                "_family": self.family.name,
+                "__module__": "fakebroker.protocol.messages",
+                "__qualname__": qualname,
+            },
+        )
         self.classes[struct] = cls
         return cls
 
@@ -207,8 +231,13 @@ def _present(field: dict[str, Any], version: int) -> bool:
 class StructCodec(c.Construct):
     """One struct at one version: its fixed fields in order, then (flexible) the tagged section."""
 
-    def __init__(self, cls: type[Message], fixed: list[tuple[str, c.Construct]],
-                 tagged: dict[int, tuple[str, c.Construct, Any]], flexible: bool):
+    def __init__(
+        self,
+        cls: type[Message],
+        fixed: list[tuple[str, c.Construct]],
+        tagged: dict[int, tuple[str, c.Construct, Any]],
+        flexible: bool,
+    ):
         super().__init__()
         self.cls = cls
         self.fixed = fixed
@@ -217,8 +246,11 @@ class StructCodec(c.Construct):
         carried = {attr for attr, _ in fixed} | {attr for attr, _, _ in tagged.values()}
         # Fields this version lacks; tagged ones may also be absent on the wire, so they
         # start at their default too and are overwritten when present.
-        self.defaults = [(f.attr, f.default) for f in cls._fields if f.attr not in carried or
-                         any(f.attr == a for a, _, _ in tagged.values())]
+        self.defaults = [
+            (f.attr, f.default)
+            for f in cls._fields
+            if f.attr not in carried or any(f.attr == a for a, _, _ in tagged.values())
+        ]
 
     def _parse(self, stream, context, path):
         obj = self.cls.__new__(self.cls)
@@ -243,7 +275,9 @@ class StructCodec(c.Construct):
                     inner = io.BytesIO(data)
                     setter(obj, attr, sub._parse(inner, context, path))
                     if inner.tell() != len(data):
-                        raise p.KafkaFormatError(f"tagged field {attr} (tag {tag}) has {len(data) - inner.tell()} bytes left over")
+                        raise p.KafkaFormatError(
+                            f"tagged field {attr} (tag {tag}) has {len(data) - inner.tell()} bytes left over"
+                        )
         except c.ConstructError as exc:
             _add_path(exc, f"{self.cls.__name__}.{attr}")
             raise

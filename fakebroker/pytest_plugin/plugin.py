@@ -34,8 +34,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "fakebroker(**options): FakeCluster options for this test's cluster (brokers=3, topics={...}, "
-                   "virtual_time=True, config={...}, ...)")
+        "markers",
+        "fakebroker(**options): FakeCluster options for this test's cluster (brokers=3, topics={...}, "
+        "virtual_time=True, config={...}, ...)",
+    )
 
 
 def _remember(item: pytest.Item, cluster: FakeCluster, since: int) -> None:

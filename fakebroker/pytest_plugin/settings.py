@@ -17,13 +17,27 @@ MARKER = "fakebroker"
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("fakebroker", "fakebroker: an in-process Kafka for tests")
     group.addoption("--fakebroker-brokers", type=int, default=None, help="brokers per test cluster (default 1)")
-    group.addoption("--fakebroker-set", action="append", default=[], metavar="NAME=VALUE",
-                    help="broker setting under Kafka's name, for every test cluster (repeatable)")
-    group.addoption("--fakebroker-shared", action="store_true", default=None,
-                    help="one cluster per session (per xdist worker), cleaned between tests")
-    group.addoption("--fakebroker-virtual-time", action="store_true", default=None, help="run test clusters on virtual time")
-    group.addoption("--fakebroker-timeline-dir", default=None,
-                    help="write the timeline picture of every failed test's cluster into this folder")
+    group.addoption(
+        "--fakebroker-set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="broker setting under Kafka's name, for every test cluster (repeatable)",
+    )
+    group.addoption(
+        "--fakebroker-shared",
+        action="store_true",
+        default=None,
+        help="one cluster per session (per xdist worker), cleaned between tests",
+    )
+    group.addoption(
+        "--fakebroker-virtual-time", action="store_true", default=None, help="run test clusters on virtual time"
+    )
+    group.addoption(
+        "--fakebroker-timeline-dir",
+        default=None,
+        help="write the timeline picture of every failed test's cluster into this folder",
+    )
     parser.addini("fakebroker_brokers", "brokers per test cluster", default="1")
     parser.addini("fakebroker_config", "broker settings NAME=VALUE, one per line", type="linelist", default=[])
     parser.addini("fakebroker_shared", "one cluster per session, cleaned between tests", type="bool", default=False)
@@ -67,8 +81,10 @@ def marker_options(item: pytest.Item) -> dict[str, Any] | None:
         merged.update(marker.kwargs)
     unknown = set(merged) - CLUSTER_PARAMS
     if unknown:
-        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.fakebroker got {', '.join(sorted(unknown))}; "
-                                f"FakeCluster accepts {', '.join(sorted(CLUSTER_PARAMS))}")
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.fakebroker got {', '.join(sorted(unknown))}; "
+            f"FakeCluster accepts {', '.join(sorted(CLUSTER_PARAMS))}"
+        )
     return merged
 
 

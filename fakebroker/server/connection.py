@@ -43,8 +43,14 @@ class Connection:
             with self._scope:
                 await self._serve_frames(decoder)
         except (ProtocolError, CloseConnection) as exc:
-            self.runtime.emit(ev.ConnectionClosed(broker=self.pipeline.broker_id, peer=self.peer.address,
-                                                  client_id=self.peer.client_id, reason=str(exc)))
+            self.runtime.emit(
+                ev.ConnectionClosed(
+                    broker=self.pipeline.broker_id,
+                    peer=self.peer.address,
+                    client_id=self.peer.client_id,
+                    reason=str(exc),
+                )
+            )
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:

@@ -66,5 +66,12 @@ def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
 def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: int | None = None) -> None:
     """A ``request_error`` event for every error code an answer carries."""
     for code in sorted(error_codes(response)):
-        runtime.emit(ev.RequestError(broker=exchange.broker_id, api=exchange.api_name, client_id=exchange.client_id,
-                                     error=error_name(code), fault=fault))
+        runtime.emit(
+            ev.RequestError(
+                broker=exchange.broker_id,
+                api=exchange.api_name,
+                client_id=exchange.client_id,
+                error=error_name(code),
+                fault=fault,
+            )
+        )

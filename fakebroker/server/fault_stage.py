@@ -48,10 +48,19 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
         return await proceed(body)
     view = look_inside()  # for the event
     for rule in fired:
-        runtime.emit(ev.FaultFired(broker=exchange.broker_id, rule=rule.id, action=rule.action, api=exchange.api_name,
-                                   version=exchange.api_version, client_id=exchange.client_id,
-                                   group=min(view.groups) if view.groups else None, topics=sorted(view.topics) or None,
-                                   error=error_name(rule.error)))
+        runtime.emit(
+            ev.FaultFired(
+                broker=exchange.broker_id,
+                rule=rule.id,
+                action=rule.action,
+                api=exchange.api_name,
+                version=exchange.api_version,
+                client_id=exchange.client_id,
+                group=min(view.groups) if view.groups else None,
+                topics=sorted(view.topics) or None,
+                error=error_name(rule.error),
+            )
+        )
     terminal = next((r for r in fired if r.action in TERMINAL), None)
     delay = max((r.delay for r in fired), default=0.0)
     if terminal is not None and terminal.action == "drop":
@@ -71,8 +80,15 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
     for rule in fired:
         if rule.action == "replace_error":
             if replace_errors(result, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names):
-                runtime.emit(ev.RequestError(broker=exchange.broker_id, api=exchange.api_name,
-                                             client_id=exchange.client_id, error=error_name(rule.error), fault=rule.id))
+                runtime.emit(
+                    ev.RequestError(
+                        broker=exchange.broker_id,
+                        api=exchange.api_name,
+                        client_id=exchange.client_id,
+                        error=error_name(rule.error),
+                        fault=rule.id,
+                    )
+                )
         elif rule.action == "throttle":
             set_throttle(result, rule.throttle_ms)
     if delay:
@@ -83,8 +99,9 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
     return result
 
 
-async def _error_instead(runtime: Runtime, rule: FaultRule, exchange: Exchange, body: Message, topic_names: Any,
-                         proceed: Proceed) -> Result:
+async def _error_instead(
+    runtime: Runtime, rule: FaultRule, exchange: Exchange, body: Message, topic_names: Any, proceed: Proceed
+) -> Result:
     """The rule's error for what it hits; a rule on some topic-partitions lets the rest be handled."""
     assert rule.error is not None
     api_key = exchange.api_key

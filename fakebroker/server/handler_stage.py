@@ -24,16 +24,28 @@ class HandlerStage:
 
     async def __call__(self, exchange: Exchange, body: Message) -> Result:
         runtime = self.runtime
-        ctx = RequestContext(runtime.state, self.broker_id, exchange.api_key, exchange.api_version,
-                             exchange.correlation_id, exchange.client_id, runtime.clock.now_ms(), exchange.client_host)
+        ctx = RequestContext(
+            runtime.state,
+            self.broker_id,
+            exchange.api_key,
+            exchange.api_version,
+            exchange.correlation_id,
+            exchange.client_id,
+            runtime.clock.now_ms(),
+            exchange.client_host,
+        )
         try:
             result = dispatch(ctx, body)
         except Exception as exc:  # a handler bug must not take the broker down
             log.exception("handler of API %s v%s failed", exchange.api_key, exchange.api_version)
-            runtime.emit(ev.HandlerError(broker=self.broker_id, api=exchange.api_key, version=exchange.api_version,
-                                         error=repr(exc)))
-            raise CloseConnection(f"internal error handling API {exchange.api_key} v{exchange.api_version}: "
-                                  f"{exc!r}") from exc
+            runtime.emit(
+                ev.HandlerError(
+                    broker=self.broker_id, api=exchange.api_key, version=exchange.api_version, error=repr(exc)
+                )
+            )
+            raise CloseConnection(
+                f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}"
+            ) from exc
         runtime.settle(data_changed=ctx.effects.data_changed)
         if isinstance(result, Wait):
             result = await self._wait(result)

@@ -59,7 +59,9 @@ class Pipeline:
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
         if runtime.is_cut_off(header.client_id, self.broker_id):
-            raise CloseConnection(f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}")
+            raise CloseConnection(
+                f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}"
+            )
         exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host)
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import anyio
 
@@ -26,11 +26,19 @@ log = logging.getLogger("fakebroker")
 
 
 class Runtime:
-    def __init__(self, cluster_id: str, config: BrokerConfig, clock: Clock, *,
-                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, coordinator_load_time_ms: int = 0):
+    def __init__(
+        self,
+        cluster_id: str,
+        config: BrokerConfig,
+        clock: Clock,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        coordinator_load_time_ms: int = 0,
+    ):
         self.clock = clock
-        self.state = ClusterState(cluster_id, config, now_ms=clock.now_ms, wall=time.time,
-                                  coordinator_load_time_ms=coordinator_load_time_ms)
+        self.state = ClusterState(
+            cluster_id, config, now_ms=clock.now_ms, wall=time.time, coordinator_load_time_ms=coordinator_load_time_ms
+        )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []
         self.faults = Faults()
@@ -90,5 +98,6 @@ class Runtime:
     # -- network cuts ---------------------------------------------------------------------------
     def is_cut_off(self, client_id: str | None, broker: int) -> bool:
         """Whether a network partition separates this client from this broker."""
-        return bool(self.cuts) and any(b in (None, broker) and fnmatch.fnmatchcase(client_id or "", pattern)
-                                       for pattern, b in self.cuts)
+        return bool(self.cuts) and any(
+            b in (None, broker) and fnmatch.fnmatchcase(client_id or "", pattern) for pattern, b in self.cuts
+        )

@@ -41,8 +41,9 @@ class Ticker:
         new time."""
         clock = self.runtime.clock
         if not isinstance(clock, VirtualClock):
-            raise RuntimeError("this cluster runs on the real clock; create it with "
-                               "FakeCluster(virtual_time=True) to advance time")
+            raise RuntimeError(
+                "this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) to advance time"
+            )
         state = self.runtime.state
         start = clock.now_ms()
         target = start + ms

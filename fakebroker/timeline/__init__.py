@@ -28,8 +28,22 @@ from .drawing import CHARTS_MISSING, draw_timeline
 from .lanes import Lane, Marker, Segment, Swimlanes, swimlanes
 from .text import CLUSTER_WIDE, NOISE, format_assignment, select_events, timeline_text
 
-__all__ = ["CHARTS_MISSING", "CLUSTER_WIDE", "NOISE", "Lane", "Marker", "Segment", "Swimlanes", "draw_timeline",
-           "format_assignment", "select_events", "swimlanes", "timeline", "timeline_text", "write_timeline"]
+__all__ = [
+    "CHARTS_MISSING",
+    "CLUSTER_WIDE",
+    "NOISE",
+    "Lane",
+    "Marker",
+    "Segment",
+    "Swimlanes",
+    "draw_timeline",
+    "format_assignment",
+    "select_events",
+    "swimlanes",
+    "timeline",
+    "timeline_text",
+    "write_timeline",
+]
 
 
 def _events_of(source: Any) -> list[Event]:
@@ -38,8 +52,9 @@ def _events_of(source: Any) -> list[Event]:
     return list(events)
 
 
-def timeline(source: Any, group: str | None = None, *, kinds: Collection[str] | None = None,
-             include_noise: bool = False) -> str:
+def timeline(
+    source: Any, group: str | None = None, *, kinds: Collection[str] | None = None, include_noise: bool = False
+) -> str:
     """The text timeline of a cluster's events so far (or of one group's story)."""
     return timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise)
 

@@ -14,18 +14,36 @@ from .text import format_assignment
 CHARTS_MISSING = "drawing a timeline needs matplotlib: pip install 'fakebroker[charts]'"
 
 
-STATE_COLOURS = {"Empty": "#d9d9d9", "PreparingRebalance": "#f4a261", "CompletingRebalance": "#e9c46a",
-                 "Stable": "#8ecae6", "Dead": "#444444", "Unloaded": "#ffffff"}
+STATE_COLOURS = {
+    "Empty": "#d9d9d9",
+    "PreparingRebalance": "#f4a261",
+    "CompletingRebalance": "#e9c46a",
+    "Stable": "#8ecae6",
+    "Dead": "#444444",
+    "Unloaded": "#ffffff",
+}
 MARKER_STYLES = {  # kind -> (colour, line style)
-    "rebalance_started": ("#e76f51", ":"), "member_expired": ("#d62828", "-"), "member_left": ("#7b2cbf", "-"),
-    "fault_fired": ("#c1121f", "--"), "broker_stopped": ("#333333", "-."), "broker_started": ("#2a9d8f", "-."),
-    "coordinator_moved": ("#8d5524", "--"), "network_cut": ("#333333", "--"), "network_healed": ("#2a9d8f", "--"),
+    "rebalance_started": ("#e76f51", ":"),
+    "member_expired": ("#d62828", "-"),
+    "member_left": ("#7b2cbf", "-"),
+    "fault_fired": ("#c1121f", "--"),
+    "broker_stopped": ("#333333", "-."),
+    "broker_started": ("#2a9d8f", "-."),
+    "coordinator_moved": ("#8d5524", "--"),
+    "network_cut": ("#333333", "--"),
+    "network_healed": ("#2a9d8f", "--"),
     "clock_advanced": ("#1d3557", ":"),
 }
 
 
-def draw_timeline(events: Iterable[Event], path: str | Path, *, group: str | None = None,
-                  title: str | None = None, until: float | None = None) -> Path:
+def draw_timeline(
+    events: Iterable[Event],
+    path: str | Path,
+    *,
+    group: str | None = None,
+    title: str | None = None,
+    until: float | None = None,
+) -> Path:
     """Draw the swim-lane chart to ``path`` (.svg, .png or .pdf by its suffix): a lane per
     member with bars coloured by generation and the assigned partitions written in them,
     hatched where the group was rebalancing, the group state as a band on top, and vertical
@@ -57,8 +75,9 @@ def draw_timeline(events: Iterable[Event], path: str | Path, *, group: str | Non
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "fakebroker"}):
         # svg.fonttype none: the SVG keeps its text as text (searchable, small); hashsalt: stable ids
         fig = Figure(figsize=(width_in, height_in))
-        strip, band, ax = fig.subplots(3, 1, sharex=True, gridspec_kw={
-            "height_ratios": [strip_in, band_in, lanes_in], "hspace": 0.0})
+        strip, band, ax = fig.subplots(
+            3, 1, sharex=True, gridspec_kw={"height_ratios": [strip_in, band_in, lanes_in], "hspace": 0.0}
+        )
         fig.subplots_adjust(left=0.16, right=0.85, top=1 - top_in / height_in, bottom=bottom_in / height_in)
         _draw_labels(strip, labelled, rows)
         state_handles = _draw_states(band, data, groups)
@@ -68,11 +87,19 @@ def draw_timeline(events: Iterable[Event], path: str | Path, *, group: str | Non
             for seg in lane.segments:
                 _draw_segment(ax, y, seg, colours, per_char)
             if lane.ended in ("expired", "left") and lane.segments:
-                ax.plot([lane.segments[-1].end], [y], marker="X" if lane.ended == "expired" else "o", markersize=9,
-                        color=MARKER_STYLES[f"member_{lane.ended}"][0], zorder=5)
+                ax.plot(
+                    [lane.segments[-1].end],
+                    [y],
+                    marker="X" if lane.ended == "expired" else "o",
+                    markersize=9,
+                    color=MARKER_STYLES[f"member_{lane.ended}"][0],
+                    zorder=5,
+                )
         for m in data.markers:
             _draw_marker(ax, band, m, lanes)
-        ax.set_yticks(range(len(lanes)), [(f"{lane.group}: " if len(groups) > 1 else "") + lane.label for lane in lanes])
+        ax.set_yticks(
+            range(len(lanes)), [(f"{lane.group}: " if len(groups) > 1 else "") + lane.label for lane in lanes]
+        )
         ax.set_ylim(len(lanes) - 0.5 if lanes else 0.5, -0.5)
         ax.set_xlim(lo, hi)
         ax.set_xlabel(data.x_label)
@@ -80,12 +107,23 @@ def draw_timeline(events: Iterable[Event], path: str | Path, *, group: str | Non
         if not lanes:
             ax.text(0.5, 0.5, "no group members in these events", transform=ax.transAxes, ha="center", va="center")
         handles = [Patch(facecolor=colours[g], label=f"generation {g}") for g in gens]
-        handles += [Patch(facecolor="#eeeeee", edgecolor="#999999", hatch="..", label="joining"),
-                    Patch(facecolor="white", edgecolor="#777777", hatch="//", label="rebalancing")]
-        ax.legend(handles=handles + state_handles, loc="upper left", fontsize=8, frameon=False,
-                  bbox_to_anchor=(1.005, 1.0 + (strip_in + band_in) / lanes_in))
-        fig.suptitle(title or ("timeline of group " + ", ".join(groups) if groups else "timeline"), fontsize=11,
-                     y=1 - 0.08 / height_in, va="top")
+        handles += [
+            Patch(facecolor="#eeeeee", edgecolor="#999999", hatch="..", label="joining"),
+            Patch(facecolor="white", edgecolor="#777777", hatch="//", label="rebalancing"),
+        ]
+        ax.legend(
+            handles=handles + state_handles,
+            loc="upper left",
+            fontsize=8,
+            frameon=False,
+            bbox_to_anchor=(1.005, 1.0 + (strip_in + band_in) / lanes_in),
+        )
+        fig.suptitle(
+            title or ("timeline of group " + ", ".join(groups) if groups else "timeline"),
+            fontsize=11,
+            y=1 - 0.08 / height_in,
+            va="top",
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110, metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
     return path
@@ -95,31 +133,71 @@ LABEL_CHARS = 30  # longer marker labels are cut
 
 
 def _generation_colours(gens: list[int]) -> dict[int, str]:
-    palette = ["#4e79a7", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#e15759",
-               "#86bcb6", "#d4a6c8", "#a0cbe8"]  # adjacent generations always differ; 12 before it repeats
+    palette = [
+        "#4e79a7",
+        "#59a14f",
+        "#f28e2b",
+        "#b07aa1",
+        "#76b7b2",
+        "#edc948",
+        "#ff9da7",
+        "#9c755f",
+        "#e15759",
+        "#86bcb6",
+        "#d4a6c8",
+        "#a0cbe8",
+    ]  # adjacent generations always differ; 12 before it repeats
     return {g: palette[i % len(palette)] for i, g in enumerate(gens)}
 
 
 def _draw_segment(ax: Any, y: int, seg: Segment, colours: dict[int, str], per_char: float) -> None:
     end = seg.end if seg.end is not None else seg.start
     if seg.generation is None:
-        ax.barh(y, max(end - seg.start, 0), left=seg.start, height=0.36, color="#eeeeee", edgecolor="#999999",
-                hatch="..", linewidth=0.6)
+        ax.barh(
+            y,
+            max(end - seg.start, 0),
+            left=seg.start,
+            height=0.36,
+            color="#eeeeee",
+            edgecolor="#999999",
+            hatch="..",
+            linewidth=0.6,
+        )
         return
     colour = colours[seg.generation]
     solid_end = seg.rebalancing_from if seg.rebalancing_from is not None else end
-    ax.barh(y, max(solid_end - seg.start, 0), left=seg.start, height=0.6, color=colour, edgecolor="white", linewidth=0.8)
+    ax.barh(
+        y, max(solid_end - seg.start, 0), left=seg.start, height=0.6, color=colour, edgecolor="white", linewidth=0.8
+    )
     if seg.rebalancing_from is not None:
-        ax.barh(y, max(end - solid_end, 0), left=solid_end, height=0.6, color=colour, alpha=0.35, hatch="//",
-                edgecolor="#555555", linewidth=0.4)
+        ax.barh(
+            y,
+            max(end - solid_end, 0),
+            left=solid_end,
+            height=0.6,
+            color=colour,
+            alpha=0.35,
+            hatch="//",
+            edgecolor="#555555",
+            linewidth=0.4,
+        )
     # The generation and the assignment on one line, else on two, else the generation alone.
     gen, parts = f"g{seg.generation}", format_assignment(seg.assignment) if seg.assignment else ""
     room = end - seg.start
     texts = [f"{gen}  {parts}", f"{gen}\n{parts}"] if parts else []
     text = next((t for t in texts if max(map(len, t.split("\n"))) * per_char <= room), gen)
     if len(gen) * per_char <= room * 1.6:  # a little overflow into the gap is fine; more would collide
-        ax.text(seg.start + per_char * 0.6, y, text, va="center", ha="left", fontsize=8 if "\n" not in text else 7,
-                color="black", clip_on=True, linespacing=1.0)
+        ax.text(
+            seg.start + per_char * 0.6,
+            y,
+            text,
+            va="center",
+            ha="left",
+            fontsize=8 if "\n" not in text else 7,
+            color="black",
+            clip_on=True,
+            linespacing=1.0,
+        )
 
 
 def _label_rows(labelled: list[Marker], per_char: float, hi: float) -> list[tuple[int, bool]]:
@@ -140,7 +218,7 @@ def _label_rows(labelled: list[Marker], per_char: float, hi: float) -> list[tupl
 
 
 def _cut(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…"
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
 def _draw_labels(strip: Any, labelled: list[Marker], rows: list[tuple[int, bool]]) -> None:
@@ -151,8 +229,16 @@ def _draw_labels(strip: Any, labelled: list[Marker], rows: list[tuple[int, bool]
         colour = MARKER_STYLES.get(m.kind, ("#555555", "--"))[0]
         strip.plot([m.x, m.x], [0, row + 0.5], color=colour, linewidth=0.6, alpha=0.7)
         text = _cut(m.label) + " " if leftwards else " " + _cut(m.label)
-        strip.text(m.x, row + 0.5, text, fontsize=7, color=colour, ha="right" if leftwards else "left", va="center",
-                   bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "linewidth": 0})
+        strip.text(
+            m.x,
+            row + 0.5,
+            text,
+            fontsize=7,
+            color=colour,
+            ha="right" if leftwards else "left",
+            va="center",
+            bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "linewidth": 0},
+        )
 
 
 def _draw_marker(ax: Any, band: Any, m: Marker, lanes: list[Lane]) -> None:
@@ -174,8 +260,15 @@ def _draw_states(band: Any, data: Swimlanes, groups: list[str]) -> list[Any]:
     for row, gid in enumerate(groups):
         for start, end, state in data.states.get(gid, []):
             seen[state] = None
-            band.barh(row, max(end - start, 0), left=start, height=0.8, color=STATE_COLOURS.get(state, "#cccccc"),
-                      edgecolor="white", linewidth=0.5)
+            band.barh(
+                row,
+                max(end - start, 0),
+                left=start,
+                height=0.8,
+                color=STATE_COLOURS.get(state, "#cccccc"),
+                edgecolor="white",
+                linewidth=0.5,
+            )
             if (end - start) > (data.end - data.start) * 0.07:
                 band.text(start + (end - start) / 2, row, state, ha="center", va="center", fontsize=7, clip_on=True)
     band.set_yticks(range(len(groups)), [f"{g} state" for g in groups])

@@ -160,7 +160,9 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
         elif e.kind in ("broker_stopped", "broker_started"):
             markers.append(Marker(x, e.kind, f"b{e.broker} {e.kind.split('_')[1]}"))
         elif e.kind in ("network_cut", "network_healed"):
-            markers.append(Marker(x, e.kind, f"{'cut' if e.kind == 'network_cut' else 'healed'} {e.client_id or ''}".strip()))
+            markers.append(
+                Marker(x, e.kind, f"{'cut' if e.kind == 'network_cut' else 'healed'} {e.client_id or ''}".strip())
+            )
         elif e.kind == "clock_advanced":
             markers.append(Marker(x, e.kind, f"clock {_secs(d.get('by_ms', 0))}"))
     end = max(xs + ([until_x] if until_x is not None else [])) if xs else 0.0
@@ -173,8 +175,9 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
     return Swimlanes(all_lanes, shown, states, start, end, x_label)
 
 
-def _state_to(states: dict[str, list[tuple[float, float, str]]], now: dict[str, tuple[float, str]],
-              gid: str, x: float, state: str) -> None:
+def _state_to(
+    states: dict[str, list[tuple[float, float, str]]], now: dict[str, tuple[float, str]], gid: str, x: float, state: str
+) -> None:
     if gid in now:
         since, old = now[gid]
         states.setdefault(gid, []).append((since, x, old))

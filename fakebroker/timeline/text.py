@@ -13,14 +13,29 @@ OFFSETS_TOPIC = "__consumer_offsets"
 # Hidden unless asked for: one per connection, and they say nothing about the group.
 NOISE = frozenset({"client_connected"})
 # Events about no group that still shape every group's story (kept when filtering by group).
-CLUSTER_WIDE = frozenset({"broker_stopped", "broker_started", "clock_advanced", "network_cut", "network_healed",
-                          "leader_moved", "partitions_created", "topic_deleted"})
+CLUSTER_WIDE = frozenset(
+    {
+        "broker_stopped",
+        "broker_started",
+        "clock_advanced",
+        "network_cut",
+        "network_healed",
+        "leader_moved",
+        "partitions_created",
+        "topic_deleted",
+    }
+)
 _UUID = re.compile(r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 # -- selecting and formatting ---------------------------------------------------------------------
-def select_events(events: Iterable[Event], *, group: str | None = None, kinds: Collection[str] | None = None,
-                  include_noise: bool = False) -> list[Event]:
+def select_events(
+    events: Iterable[Event],
+    *,
+    group: str | None = None,
+    kinds: Collection[str] | None = None,
+    include_noise: bool = False,
+) -> list[Event]:
     """The events a timeline shows. ``group``: that group's events, the cluster-wide ones
     (brokers, clock, network, leaders of user topics) and those of its members' clients
     (faults, errors, closed connections). ``kinds``: only these kinds (noise included)."""
@@ -79,16 +94,22 @@ def _value(v: Any) -> str:
 
 
 def _details(e: Event) -> str:
-    return " ".join(f"{k}={_value(v)}" for k, v in e.details.items()
-                    if k not in ("group", "client_id") and v is not None)
+    return " ".join(
+        f"{k}={_value(v)}" for k, v in e.details.items() if k not in ("group", "client_id") and v is not None
+    )
 
 
 def _secs(ms: float) -> str:
     return f"{'+' if ms >= 0 else '-'}{abs(ms) / 1000:.3f}s"
 
 
-def timeline_text(events: Iterable[Event], *, group: str | None = None, kinds: Collection[str] | None = None,
-                  include_noise: bool = False) -> str:
+def timeline_text(
+    events: Iterable[Event],
+    *,
+    group: str | None = None,
+    kinds: Collection[str] | None = None,
+    include_noise: bool = False,
+) -> str:
     """One aligned line per event: time since the first event by the cluster clock, broker,
     kind, group, client id, then the other details. Virtual-clock jumps get a line of their
     own; a run of identical events is one line with a count. With a virtual clock a
@@ -120,8 +141,11 @@ def timeline_text(events: Iterable[Event], *, group: str | None = None, kinds: C
             continue
         flush_repeats()
         repeats, last_key = 0, key
-        row = (_secs(rel),) + ((_secs((e.wall - w0) * 1000),) if virtual else ()) + (
-            "-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", e.client_id or "-", key[-1])
+        row = (
+            (_secs(rel),)
+            + ((_secs((e.wall - w0) * 1000),) if virtual else ())
+            + ("-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", e.client_id or "-", key[-1])
+        )
         rows.append(row)
     flush_repeats()
     header = ("time",) + (("wall",) if virtual else ()) + ("broker", "event", "group", "client", "details")

@@ -29,8 +29,15 @@ def cluster(brokers: int = 1, config: dict[str, Any] | None = None, **kwargs: An
     return state
 
 
-def call(state: ClusterState, api_key: int, version: int, broker: int = 0, now_ms: int = 0,
-         client_id: str | None = "tester", **fields: Any) -> tuple[Result, RequestContext]:
+def call(
+    state: ClusterState,
+    api_key: int,
+    version: int,
+    broker: int = 0,
+    now_ms: int = 0,
+    client_id: str | None = "tester",
+    **fields: Any,
+) -> tuple[Result, RequestContext]:
     """Answer one request of ``api_key`` at ``version`` on ``broker``: (result, context)."""
     kind = request_type(api_key)
     request = kind.decode(kind.encode(kind.new(**fields), version), version)
@@ -63,8 +70,16 @@ def kinds_after(state: ClusterState, mark: int) -> list[str]:
 def produce_records(state: ClusterState, topic: str, partition: int, *values: bytes, broker: int | None = None) -> int:
     """Produce one batch of ``values`` through the Produce handler (v9, acks=-1): its base offset."""
     leader = state.partition(topic, partition).leader if broker is None else broker
-    response, _ = call(state, 0, 9, broker=leader, acks=-1, timeout_ms=30_000, transactional_id=None, topic_data=[
-        {"name": topic, "partition_data": [{"index": partition, "records": batch(*values)}]}])
+    response, _ = call(
+        state,
+        0,
+        9,
+        broker=leader,
+        acks=-1,
+        timeout_ms=30_000,
+        transactional_id=None,
+        topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch(*values)}]}],
+    )
     [answer] = response.responses[0].partition_responses
     assert answer.error_code == 0, answer
     return answer.base_offset

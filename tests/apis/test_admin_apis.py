@@ -32,24 +32,30 @@ def test_api_versions_lists_exactly_the_registry(version):
     response, _ = call(state, API_VERSIONS, version, client_software_name="tests", client_software_version="1")
     assert response.error_code == E.NONE
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
-        (a.key, a.min_version, a.max_version) for a in sorted(REGISTRY.values(), key=lambda a: a.key)]
+        (a.key, a.min_version, a.max_version) for a in sorted(REGISTRY.values(), key=lambda a: a.key)
+    ]
 
 
 def test_a_too_new_api_versions_is_answered_with_our_api_versions_range_only():
     answer = unsupported_version_response()
     own = REGISTRY[API_VERSIONS]
-    assert answer == {"error_code": E.UNSUPPORTED_VERSION,
-                      "api_keys": [{"api_key": API_VERSIONS, "min_version": own.min_version,
-                                    "max_version": own.max_version}]}
+    assert answer == {
+        "error_code": E.UNSUPPORTED_VERSION,
+        "api_keys": [{"api_key": API_VERSIONS, "min_version": own.min_version, "max_version": own.max_version}],
+    }
 
 
 # -- CreateTopics ----------------------------------------------------------------------------------
 
 
 def creatable(name, partitions=-1, replication=-1, configs=None, assignments=None):
-    return {"name": name, "num_partitions": partitions, "replication_factor": replication,
-            "assignments": assignments or [],
-            "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}
+    return {
+        "name": name,
+        "num_partitions": partitions,
+        "replication_factor": replication,
+        "assignments": assignments or [],
+        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+    }
 
 
 def create_topics(state, *topics, version=7, validate_only=False):
@@ -63,7 +69,11 @@ def test_create_topics_creates_and_describes_the_topic():
     [result] = response.topics
     topic = state.topics["orders"]
     assert (result.name, result.error_code, result.error_message, result.topic_id) == (
-        "orders", E.NONE, None, topic.topic_id)
+        "orders",
+        E.NONE,
+        None,
+        topic.topic_id,
+    )
     assert (result.num_partitions, result.replication_factor) == (3, 2)
     configs = {c.name: (c.value, c.config_source) for c in result.configs}
     assert configs["retention.ms"] == ("1000", SOURCE_TOPIC)
@@ -76,11 +86,18 @@ def test_create_topics_creates_and_describes_the_topic():
 
 def test_create_topics_with_broker_defaults_and_explicit_assignments():
     state = cluster(2)
-    response, _ = create_topics(state, creatable("defaults"),
-                                creatable("placed", assignments=[{"partition_index": 0, "broker_ids": [1, 0]},
-                                                                 {"partition_index": 1, "broker_ids": [0, 1]}]))
+    response, _ = create_topics(
+        state,
+        creatable("defaults"),
+        creatable(
+            "placed",
+            assignments=[{"partition_index": 0, "broker_ids": [1, 0]}, {"partition_index": 1, "broker_ids": [0, 1]}],
+        ),
+    )
     assert [(t.name, t.error_code, t.num_partitions, t.replication_factor) for t in response.topics] == [
-        ("defaults", E.NONE, 1, 1), ("placed", E.NONE, 2, 2)]
+        ("defaults", E.NONE, 1, 1),
+        ("placed", E.NONE, 2, 2),
+    ]
     assert [(p.replicas, p.leader) for p in state.topics["placed"].partitions] == [([1, 0], 1), ([0, 1], 0)]
 
 
@@ -88,13 +105,23 @@ def test_create_topics_refusals():
     state = cluster(1)
     state.create_topic("exists", 1)
     mark = len(state.events)
-    response, _ = create_topics(state, creatable("exists"), creatable("too-replicated", 1, 2),
-                                creatable("no-partitions", 0, 1), creatable("bad name!"))
+    response, _ = create_topics(
+        state,
+        creatable("exists"),
+        creatable("too-replicated", 1, 2),
+        creatable("no-partitions", 0, 1),
+        creatable("bad name!"),
+    )
     assert [(t.name, t.error_code) for t in response.topics] == [
-        ("exists", E.TOPIC_ALREADY_EXISTS), ("too-replicated", E.INVALID_REPLICATION_FACTOR),
-        ("no-partitions", E.INVALID_PARTITIONS), ("bad name!", E.INVALID_TOPIC_EXCEPTION)]
-    assert all((t.num_partitions, t.replication_factor, t.configs, t.topic_id) == (-1, -1, None, ZERO_UUID)
-               for t in response.topics)
+        ("exists", E.TOPIC_ALREADY_EXISTS),
+        ("too-replicated", E.INVALID_REPLICATION_FACTOR),
+        ("no-partitions", E.INVALID_PARTITIONS),
+        ("bad name!", E.INVALID_TOPIC_EXCEPTION),
+    ]
+    assert all(
+        (t.num_partitions, t.replication_factor, t.configs, t.topic_id) == (-1, -1, None, ZERO_UUID)
+        for t in response.topics
+    )
     assert kinds_after(state, mark) == []
 
 
@@ -114,11 +141,12 @@ def test_a_name_given_twice_is_answered_once_as_kafka_does():
     state = cluster(1)
     response, _ = create_topics(state, creatable("dup"), creatable("ok"), creatable("dup"))
     assert sorted((t.name, t.error_code, t.error_message) for t in response.topics) == [
-        ("dup", E.INVALID_REQUEST, "Duplicate topic name."), ("ok", E.NONE, None)]
+        ("dup", E.INVALID_REQUEST, "Duplicate topic name."),
+        ("ok", E.NONE, None),
+    ]
 
 
-@pytest.mark.parametrize("configs", [{"retention.ms": "soon"}, {"no.such.config": "1"},
-                                     {"cleanup.policy": "shred"}])
+@pytest.mark.parametrize("configs", [{"retention.ms": "soon"}, {"no.such.config": "1"}, {"cleanup.policy": "shred"}])
 def test_an_invalid_config_is_invalid_config_and_creates_nothing(configs):
     state = cluster(1)
     mark = len(state.events)
@@ -156,7 +184,9 @@ def test_delete_topics_by_name():
     mark = len(state.events)
     response, ctx = call(state, DELETE_TOPICS, 5, topic_names=["t", "nope"], timeout_ms=30_000)
     assert [(r.name, r.error_code) for r in response.responses] == [
-        ("t", E.NONE), ("nope", E.UNKNOWN_TOPIC_OR_PARTITION)]
+        ("t", E.NONE),
+        ("nope", E.UNKNOWN_TOPIC_OR_PARTITION),
+    ]
     assert "t" not in state.topics and topic.topic_id not in state.topics_by_id
     assert [(e.kind, e.topic) for e in events_after(state, mark)] == [("topic_deleted", "t")]
     assert ctx.effects.data_changed
@@ -167,10 +197,17 @@ def test_delete_topics_by_id():
     topic = state.create_topic("t", 1)
     unknown = uuid.UUID(int=7)
     mark = len(state.events)
-    response, ctx = call(state, DELETE_TOPICS, 6, timeout_ms=30_000, topics=[
-        {"name": None, "topic_id": topic.topic_id}, {"name": None, "topic_id": unknown}])
+    response, ctx = call(
+        state,
+        DELETE_TOPICS,
+        6,
+        timeout_ms=30_000,
+        topics=[{"name": None, "topic_id": topic.topic_id}, {"name": None, "topic_id": unknown}],
+    )
     assert [(r.name, r.topic_id, r.error_code) for r in response.responses] == [
-        ("t", topic.topic_id, E.NONE), (None, unknown, E.UNKNOWN_TOPIC_ID)]
+        ("t", topic.topic_id, E.NONE),
+        (None, unknown, E.UNKNOWN_TOPIC_ID),
+    ]
     assert "t" not in state.topics and ctx.effects.data_changed
     assert [(e.kind, e.topic) for e in events_after(state, mark)] == [("topic_deleted", "t")]
 
@@ -188,8 +225,11 @@ def test_delete_topics_v6_with_neither_or_both_as_kafka_answers(named):
     topic = state.create_topic("t", 1)
     entry = {"name": None, "topic_id": ZERO_UUID} if named == "neither" else {"name": "t", "topic_id": topic.topic_id}
     response, _ = call(state, DELETE_TOPICS, 6, timeout_ms=30_000, topics=[entry])
-    message = ("Neither topic name nor id were specified." if named == "neither"
-               else "You may not specify both topic name and topic id.")
+    message = (
+        "Neither topic name nor id were specified."
+        if named == "neither"
+        else "You may not specify both topic name and topic id."
+    )
     assert [(r.error_code, r.error_message) for r in response.responses] == [(E.INVALID_REQUEST, message)]
     assert "t" in state.topics
 
@@ -198,8 +238,14 @@ def test_delete_topics_v6_with_neither_or_both_as_kafka_answers(named):
 
 
 def create_partitions(state, name, count, *, validate_only=False, assignments=None):
-    return call(state, CREATE_PARTITIONS, 3, timeout_ms=30_000, validate_only=validate_only,
-                topics=[{"name": name, "count": count, "assignments": assignments}])
+    return call(
+        state,
+        CREATE_PARTITIONS,
+        3,
+        timeout_ms=30_000,
+        validate_only=validate_only,
+        topics=[{"name": name, "count": count, "assignments": assignments}],
+    )
 
 
 def test_create_partitions_adds_partitions():
@@ -233,8 +279,14 @@ def delete_records(state, offset, *, topic="t", partition=0, broker=None):
     if broker is None:
         known = state.partition(topic, partition)
         broker = known.leader if known is not None else 0
-    response, ctx = call(state, DELETE_RECORDS, 2, broker=broker, timeout_ms=30_000, topics=[
-        {"name": topic, "partitions": [{"partition_index": partition, "offset": offset}]}])
+    response, ctx = call(
+        state,
+        DELETE_RECORDS,
+        2,
+        broker=broker,
+        timeout_ms=30_000,
+        topics=[{"name": topic, "partitions": [{"partition_index": partition, "offset": offset}]}],
+    )
     [answer] = response.topics[0].partitions
     return answer, ctx
 
@@ -275,8 +327,14 @@ def test_delete_records_refusals():
 
 def metadata(state, *names, version=12, allow_auto_topic_creation=True):
     topics = None if names == (None,) else [{"name": n} for n in names]
-    return call(state, METADATA, version, topics=topics, allow_auto_topic_creation=allow_auto_topic_creation,
-                include_topic_authorized_operations=False)[0]
+    return call(
+        state,
+        METADATA,
+        version,
+        topics=topics,
+        allow_auto_topic_creation=allow_auto_topic_creation,
+        include_topic_authorized_operations=False,
+    )[0]
 
 
 def test_metadata_describes_brokers_and_topics():
@@ -284,13 +342,19 @@ def test_metadata_describes_brokers_and_topics():
     topic = state.create_topic("t", 2, 2)
     response = metadata(state, None)
     assert [b.to_dict() for b in response.brokers] == [
-        {"node_id": n, "host": HOST, "port": FIRST_PORT + n, "rack": None} for n in (0, 1)]
+        {"node_id": n, "host": HOST, "port": FIRST_PORT + n, "rack": None} for n in (0, 1)
+    ]
     assert (response.cluster_id, response.controller_id) == (CLUSTER_ID, 0)
     [described] = response.topics
     assert (described.name, described.error_code, described.topic_id, described.is_internal) == (
-        "t", E.NONE, topic.topic_id, False)
-    assert [(p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes) for p in
-            described.partitions] == [(p.index, p.leader, 0, p.replicas, p.replicas) for p in topic.partitions]
+        "t",
+        E.NONE,
+        topic.topic_id,
+        False,
+    )
+    assert [
+        (p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes) for p in described.partitions
+    ] == [(p.index, p.leader, 0, p.replicas, p.replicas) for p in topic.partitions]
 
 
 def test_metadata_auto_creates_a_missing_topic():
@@ -304,10 +368,13 @@ def test_metadata_auto_creates_a_missing_topic():
     assert described.topic_id == state.topics["fresh"].topic_id
 
 
-@pytest.mark.parametrize(("config", "allow", "version"), [
-    ({"auto.create.topics.enable": False}, True, 12),  # disabled on the broker
-    ({}, False, 12),  # not allowed by the request (v4+)
-])
+@pytest.mark.parametrize(
+    ("config", "allow", "version"),
+    [
+        ({"auto.create.topics.enable": False}, True, 12),  # disabled on the broker
+        ({}, False, 12),  # not allowed by the request (v4+)
+    ],
+)
 def test_metadata_does_not_auto_create_when_disabled(config, allow, version):
     state = cluster(1, config)
     mark = len(state.events)
@@ -332,8 +399,9 @@ def test_metadata_of_an_invalid_name_is_invalid_topic_exception():
 def test_metadata_by_unknown_topic_id_is_unknown_topic_id():
     state = cluster(1)
     unknown = uuid.UUID(int=9)
-    response, _ = call(state, METADATA, 12, topics=[{"name": None, "topic_id": unknown}],
-                       allow_auto_topic_creation=True)
+    response, _ = call(
+        state, METADATA, 12, topics=[{"name": None, "topic_id": unknown}], allow_auto_topic_creation=True
+    )
     assert [(t.error_code, t.name, t.topic_id) for t in response.topics] == [(E.UNKNOWN_TOPIC_ID, None, unknown)]
 
 
@@ -350,8 +418,15 @@ def test_metadata_marks_partitions_of_a_stopped_leader():
 
 
 def init_producer_id(state, transactional_id=None, producer_id=-1, producer_epoch=-1, version=5):
-    return call(state, INIT_PRODUCER_ID, version, transactional_id=transactional_id, transaction_timeout_ms=60_000,
-                producer_id=producer_id, producer_epoch=producer_epoch)[0]
+    return call(
+        state,
+        INIT_PRODUCER_ID,
+        version,
+        transactional_id=transactional_id,
+        transaction_timeout_ms=60_000,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+    )[0]
 
 
 def test_init_producer_id_hands_out_ids_and_records_them():
@@ -361,7 +436,9 @@ def test_init_producer_id_hands_out_ids_and_records_them():
     assert [(r.error_code, r.producer_epoch) for r in (first, second)] == [(E.NONE, 0), (E.NONE, 0)]
     assert second.producer_id == first.producer_id + 1
     assert [(e.kind, e.producer_id, e.epoch, e.transactional_id) for e in events_after(state, mark)] == [
-        ("producer_id", first.producer_id, 0, None), ("producer_id", second.producer_id, 0, None)]
+        ("producer_id", first.producer_id, 0, None),
+        ("producer_id", second.producer_id, 0, None),
+    ]
 
 
 def test_init_producer_id_of_a_transactional_id_bumps_its_epoch():
@@ -370,7 +447,9 @@ def test_init_producer_id_of_a_transactional_id_bumps_its_epoch():
     again = init_producer_id(state, "tx")
     assert (again.error_code, again.producer_id, again.producer_epoch) == (E.NONE, first.producer_id, 1)
     assert [(e.producer_id, e.epoch, e.transactional_id) for e in state.events.of_kind(ProducerId)] == [
-        (first.producer_id, 0, "tx"), (first.producer_id, 1, "tx")]
+        (first.producer_id, 0, "tx"),
+        (first.producer_id, 1, "tx"),
+    ]
 
 
 # -- IncrementalAlterConfigs -----------------------------------------------------------------------
@@ -378,8 +457,13 @@ def test_init_producer_id_of_a_transactional_id_bumps_its_epoch():
 
 def alter(state, resource_type, name, *ops, validate_only=False):
     configs = [{"name": n, "config_operation": op, "value": v} for n, op, v in ops]
-    response, _ = call(state, INCREMENTAL_ALTER_CONFIGS, 1, validate_only=validate_only,
-                       resources=[{"resource_type": resource_type, "resource_name": name, "configs": configs}])
+    response, _ = call(
+        state,
+        INCREMENTAL_ALTER_CONFIGS,
+        1,
+        validate_only=validate_only,
+        resources=[{"resource_type": resource_type, "resource_name": name, "configs": configs}],
+    )
     [answer] = response.responses
     return answer
 
@@ -390,11 +474,18 @@ def test_incremental_alter_configs_sets_and_records_the_change():
     mark = len(state.events)
     answer = alter(state, TOPIC_RESOURCE, "t", ("retention.ms", SET, "5000"), ("cleanup.policy", APPEND, "compact"))
     assert (answer.error_code, answer.error_message, answer.resource_type, answer.resource_name) == (
-        E.NONE, None, TOPIC_RESOURCE, "t")
+        E.NONE,
+        None,
+        TOPIC_RESOURCE,
+        "t",
+    )
     assert topic.config.overrides == {"retention.ms": "5000", "cleanup.policy": "delete,compact"}
     [event] = events_after(state, mark)
     assert (event.kind, event.resource, event.configs) == (
-        "configs_altered", "t", {"retention.ms": "5000", "cleanup.policy": "delete,compact"})
+        "configs_altered",
+        "t",
+        {"retention.ms": "5000", "cleanup.policy": "delete,compact"},
+    )
 
     alter(state, TOPIC_RESOURCE, "t", ("retention.ms", DELETE, ""))
     assert topic.config.overrides == {"cleanup.policy": "delete,compact"}

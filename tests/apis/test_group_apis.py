@@ -31,13 +31,33 @@ def other_than(state, broker: int) -> int:
     return next(b.node_id for b in state.alive_brokers() if b.node_id != broker)
 
 
-def join(state, group="g", member_id="", *, version=9, broker=None, session_timeout_ms=10_000, now_ms=0,
-         instance=None, protocols=None):
+def join(
+    state,
+    group="g",
+    member_id="",
+    *,
+    version=9,
+    broker=None,
+    session_timeout_ms=10_000,
+    now_ms=0,
+    instance=None,
+    protocols=None,
+):
     protocols = protocols if protocols is not None else [{"name": "range", "metadata": SUBSCRIPTION}]
-    return call(state, JOIN_GROUP, version, broker=coordinator(state, group) if broker is None else broker,
-                now_ms=now_ms, group_id=group, session_timeout_ms=session_timeout_ms,
-                rebalance_timeout_ms=10_000, member_id=member_id, group_instance_id=instance,
-                protocol_type="consumer", protocols=protocols)
+    return call(
+        state,
+        JOIN_GROUP,
+        version,
+        broker=coordinator(state, group) if broker is None else broker,
+        now_ms=now_ms,
+        group_id=group,
+        session_timeout_ms=session_timeout_ms,
+        rebalance_timeout_ms=10_000,
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type="consumer",
+        protocols=protocols,
+    )
 
 
 def joined(state, group="g", **kwargs) -> tuple[str, object]:
@@ -49,11 +69,30 @@ def joined(state, group="g", **kwargs) -> tuple[str, object]:
     return required.member_id, parked.respond(parked.pending.value)
 
 
-def sync(state, member_id, generation=1, group="g", *, version=5, broker=None, assignments=None,
-         protocol_type="consumer", protocol_name="range"):
-    return call(state, SYNC_GROUP, version, broker=coordinator(state, group) if broker is None else broker,
-                group_id=group, generation_id=generation, member_id=member_id, protocol_type=protocol_type,
-                protocol_name=protocol_name, assignments=assignments if assignments is not None else [])
+def sync(
+    state,
+    member_id,
+    generation=1,
+    group="g",
+    *,
+    version=5,
+    broker=None,
+    assignments=None,
+    protocol_type="consumer",
+    protocol_name="range",
+):
+    return call(
+        state,
+        SYNC_GROUP,
+        version,
+        broker=coordinator(state, group) if broker is None else broker,
+        group_id=group,
+        generation_id=generation,
+        member_id=member_id,
+        protocol_type=protocol_type,
+        protocol_name=protocol_name,
+        assignments=assignments if assignments is not None else [],
+    )
 
 
 def stable(state, group="g") -> str:
@@ -65,8 +104,15 @@ def stable(state, group="g") -> str:
 
 
 def heartbeat(state, member_id, generation=1, group="g", *, broker=None, version=4):
-    response, _ = call(state, HEARTBEAT, version, broker=coordinator(state, group) if broker is None else broker,
-                       group_id=group, generation_id=generation, member_id=member_id)
+    response, _ = call(
+        state,
+        HEARTBEAT,
+        version,
+        broker=coordinator(state, group) if broker is None else broker,
+        group_id=group,
+        generation_id=generation,
+        member_id=member_id,
+    )
     return response.error_code
 
 
@@ -93,8 +139,16 @@ def test_find_coordinator_names_the_leader_of_the_groups_offsets_partition():
     expected = []
     for group in groups:
         leader = offsets[partition_for(group, 50)].leader
-        expected.append({"key": group, "node_id": leader, "host": HOST, "port": FIRST_PORT + leader,
-                         "error_code": E.NONE, "error_message": None})
+        expected.append(
+            {
+                "key": group,
+                "node_id": leader,
+                "host": HOST,
+                "port": FIRST_PORT + leader,
+                "error_code": E.NONE,
+                "error_message": None,
+            }
+        )
     assert [c.to_dict() for c in response.coordinators] == expected
     assert {c["node_id"] for c in expected} == {0, 1, 2}  # the groups are spread over every broker
 
@@ -106,14 +160,22 @@ def test_find_coordinator_follows_a_moved_offsets_partition():
     state.move_leader(partition, new, 0)
     response, _ = call(state, FIND_COORDINATOR, 3, key_type=GROUP_KEY, key="my-group")
     assert (response.error_code, response.error_message, response.node_id, response.host, response.port) == (
-        E.NONE, "NONE", new, HOST, FIRST_PORT + new)
+        E.NONE,
+        "NONE",
+        new,
+        HOST,
+        FIRST_PORT + new,
+    )
 
 
 def test_find_coordinator_v0_has_one_group_key():
     state = cluster(2)
     response, _ = call(state, FIND_COORDINATOR, 0, key="g")
     assert (response.error_code, response.node_id, response.port) == (
-        E.NONE, coordinator(state, "g"), FIRST_PORT + coordinator(state, "g"))
+        E.NONE,
+        coordinator(state, "g"),
+        FIRST_PORT + coordinator(state, "g"),
+    )
 
 
 def test_find_coordinator_places_transactional_ids_on_their_partition():
@@ -127,7 +189,8 @@ def test_share_keys_need_find_coordinator_v6():
     state = cluster(1)
     response, _ = call(state, FIND_COORDINATOR, 5, key_type=SHARE_KEY, coordinator_keys=["s"])
     assert [(c.error_code, c.node_id, c.host, c.port) for c in response.coordinators] == [
-        (E.INVALID_REQUEST, -1, "", -1)]
+        (E.INVALID_REQUEST, -1, "", -1)
+    ]
 
 
 def test_find_coordinator_without_a_live_leader_is_coordinator_not_available():
@@ -136,7 +199,8 @@ def test_find_coordinator_without_a_live_leader_is_coordinator_not_available():
     state.broker_stopped(0, 0)
     response, _ = call(state, FIND_COORDINATOR, 4, key_type=GROUP_KEY, coordinator_keys=["g"])
     assert [(c.error_code, c.node_id, c.host, c.port) for c in response.coordinators] == [
-        (E.COORDINATOR_NOT_AVAILABLE, -1, "", -1)]
+        (E.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+    ]
 
 
 # -- JoinGroup -----------------------------------------------------------------------------------
@@ -147,8 +211,16 @@ def test_join_v4_plus_asks_for_a_member_id_then_completes_the_join():
     mark = len(state.events)
     required, _ = join(state)
     assert required.to_dict() | {"member_id": ""} == {
-        "throttle_time_ms": 0, "error_code": E.MEMBER_ID_REQUIRED, "generation_id": -1, "protocol_type": None,
-        "protocol_name": None, "leader": "", "skip_assignment": False, "member_id": "", "members": []}
+        "throttle_time_ms": 0,
+        "error_code": E.MEMBER_ID_REQUIRED,
+        "generation_id": -1,
+        "protocol_type": None,
+        "protocol_name": None,
+        "leader": "",
+        "skip_assignment": False,
+        "member_id": "",
+        "members": [],
+    }
     member = required.member_id
     assert member.startswith("tester-")  # <client id>-<uuid>
     assert kinds_after(state, mark) == ["group_created", "member_id_required"]
@@ -159,11 +231,23 @@ def test_join_v4_plus_asks_for_a_member_id_then_completes_the_join():
     assert isinstance(parked, Parked) and parked.pending.done
     answer = parked.respond(parked.pending.value)
     assert answer.to_dict() == {
-        "throttle_time_ms": 0, "error_code": E.NONE, "generation_id": 1, "protocol_type": "consumer",
-        "protocol_name": "range", "leader": member, "skip_assignment": False, "member_id": member,
-        "members": [{"member_id": member, "group_instance_id": None, "metadata": SUBSCRIPTION}]}
-    assert kinds_after(state, mark) == ["member_joined", "group_state_changed", "rebalance_started",
-                                        "group_state_changed", "generation_started"]
+        "throttle_time_ms": 0,
+        "error_code": E.NONE,
+        "generation_id": 1,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "leader": member,
+        "skip_assignment": False,
+        "member_id": member,
+        "members": [{"member_id": member, "group_instance_id": None, "metadata": SUBSCRIPTION}],
+    }
+    assert kinds_after(state, mark) == [
+        "member_joined",
+        "group_state_changed",
+        "rebalance_started",
+        "group_state_changed",
+        "generation_started",
+    ]
     assert state.groups.groups["g"].state.value == "CompletingRebalance"
 
 
@@ -191,7 +275,11 @@ def test_a_second_member_waits_for_the_leader_and_only_the_leader_gets_the_membe
     assert (as_leader.generation_id, as_leader.leader) == (2, leader)
     assert sorted(m.member_id for m in as_leader.members) == sorted([leader, newcomer])
     assert (as_follower.error_code, as_follower.generation_id, as_follower.leader, as_follower.members) == (
-        E.NONE, 2, leader, [])
+        E.NONE,
+        2,
+        leader,
+        [],
+    )
 
 
 def test_join_on_another_broker_is_not_coordinator_without_a_member_id():
@@ -199,7 +287,11 @@ def test_join_on_another_broker_is_not_coordinator_without_a_member_id():
     mark = len(state.events)
     answer, _ = join(state, member_id="someone", broker=other_than(state, coordinator(state, "g")))
     assert (answer.error_code, answer.member_id, answer.generation_id, answer.protocol_name) == (
-        E.NOT_COORDINATOR, "", -1, None)
+        E.NOT_COORDINATOR,
+        "",
+        -1,
+        None,
+    )
     assert "g" not in state.groups.groups and kinds_after(state, mark) == []
 
 
@@ -258,8 +350,12 @@ def test_the_leaders_sync_hands_out_the_assignment():
     parked, _ = sync(state, member, assignments=[{"member_id": member, "assignment": ASSIGNMENT}])
     assert isinstance(parked, Parked) and parked.pending.done
     assert parked.respond(parked.pending.value).to_dict() == {
-        "throttle_time_ms": 0, "error_code": E.NONE, "protocol_type": "consumer", "protocol_name": "range",
-        "assignment": ASSIGNMENT}
+        "throttle_time_ms": 0,
+        "error_code": E.NONE,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "assignment": ASSIGNMENT,
+    }
     assert kinds_after(state, mark) == ["group_state_changed", "leader_assigned", "assignment_delivered"]
     assert state.events[-1].assignment == {"orders": [0]}
     assert state.groups.groups["g"].state.value == "Stable"
@@ -277,8 +373,13 @@ def test_sync_errors():
     assert sync(state, member, group="nope")[0].error_code == E.UNKNOWN_MEMBER_ID
     wrong = other_than(state, coordinator(state, "g"))
     answer, _ = sync(state, member, broker=wrong)
-    assert answer.to_dict() == {"throttle_time_ms": 0, "error_code": E.NOT_COORDINATOR, "protocol_type": None,
-                                "protocol_name": None, "assignment": b""}
+    assert answer.to_dict() == {
+        "throttle_time_ms": 0,
+        "error_code": E.NOT_COORDINATOR,
+        "protocol_type": None,
+        "protocol_name": None,
+        "assignment": b"",
+    }
 
 
 def test_sync_v5_without_protocol_fields_is_inconsistent_before_coordinator_checks():
@@ -332,11 +433,22 @@ def test_leave_group_v3_answers_per_member_and_empties_the_group():
     state = cluster(2)
     member = stable(state)
     mark = len(state.events)
-    response, _ = call(state, LEAVE_GROUP, 5, broker=coordinator(state, "g"), group_id="g",
-                       members=[{"member_id": member}, {"member_id": "ghost"}])
-    assert response.to_dict() == {"throttle_time_ms": 0, "error_code": E.NONE, "members": [
-        {"member_id": member, "group_instance_id": None, "error_code": E.NONE},
-        {"member_id": "ghost", "group_instance_id": None, "error_code": E.UNKNOWN_MEMBER_ID}]}
+    response, _ = call(
+        state,
+        LEAVE_GROUP,
+        5,
+        broker=coordinator(state, "g"),
+        group_id="g",
+        members=[{"member_id": member}, {"member_id": "ghost"}],
+    )
+    assert response.to_dict() == {
+        "throttle_time_ms": 0,
+        "error_code": E.NONE,
+        "members": [
+            {"member_id": member, "group_instance_id": None, "error_code": E.NONE},
+            {"member_id": "ghost", "group_instance_id": None, "error_code": E.UNKNOWN_MEMBER_ID},
+        ],
+    }
     assert "member_left" in kinds_after(state, mark)
     group = state.groups.groups["g"]
     assert (group.state.value, group.generation_id) == ("Empty", 2)  # the generation rises as the group empties
@@ -353,14 +465,22 @@ def test_leave_group_of_a_missing_group_is_none_with_unknown_members():
     state = cluster(1)
     response, _ = call(state, LEAVE_GROUP, 4, group_id="nope", members=[{"member_id": "m"}])
     assert (response.error_code, [(m.member_id, m.error_code) for m in response.members]) == (
-        E.NONE, [("m", E.UNKNOWN_MEMBER_ID)])
+        E.NONE,
+        [("m", E.UNKNOWN_MEMBER_ID)],
+    )
 
 
 def test_leave_group_on_another_broker_is_not_coordinator():
     state = cluster(2)
     member = stable(state)
-    response, _ = call(state, LEAVE_GROUP, 4, broker=other_than(state, coordinator(state, "g")), group_id="g",
-                       members=[{"member_id": member}])
+    response, _ = call(
+        state,
+        LEAVE_GROUP,
+        4,
+        broker=other_than(state, coordinator(state, "g")),
+        group_id="g",
+        members=[{"member_id": member}],
+    )
     assert (response.error_code, response.members) == (E.NOT_COORDINATOR, [])
     assert member in state.groups.groups["g"].members
 
@@ -370,11 +490,29 @@ def test_leave_group_on_another_broker_is_not_coordinator():
 
 def commit(state, group="g", *, member="", generation=-1, offsets=None, version=8, broker=None, topic="orders"):
     offsets = offsets if offsets is not None else {0: 42}
-    return call(state, OFFSET_COMMIT, version, broker=coordinator(state, group) if broker is None else broker,
-                group_id=group, generation_id_or_member_epoch=generation, member_id=member, topics=[
-                    {"name": topic, "partitions": [{"partition_index": p, "committed_offset": o,
-                                                    "committed_leader_epoch": 3, "committed_metadata": f"m{p}"}
-                                                   for p, o in offsets.items()]}])[0]
+    return call(
+        state,
+        OFFSET_COMMIT,
+        version,
+        broker=coordinator(state, group) if broker is None else broker,
+        group_id=group,
+        generation_id_or_member_epoch=generation,
+        member_id=member,
+        topics=[
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": p,
+                        "committed_offset": o,
+                        "committed_leader_epoch": 3,
+                        "committed_metadata": f"m{p}",
+                    }
+                    for p, o in offsets.items()
+                ],
+            }
+        ],
+    )[0]
 
 
 def committed(response) -> list[tuple[str, int, int]]:
@@ -389,25 +527,49 @@ def test_offset_commit_and_fetch_round_trip():
     response = commit(state, member=member, generation=1, offsets={0: 42, 2: 7})
     assert committed(response) == [("orders", 0, E.NONE), ("orders", 2, E.NONE)]
     assert [(e.kind, e.topic, e.partition, e.offset) for e in state.events[mark:]] == [
-        ("offset_committed", "orders", 0, 42), ("offset_committed", "orders", 2, 7)]
+        ("offset_committed", "orders", 0, 42),
+        ("offset_committed", "orders", 2, 7),
+    ]
 
-    fetched, _ = call(state, OFFSET_FETCH, 8, broker=coordinator(state, "g"), groups=[
-        {"group_id": "g", "topics": [{"name": "orders", "partition_indexes": [0, 1, 2]}]}])
+    fetched, _ = call(
+        state,
+        OFFSET_FETCH,
+        8,
+        broker=coordinator(state, "g"),
+        groups=[{"group_id": "g", "topics": [{"name": "orders", "partition_indexes": [0, 1, 2]}]}],
+    )
     [group] = fetched.groups
     assert (group.group_id, group.error_code) == ("g", E.NONE)
     assert [p.to_dict() for t in group.topics for p in t.partitions] == [
-        {"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": 3, "metadata": "m0",
-         "error_code": E.NONE},
-        {"partition_index": 1, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
-         "error_code": E.NONE},
-        {"partition_index": 2, "committed_offset": 7, "committed_leader_epoch": 3, "metadata": "m2",
-         "error_code": E.NONE},
+        {
+            "partition_index": 0,
+            "committed_offset": 42,
+            "committed_leader_epoch": 3,
+            "metadata": "m0",
+            "error_code": E.NONE,
+        },
+        {
+            "partition_index": 1,
+            "committed_offset": -1,
+            "committed_leader_epoch": -1,
+            "metadata": "",
+            "error_code": E.NONE,
+        },
+        {
+            "partition_index": 2,
+            "committed_offset": 7,
+            "committed_leader_epoch": 3,
+            "metadata": "m2",
+            "error_code": E.NONE,
+        },
     ]
     # v7 and below: one group, the error at the top level; null topics = everything committed.
     everything, _ = call(state, OFFSET_FETCH, 7, broker=coordinator(state, "g"), group_id="g", topics=None)
     assert everything.error_code == E.NONE
     assert [(t.name, p.partition_index, p.committed_offset) for t in everything.topics for p in t.partitions] == [
-        ("orders", 0, 42), ("orders", 2, 7)]
+        ("orders", 0, 42),
+        ("orders", 2, 7),
+    ]
 
 
 def test_a_commit_with_no_generation_to_an_unknown_group_makes_a_simple_group():
@@ -416,7 +578,9 @@ def test_a_commit_with_no_generation_to_an_unknown_group_makes_a_simple_group():
     mark = len(state.events)
     assert committed(commit(state, group="simple")) == [("orders", 0, E.NONE)]
     assert [(e.kind, e.details.get("simple")) for e in state.events[mark:]] == [
-        ("group_created", True), ("offset_committed", None)]
+        ("group_created", True),
+        ("offset_committed", None),
+    ]
     assert state.groups.groups["simple"].state.value == "Empty"
 
 
@@ -450,9 +614,15 @@ def test_offset_commit_to_unknown_partitions_and_on_another_broker():
 
 def test_offset_fetch_of_a_missing_group_is_no_error():
     state = cluster(1)
-    response, _ = call(state, OFFSET_FETCH, 8, groups=[
-        {"group_id": "nope", "topics": [{"name": "orders", "partition_indexes": [0]}]},
-        {"group_id": "none-at-all", "topics": None}])
+    response, _ = call(
+        state,
+        OFFSET_FETCH,
+        8,
+        groups=[
+            {"group_id": "nope", "topics": [{"name": "orders", "partition_indexes": [0]}]},
+            {"group_id": "none-at-all", "topics": None},
+        ],
+    )
     assert [(g.group_id, g.error_code) for g in response.groups] == [("nope", E.NONE), ("none-at-all", E.NONE)]
     assert [(p.committed_offset, p.metadata) for p in response.groups[0].topics[0].partitions] == [(-1, "")]
     assert response.groups[1].topics == []
@@ -461,11 +631,13 @@ def test_offset_fetch_of_a_missing_group_is_no_error():
 def test_offset_fetch_group_errors_by_version():
     state = cluster(2)
     wrong = other_than(state, coordinator(state, "g"))
-    v1, _ = call(state, OFFSET_FETCH, 1, broker=wrong, group_id="g",
-                 topics=[{"name": "orders", "partition_indexes": [0]}])
+    v1, _ = call(
+        state, OFFSET_FETCH, 1, broker=wrong, group_id="g", topics=[{"name": "orders", "partition_indexes": [0]}]
+    )
     assert [p.error_code for t in v1.topics for p in t.partitions] == [E.NOT_COORDINATOR]  # folded into partitions
-    v5, _ = call(state, OFFSET_FETCH, 5, broker=wrong, group_id="g",
-                 topics=[{"name": "orders", "partition_indexes": [0]}])
+    v5, _ = call(
+        state, OFFSET_FETCH, 5, broker=wrong, group_id="g", topics=[{"name": "orders", "partition_indexes": [0]}]
+    )
     assert v5.error_code == E.NOT_COORDINATOR
     v8, _ = call(state, OFFSET_FETCH, 8, broker=wrong, groups=[{"group_id": "g", "topics": None}])
     assert [(g.error_code, g.topics) for g in v8.groups] == [(E.NOT_COORDINATOR, [])]
@@ -480,14 +652,30 @@ def test_offset_fetch_group_errors_by_version():
 def test_describe_groups_of_a_stable_group():
     state = cluster(2)
     member = stable(state)
-    response, _ = call(state, DESCRIBE_GROUPS, 5, broker=coordinator(state, "g"), groups=["g"],
-                       include_authorized_operations=True)
-    assert [g.to_dict() for g in response.groups] == [{
-        "error_code": E.NONE, "error_message": None, "group_id": "g", "group_state": "Stable",
-        "protocol_type": "consumer", "protocol_data": "range",
-        "members": [{"member_id": member, "group_instance_id": None, "client_id": "tester",
-                     "client_host": "/127.0.0.1", "member_metadata": SUBSCRIPTION, "member_assignment": ASSIGNMENT}],
-        "authorized_operations": (1 << 3) | (1 << 6) | (1 << 8)}]  # READ, DELETE, DESCRIBE
+    response, _ = call(
+        state, DESCRIBE_GROUPS, 5, broker=coordinator(state, "g"), groups=["g"], include_authorized_operations=True
+    )
+    assert [g.to_dict() for g in response.groups] == [
+        {
+            "error_code": E.NONE,
+            "error_message": None,
+            "group_id": "g",
+            "group_state": "Stable",
+            "protocol_type": "consumer",
+            "protocol_data": "range",
+            "members": [
+                {
+                    "member_id": member,
+                    "group_instance_id": None,
+                    "client_id": "tester",
+                    "client_host": "/127.0.0.1",
+                    "member_metadata": SUBSCRIPTION,
+                    "member_assignment": ASSIGNMENT,
+                }
+            ],
+            "authorized_operations": (1 << 3) | (1 << 6) | (1 << 8),
+        }
+    ]  # READ, DELETE, DESCRIBE
 
 
 @pytest.mark.parametrize(("version", "error"), [(5, E.NONE), (6, E.GROUP_ID_NOT_FOUND)])
@@ -511,8 +699,10 @@ def test_list_groups_lists_the_groups_this_broker_coordinates():
     stable(state)
     here = coordinator(state, "g")
     response, _ = call(state, LIST_GROUPS, 5, broker=here)
-    assert (response.error_code, [g.to_dict() for g in response.groups]) == (E.NONE, [
-        {"group_id": "g", "protocol_type": "consumer", "group_state": "Stable", "group_type": "classic"}])
+    assert (response.error_code, [g.to_dict() for g in response.groups]) == (
+        E.NONE,
+        [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable", "group_type": "classic"}],
+    )
     elsewhere, _ = call(state, LIST_GROUPS, 5, broker=other_than(state, here))
     assert (elsewhere.error_code, elsewhere.groups) == (E.NONE, [])
 
@@ -520,8 +710,10 @@ def test_list_groups_lists_the_groups_this_broker_coordinates():
 def test_list_groups_filters_by_state_and_type():
     state = cluster(1)
     stable(state)
+
     def listed(**filters):
         return [g.group_id for g in call(state, LIST_GROUPS, 5, **filters)[0].groups]
+
     assert listed(states_filter=["stable"]) == ["g"]  # case-insensitive
     assert listed(states_filter=["Empty"]) == []
     assert listed(types_filter=["Classic"]) == ["g"]
@@ -543,7 +735,10 @@ def test_delete_groups_results():
     commit(state, group="simple")
     response, _ = call(state, DELETE_GROUPS, 2, groups_names=["g", "nope", "simple", "g"])
     assert [(r.group_id, r.error_code) for r in response.results] == [
-        ("g", E.NON_EMPTY_GROUP), ("nope", E.GROUP_ID_NOT_FOUND), ("simple", E.NONE)]  # duplicates dropped
+        ("g", E.NON_EMPTY_GROUP),
+        ("nope", E.GROUP_ID_NOT_FOUND),
+        ("simple", E.NONE),
+    ]  # duplicates dropped
     assert "simple" not in state.groups.groups and "simple" not in state.offsets.offsets
 
     call(state, LEAVE_GROUP, 4, group_id="g", members=[{"member_id": member}])
@@ -557,6 +752,5 @@ def test_delete_groups_results():
 
 def test_delete_groups_on_another_broker_is_not_coordinator():
     state = cluster(2)
-    response, _ = call(state, DELETE_GROUPS, 2, broker=other_than(state, coordinator(state, "g")),
-                       groups_names=["g"])
+    response, _ = call(state, DELETE_GROUPS, 2, broker=other_than(state, coordinator(state, "g")), groups_names=["g"])
     assert [(r.group_id, r.error_code) for r in response.results] == [("g", E.NOT_COORDINATOR)]

@@ -22,8 +22,17 @@ def produce(state, topic, parts: dict[int, bytes], *, version=9, acks=-1, broker
     """One Produce of ``parts`` ({partition: records}) to ``topic`` (by id from v13)."""
     data = [{"index": index, "records": data} for index, data in parts.items()]
     named = {"name": topic} if version < 13 else {"topic_id": topic_id or state.topics[topic].topic_id}
-    return call(state, PRODUCE, version, broker=broker, now_ms=now_ms, acks=acks, timeout_ms=30_000,
-                transactional_id=None, topic_data=[{**named, "partition_data": data}])
+    return call(
+        state,
+        PRODUCE,
+        version,
+        broker=broker,
+        now_ms=now_ms,
+        acks=acks,
+        timeout_ms=30_000,
+        transactional_id=None,
+        topic_data=[{**named, "partition_data": data}],
+    )
 
 
 def partition_answers(response) -> list[dict]:
@@ -31,15 +40,47 @@ def partition_answers(response) -> list[dict]:
     return [p.to_dict() for t in response.responses for p in t.partition_responses]
 
 
-def fetch(state, topic, offset=0, *, partition=0, version=12, broker=0, now_ms=0, min_bytes=0, max_wait_ms=0,
-          isolation_level=READ_UNCOMMITTED, current_leader_epoch=-1, session_id=0, session_epoch=-1):
-    wanted = {"partition": partition, "fetch_offset": offset, "partition_max_bytes": 1 << 20, "log_start_offset": -1,
-              "current_leader_epoch": current_leader_epoch}
+def fetch(
+    state,
+    topic,
+    offset=0,
+    *,
+    partition=0,
+    version=12,
+    broker=0,
+    now_ms=0,
+    min_bytes=0,
+    max_wait_ms=0,
+    isolation_level=READ_UNCOMMITTED,
+    current_leader_epoch=-1,
+    session_id=0,
+    session_epoch=-1,
+):
+    wanted = {
+        "partition": partition,
+        "fetch_offset": offset,
+        "partition_max_bytes": 1 << 20,
+        "log_start_offset": -1,
+        "current_leader_epoch": current_leader_epoch,
+    }
     named = {"topic": topic} if version < 13 else {"topic_id": state.topics[topic].topic_id}
-    return call(state, FETCH, version, broker=broker, now_ms=now_ms, replica_id=-1, max_wait_ms=max_wait_ms,
-                min_bytes=min_bytes, max_bytes=1 << 20, isolation_level=isolation_level, session_id=session_id,
-                session_epoch=session_epoch, topics=[{**named, "partitions": [wanted]}], forgotten_topics_data=[],
-                rack_id="")
+    return call(
+        state,
+        FETCH,
+        version,
+        broker=broker,
+        now_ms=now_ms,
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=1 << 20,
+        isolation_level=isolation_level,
+        session_id=session_id,
+        session_epoch=session_epoch,
+        topics=[{**named, "partitions": [wanted]}],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
 
 
 def only_partition(response):
@@ -66,10 +107,26 @@ def test_produce_appends_and_answers_the_base_offset_of_each_partition():
     state.create_topic("t", 2)
     first, ctx = produce(state, "t", {0: batch(b"a", b"b"), 1: batch(b"c")})
     assert partition_answers(first) == [
-        {"index": 0, "error_code": E.NONE, "base_offset": 0, "log_append_time_ms": -1, "log_start_offset": 0,
-         "record_errors": [], "error_message": None, "current_leader": NO_LEADER},
-        {"index": 1, "error_code": E.NONE, "base_offset": 0, "log_append_time_ms": -1, "log_start_offset": 0,
-         "record_errors": [], "error_message": None, "current_leader": NO_LEADER},
+        {
+            "index": 0,
+            "error_code": E.NONE,
+            "base_offset": 0,
+            "log_append_time_ms": -1,
+            "log_start_offset": 0,
+            "record_errors": [],
+            "error_message": None,
+            "current_leader": NO_LEADER,
+        },
+        {
+            "index": 1,
+            "error_code": E.NONE,
+            "base_offset": 0,
+            "log_append_time_ms": -1,
+            "log_start_offset": 0,
+            "record_errors": [],
+            "error_message": None,
+            "current_leader": NO_LEADER,
+        },
     ]
     assert [t.name for t in first.responses] == ["t"] and first.node_endpoints == [] and first.throttle_time_ms == 0
     assert ctx.effects.data_changed
@@ -114,12 +171,20 @@ def test_the_wrong_broker_answers_not_leader_with_the_current_leader_and_its_end
     wrong = 1 - other
     response, ctx = produce(state, "t", {0: batch(b"a")}, version=10, broker=wrong)
     assert partition_answers(response) == [
-        {"index": 0, "error_code": E.NOT_LEADER_OR_FOLLOWER, "base_offset": -1, "log_append_time_ms": -1,
-         "log_start_offset": -1, "record_errors": [], "error_message": None,
-         "current_leader": {"leader_id": other, "leader_epoch": 1}},
+        {
+            "index": 0,
+            "error_code": E.NOT_LEADER_OR_FOLLOWER,
+            "base_offset": -1,
+            "log_append_time_ms": -1,
+            "log_start_offset": -1,
+            "record_errors": [],
+            "error_message": None,
+            "current_leader": {"leader_id": other, "leader_epoch": 1},
+        },
     ]
     assert [e.to_dict() for e in response.node_endpoints] == [
-        {"node_id": other, "host": HOST, "port": FIRST_PORT + other, "rack": None}]
+        {"node_id": other, "host": HOST, "port": FIRST_PORT + other, "rack": None}
+    ]
     assert not ctx.effects.data_changed and partition.log.log_end_offset == 0
 
 
@@ -127,12 +192,21 @@ def test_unknown_topics_and_partitions_are_unknown_topic_or_partition():
     state = cluster(1)
     state.create_topic("t", 1)
     mark = len(state.events)
-    response, ctx = call(state, PRODUCE, 10, acks=-1, timeout_ms=1000, topic_data=[
-        {"name": "nope", "partition_data": [{"index": 0, "records": batch(b"a")}]},
-        {"name": "t", "partition_data": [{"index": 1, "records": batch(b"b")}]},
-    ])
+    response, ctx = call(
+        state,
+        PRODUCE,
+        10,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            {"name": "nope", "partition_data": [{"index": 0, "records": batch(b"a")}]},
+            {"name": "t", "partition_data": [{"index": 1, "records": batch(b"b")}]},
+        ],
+    )
     assert [(p["error_code"], p["current_leader"]) for p in partition_answers(response)] == [
-        (E.UNKNOWN_TOPIC_OR_PARTITION, NO_LEADER), (E.UNKNOWN_TOPIC_OR_PARTITION, NO_LEADER)]
+        (E.UNKNOWN_TOPIC_OR_PARTITION, NO_LEADER),
+        (E.UNKNOWN_TOPIC_OR_PARTITION, NO_LEADER),
+    ]
     assert response.node_endpoints == []
     assert not ctx.effects.data_changed
     assert "nope" not in state.topics and kinds_after(state, mark) == []  # Produce never auto-creates
@@ -145,7 +219,9 @@ def test_produce_v0_to_v2_are_advertised_but_refused_per_partition(version):
     old = records.build_message_set([(None, b"a")], magic=0 if version < 2 else 1)
     response, ctx = produce(state, "t", {0: old, 1: old}, version=version)
     assert [(p["index"], p["error_code"], p["base_offset"]) for p in partition_answers(response)] == [
-        (0, E.UNSUPPORTED_VERSION, -1), (1, E.UNSUPPORTED_VERSION, -1)]
+        (0, E.UNSUPPORTED_VERSION, -1),
+        (1, E.UNSUPPORTED_VERSION, -1),
+    ]
     assert not ctx.effects.data_changed
     assert [state.partition("t", i).log.log_end_offset for i in (0, 1)] == [0, 0]
 
@@ -206,7 +282,8 @@ def test_an_idempotent_retry_is_acknowledged_with_the_first_offset_and_appends_n
 
     retry, _ = produce(state, "t", {0: first})
     assert [(p["error_code"], p["base_offset"], p["log_start_offset"]) for p in partition_answers(retry)] == [
-        (E.NONE, 0, 0)]
+        (E.NONE, 0, 0)
+    ]
     assert log.log_end_offset == 3 and [b.data for b in log.batches] == stored
 
 
@@ -231,8 +308,15 @@ def test_an_idempotent_sequence_gap_is_out_of_order_and_appends_nothing():
 # -- Fetch -------------------------------------------------------------------------------------
 
 
-EXPECTED_OK = {"partition_index": 0, "error_code": E.NONE, "high_watermark": 0, "last_stable_offset": 0,
-               "log_start_offset": 0, "preferred_read_replica": -1, "aborted_transactions": None}
+EXPECTED_OK = {
+    "partition_index": 0,
+    "error_code": E.NONE,
+    "high_watermark": 0,
+    "last_stable_offset": 0,
+    "log_start_offset": 0,
+    "preferred_read_replica": -1,
+    "aborted_transactions": None,
+}
 
 
 def test_fetch_returns_the_stored_batches_byte_for_byte():
@@ -314,7 +398,8 @@ def test_fetch_on_the_wrong_broker_names_the_leader():
     assert (partition.error_code, partition.high_watermark, partition.records) == (E.NOT_LEADER_OR_FOLLOWER, -1, b"")
     assert partition.current_leader.to_dict() == {"leader_id": leader, "leader_epoch": 0}
     assert [e.to_dict() for e in response.node_endpoints] == [
-        {"node_id": leader, "host": HOST, "port": FIRST_PORT + leader, "rack": None}]
+        {"node_id": leader, "host": HOST, "port": FIRST_PORT + leader, "rack": None}
+    ]
 
 
 @pytest.mark.parametrize(("epoch", "error"), [(0, E.NONE), (1, E.UNKNOWN_LEADER_EPOCH), (-1, E.NONE)])
@@ -360,7 +445,10 @@ def test_a_waiting_fetch_is_answered_empty_at_its_deadline():
     assert wait.poll(1_499, False) is None
     answer = wait.poll(1_500, True)
     assert (answer.error_code, only_partition(answer).error_code, only_partition(answer).records) == (
-        E.NONE, E.NONE, b"")
+        E.NONE,
+        E.NONE,
+        b"",
+    )
 
 
 def test_a_waiting_fetch_answers_at_once_when_its_partition_goes_away():

@@ -69,8 +69,9 @@ def test_version_ranges_lie_within_the_specs(key):
 
 def test_supports_is_the_inclusive_range():
     fetch = REGISTRY[1]
-    assert [fetch.supports(v) for v in (fetch.min_version - 1, fetch.min_version, fetch.max_version,
-                                        fetch.max_version + 1)] == [False, True, True, False]
+    assert [
+        fetch.supports(v) for v in (fetch.min_version - 1, fetch.min_version, fetch.max_version, fetch.max_version + 1)
+    ] == [False, True, True, False]
 
 
 def test_supported_and_handlers_views_agree_with_the_registry():
@@ -92,8 +93,9 @@ def test_dispatch_hands_the_context_and_body_to_the_handler_of_ctx_api_key(monke
         return "answer"
 
     original = REGISTRY[API_VERSIONS]
-    monkeypatch.setitem(REGISTRY, API_VERSIONS, Api(API_VERSIONS, original.name, original.min_version,
-                                                    original.max_version, recorder))
+    monkeypatch.setitem(
+        REGISTRY, API_VERSIONS, Api(API_VERSIONS, original.name, original.min_version, original.max_version, recorder)
+    )
     ctx = context(API_VERSIONS, 3)
     body = request_type(API_VERSIONS).new()
     assert dispatch(ctx, body) == "answer"

@@ -79,8 +79,13 @@ sys.exit(0 if len(processed) == N and not twice else 1)
 
 
 def fakebroker_run(*args: str | os.PathLike[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fakebroker", "run", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "fakebroker", "run", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def write(path: Path, text: str) -> Path:
@@ -117,15 +122,20 @@ def test_rebalance_storm_example_keeps_every_order_exactly_once(tmp_path):
 
 def test_command_status_and_environment(tmp_path):
     # The command sees the bootstrap address under three names, and its status is the run's.
-    scenario = write(tmp_path / "idle.py", """
+    scenario = write(
+        tmp_path / "idle.py",
+        """
         import anyio
         CLUSTER = {"brokers": 2}
         async def scenario(cluster):
             await anyio.sleep(30)   # still running when the command exits: cancelled
-    """)
+    """,
+    )
     env_file = tmp_path / "env.txt"
-    code = (f"import os, sys; open({str(env_file)!r}, 'w').write('\\n'.join(os.environ.get(k, '-') for k in "
-            "('FAKEBROKER_BOOTSTRAP', 'KAFKA_BOOTSTRAP_SERVERS', 'BOOTSTRAP_SERVERS'))); sys.exit(7)")
+    code = (
+        f"import os, sys; open({str(env_file)!r}, 'w').write('\\n'.join(os.environ.get(k, '-') for k in "
+        "('FAKEBROKER_BOOTSTRAP', 'KAFKA_BOOTSTRAP_SERVERS', 'BOOTSTRAP_SERVERS'))); sys.exit(7)"
+    )
     started = time.monotonic()
     done = fakebroker_run(scenario, "--", sys.executable, "-c", code, timeout=30)
     assert done.returncode == 7, done.stderr
@@ -138,7 +148,9 @@ def test_command_status_and_environment(tmp_path):
 
 def test_failing_scenario_stops_the_command_and_exits_3(tmp_path):
     pid_file = tmp_path / "pid"
-    scenario = write(tmp_path / "boom.py", f"""
+    scenario = write(
+        tmp_path / "boom.py",
+        f"""
         import anyio
         from pathlib import Path
         async def scenario(cluster, proc):
@@ -148,7 +160,8 @@ def test_failing_scenario_stops_the_command_and_exits_3(tmp_path):
                     await anyio.sleep(0.05)
             assert int(pid_file.read_text()) == proc.pid and proc.running
             raise RuntimeError("the scenario broke on purpose")
-    """)
+    """,
+    )
     code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
     started = time.monotonic()
     done = fakebroker_run(scenario, "--quiet", "--", sys.executable, "-c", code, timeout=30)
@@ -161,16 +174,29 @@ def test_failing_scenario_stops_the_command_and_exits_3(tmp_path):
 
 
 def test_timeout_stops_the_command_and_timeline_goes_to_a_file(tmp_path):
-    scenario = write(tmp_path / "slow.py", """
+    scenario = write(
+        tmp_path / "slow.py",
+        """
         TIMEOUT = 1
         CLUSTER = {"topics": {"payments": 3}}
         async def scenario(cluster):
             cluster.faults.add(api="Fetch", delay=0.1)
-    """)
+    """,
+    )
     timeline = tmp_path / "timeline.txt"
     started = time.monotonic()
-    done = fakebroker_run(scenario, "--topic", "audit:2", "--timeline", timeline, "--",
-                          sys.executable, "-c", "import time; time.sleep(60)", timeout=30)
+    done = fakebroker_run(
+        scenario,
+        "--topic",
+        "audit:2",
+        "--timeline",
+        timeline,
+        "--",
+        sys.executable,
+        "-c",
+        "import time; time.sleep(60)",
+        timeout=30,
+    )
     assert done.returncode == TIMED_OUT, done.stderr
     assert time.monotonic() - started < 20
     text = timeline.read_text()
@@ -191,14 +217,17 @@ def test_scenario_file_without_a_scenario_is_refused(tmp_path):
 async def test_play_an_async_function(tmp_path):
     # The function form from Python: after the command's exit the scenario reads the records
     # it produced.
-    app = write(tmp_path / "produce.py", """
+    app = write(
+        tmp_path / "produce.py",
+        """
         import os, sys
         from confluent_kafka import Producer
         p = Producer({"bootstrap.servers": os.environ["BOOTSTRAP_SERVERS"], "log_level": 3})
         for i in range(10):
             p.produce("events", key=b"k", value=f"event-{i}".encode())
         sys.exit(0 if p.flush(20) == 0 else 1)
-    """)
+    """,
+    )
     seen: list[bytes | None] = []
 
     async def scenario(cluster, proc):

@@ -32,8 +32,13 @@ times = 2
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fakebroker", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def stop(proc: subprocess.Popen) -> str:
@@ -74,18 +79,22 @@ def test_command_line_wins_over_the_file_and_bad_files_are_refused(tmp_path):
         assert proc.stdout.readline().count(",") == 2
         lines = [proc.stdout.readline().split() for _ in range(2)]
         assert {tuple(line[2:3] + line[5:]) for line in lines} == {
-            ("topic_created", "topic=orders", "partitions=3"), ("topic_created", "topic=extra", "partitions=2")}
+            ("topic_created", "topic=orders", "partitions=3"),
+            ("topic_created", "topic=extra", "partitions=2"),
+        }
         assert all(line[0].endswith("s") for line in lines)  # aligned: time, broker, kind, group, client, details
     finally:
         stop(proc)
     bad = tmp_path / "bad.toml"
     bad.write_text('brokres = 2\n[[faults]]\napi = "Hartbeat"\n')
-    result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--config", str(bad)], capture_output=True,
-                            text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "fakebroker", "serve", "--config", str(bad)], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2 and "unknown key(s) brokres" in result.stderr
     bad.write_text('[[faults]]\napi = "Hartbeat"\nerror = 1\n')
-    result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--config", str(bad)], capture_output=True,
-                            text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "fakebroker", "serve", "--config", str(bad)], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2 and "Did you mean Heartbeat" in result.stderr
 
 
@@ -100,7 +109,11 @@ def test_colours_when_forced_and_a_taken_port_explained():
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--port", str(port)], capture_output=True,
-                                text=True, timeout=30)
+        result = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port 0" in result.stderr

@@ -16,10 +16,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from fakebroker.cluster import FakeCluster
 
-
 TOPIC = "orders"
 PARTITIONS = 6
-DEBUG = {"debug": "cgrp,consumer,protocol,broker", "log_level": 7} if os.environ.get("FAKEBROKER_CGRP_DEBUG") else {"log_level": 0}
+DEBUG = (
+    {"debug": "cgrp,consumer,protocol,broker", "log_level": 7}
+    if os.environ.get("FAKEBROKER_CGRP_DEBUG")
+    else {"log_level": 0}
+)
 # Short group timings (the broker's minimum session timeout is lowered to allow them).
 GROUP = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 200, "max.poll.interval.ms": 6000}
 BROKER_CONFIG = {"group.min.session.timeout.ms": 1000}
@@ -59,8 +62,15 @@ class Producing:
     """A producer whose delivery reports are kept: ``ok`` keys, ``failed`` (key, error)."""
 
     def __init__(self, cluster: FakeCluster, **config):
-        conf = {"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 2, "enable.idempotence": True,
-                "retry.backoff.ms": 50, "message.timeout.ms": 20000, **DEBUG, **config}
+        conf = {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 2,
+            "enable.idempotence": True,
+            "retry.backoff.ms": 50,
+            "message.timeout.ms": 20000,
+            **DEBUG,
+            **config,
+        }
         self.producer = Producer(conf)
         self.ok: list[str] = []
         self.failed: list[tuple[str, KafkaError]] = []
@@ -77,8 +87,9 @@ class Producing:
             i = self.sent
             self.sent += 1
             part = (i % PARTITIONS) if partition is None else partition(i)
-            self.producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=part,
-                                  on_delivery=self._report)
+            self.producer.produce(
+                topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=part, on_delivery=self._report
+            )
             self.producer.poll(0)
 
     def flush(self, timeout: float = 15) -> None:
@@ -91,8 +102,17 @@ class Member:
     after processing it, so a record is read twice only if its commit failed (counted). With
     ``assign`` it reads those partitions from offset 0 instead of joining the group."""
 
-    def __init__(self, cluster: FakeCluster, gid: str, name: str, *, commit: bool = True, topics=(TOPIC,),
-                 assign: list[int] | None = None, **config):
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        gid: str,
+        name: str,
+        *,
+        commit: bool = True,
+        topics=(TOPIC,),
+        assign: list[int] | None = None,
+        **config,
+    ):
         self.name = name
         self.commit = commit
         self.got: list[tuple[int, int]] = []
@@ -100,9 +120,17 @@ class Member:
         self.errors: list[KafkaError] = []
         self.commit_failures: list[str] = []
         self.assigns: list[list[int]] = []
-        conf = {"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid, "client.id": name,
-                "auto.offset.reset": "earliest", "enable.auto.commit": False, "fetch.wait.max.ms": 50,
-                **GROUP, **DEBUG, **config}
+        conf = {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": gid,
+            "client.id": name,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 50,
+            **GROUP,
+            **DEBUG,
+            **config,
+        }
         self.consumer = Consumer(conf)
         if assign is None:
             self.consumer.subscribe(list(topics), on_assign=self._on_assign)
@@ -141,8 +169,13 @@ class Member:
             self.consumer.close()
 
 
-def drive(members: list[Member], until: Callable[[], object], timeout: float, what: str,
-          tick: Callable[[], None] | None = None) -> float:
+def drive(
+    members: list[Member],
+    until: Callable[[], object],
+    timeout: float,
+    what: str,
+    tick: Callable[[], None] | None = None,
+) -> float:
     """Poll every member round-robin until ``until()``; returns the seconds it took."""
     start = time.monotonic()
     while True:
@@ -153,9 +186,13 @@ def drive(members: list[Member], until: Callable[[], object], timeout: float, wh
         if until():
             return time.monotonic() - start
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}: " + "; ".join(
-                f"{m.name}: partitions {m.partitions()} got {len(m.got)} errors {[str(e) for e in m.errors[-3:]]}"
-                for m in members))
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {what}: "
+                + "; ".join(
+                    f"{m.name}: partitions {m.partitions()} got {len(m.got)} errors {[str(e) for e in m.errors[-3:]]}"
+                    for m in members
+                )
+            )
 
 
 def drive_for(members: list[Member], seconds: float) -> None:
@@ -172,14 +209,16 @@ def seen(members: list[Member]) -> Counter:
 def stable_split(cluster: FakeCluster, gid: str, members: list[Member]) -> Callable[[], bool]:
     """The group is Stable with exactly these members, and what each consumer holds is what the
     coordinator assigned it, covering all partitions once."""
+
     def check() -> bool:
         view = cluster.group(gid)
         if view is None or view.state != "Stable" or len(view.members) != len(members):
             return False
         held = [m.partitions() for m in members]
         by_client = {c: a.get(TOPIC, []) for c, a in view.assignment.items()}
-        return (sorted(p for ps in held for p in ps) == list(range(PARTITIONS))
-                and all(sorted(by_client.get(m.name, [])) == ps for m, ps in zip(members, held)))
+        return sorted(p for ps in held for p in ps) == list(range(PARTITIONS)) and all(
+            sorted(by_client.get(m.name, [])) == ps for m, ps in zip(members, held)
+        )
 
     return check
 

@@ -33,13 +33,19 @@ class LineDriver:
     stderr_lines = 400  # how much of stderr is kept
     stderr_tail = 120  # how much of it ``diagnostics`` shows
 
-    def __init__(self, argv: Sequence[str], cluster: FakeCluster, *, lifetime: float | None = None,
-                 **popen: Any):
+    def __init__(self, argv: Sequence[str], cluster: FakeCluster, *, lifetime: float | None = None, **popen: Any):
         """Start ``argv`` (extra ``Popen`` arguments in ``popen``); with ``lifetime`` (seconds) the
         process is killed after that long whatever happens."""
         self.cluster = cluster
-        self.proc = subprocess.Popen(list(argv), **popen, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, bufsize=1)
+        self.proc = subprocess.Popen(
+            list(argv),
+            **popen,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=1,
+        )
         self.killer: threading.Timer | None = None
         if lifetime is not None:
             self.killer = threading.Timer(lifetime, self.proc.kill)
@@ -71,9 +77,14 @@ class LineDriver:
 
     def diagnostics(self) -> str:
         events = [e.describe() for e in self.cluster.events if e.kind != "client_connected"]
-        return (f"\n{self.log_name} stderr (tail):\n" + "\n".join(list(self.stderr)[-self.stderr_tail:]) +
-                "\nnotes:\n" + "\n".join(json.dumps(n) for n in self.notes[-40:]) +
-                "\nbroker events (tail):\n" + "\n".join(events[-120:]))
+        return (
+            f"\n{self.log_name} stderr (tail):\n"
+            + "\n".join(list(self.stderr)[-self.stderr_tail :])
+            + "\nnotes:\n"
+            + "\n".join(json.dumps(n) for n in self.notes[-40:])
+            + "\nbroker events (tail):\n"
+            + "\n".join(events[-120:])
+        )
 
     def encode(self, ident: int, cmd: str, args: dict[str, Any]) -> str:
         """The stdin line (without the newline) for command ``cmd`` with id ``ident``."""
@@ -99,8 +110,10 @@ class LineDriver:
             except queue.Empty:
                 pytest.fail(f"no reply to {self.describe(cmd, args, line)} within {timeout} s{self.diagnostics()}")
             if got is None:
-                pytest.fail(f"{self.name} exited ({self.proc.wait(5)}) during {self.describe(cmd, args, line)}"
-                            f"{self.diagnostics()}")
+                pytest.fail(
+                    f"{self.name} exited ({self.proc.wait(5)}) during {self.describe(cmd, args, line)}"
+                    f"{self.diagnostics()}"
+                )
             if got.get("type") == "reply" and got.get("id") == ident:
                 if "error" in got:
                     pytest.fail(f"{self.describe(cmd, args, line)} failed: {got['error']}{self.diagnostics()}")

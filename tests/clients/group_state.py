@@ -18,22 +18,37 @@ def group_off_first_broker(cluster: FakeCluster, prefix: str) -> str:
 
 def live_group(cluster: FakeCluster, gid: str) -> dict | None:
     """A consistent snapshot of the group (taken on the cluster's thread)."""
+
     def read():
         g = cluster.state.groups.groups.get(gid)
         if g is None:
             return None
-        return {"state": g.state.value, "generation": g.generation_id, "protocol_type": g.protocol_type,
-                "protocol": g.protocol_name, "leader": g.leader_id, "static": dict(g.static_members),
-                "members": {m.member_id: {"client_id": m.client_id, "client_host": m.client_host, "instance": m.group_instance_id,
-                                          "assignment": consumer_protocol.assignment_dict(m.assignment) if m.assignment else {}}
-                            for m in g.members.values()}}
+        return {
+            "state": g.state.value,
+            "generation": g.generation_id,
+            "protocol_type": g.protocol_type,
+            "protocol": g.protocol_name,
+            "leader": g.leader_id,
+            "static": dict(g.static_members),
+            "members": {
+                m.member_id: {
+                    "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "instance": m.group_instance_id,
+                    "assignment": consumer_protocol.assignment_dict(m.assignment) if m.assignment else {},
+                }
+                for m in g.members.values()
+            },
+        }
 
     return cluster.call(read)
 
 
 def live_offsets(cluster: FakeCluster, gid: str, topic: str = "orders") -> dict[int, int]:
     """Committed offsets of ``topic`` by partition."""
-    return cluster.call(lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == topic})
+    return cluster.call(
+        lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == topic}
+    )
 
 
 def events(cluster: FakeCluster, kind: str, gid: str) -> list[dict]:

@@ -7,16 +7,13 @@ consumers read with assign() + seek, group_id=None, and never commit.
 
 from __future__ import annotations
 
-import dataclasses
-
 import asyncio
+import dataclasses
 import time
 import uuid
 
 import anyio
 import pytest
-
-
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka import codec as aiokafka_codec  # noqa: E402
 
@@ -52,8 +49,14 @@ def _producer(cluster, **config) -> AIOKafkaProducer:
 
 
 def _consumer(cluster, **config) -> AIOKafkaConsumer:
-    settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, group_id=None, enable_auto_commit=False,
-                    auto_offset_reset="earliest", fetch_max_wait_ms=100)
+    settings = dict(
+        COMMON,
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=100,
+    )
     settings.update(config)
     return AIOKafkaConsumer(**settings)
 
@@ -69,8 +72,10 @@ async def _read_all(consumer: AIOKafkaConsumer, want: int, timeout_s: float = TI
 
 
 async def _produce_plan(producer: AIOKafkaProducer, topic: str, n: int, partitions: int) -> list:
-    futures = [await producer.send(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions)
-               for i in range(n)]
+    futures = [
+        await producer.send(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions)
+        for i in range(n)
+    ]
     return await asyncio.wait_for(asyncio.gather(*futures), TIMEOUT_S)
 
 
@@ -205,7 +210,9 @@ async def test_idempotent_producer_retries_are_deduplicated(monkeypatch):
             assert len(injected) == 3 and all("InjectedFault" in e.details["error"] for e in injected)
             # Resent batches were answered from the producer state, not appended again.
             expected = expected_records(N, PARTITIONS)
-            assert cluster.records("orders") == [(p, o, k, v) for p in range(PARTITIONS) for o, (k, v) in enumerate(expected[p])]
+            assert cluster.records("orders") == [
+                (p, o, k, v) for p in range(PARTITIONS) for o, (k, v) in enumerate(expected[p])
+            ]
             messages = await _consume_plan(cluster, "orders", N, PARTITIONS)
             _assert_plan_read_back(cluster, "orders", N, PARTITIONS, metadata, messages)
 
@@ -233,6 +240,7 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
     monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
     return dropped
 
+
 async def test_admin():
     from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic, RecordsToDelete
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -240,15 +248,23 @@ async def test_admin():
     topic = f"admin-{uuid.uuid4().hex[:8]}"
     with anyio.fail_after(45):
         async with FakeCluster(brokers=3, topics={"orders": PARTITIONS}) as cluster:
-            admin = AIOKafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000,
-                                        retry_backoff_ms=50)
+            admin = AIOKafkaAdminClient(
+                bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50
+            )
             await asyncio.wait_for(admin.start(), TIMEOUT_S)
             try:
                 # create_topics with a config
                 response = await admin.create_topics(
-                    [NewTopic(topic, num_partitions=2, replication_factor=1,
-                              topic_configs={"retention.ms": "3600000", "cleanup.policy": "delete"})],
-                    timeout_ms=5_000)
+                    [
+                        NewTopic(
+                            topic,
+                            num_partitions=2,
+                            replication_factor=1,
+                            topic_configs={"retention.ms": "3600000", "cleanup.policy": "delete"},
+                        )
+                    ],
+                    timeout_ms=5_000,
+                )
                 [(name, code, *_)] = response.topic_errors
                 assert (name, code) == (topic, 0)
                 assert cluster.topics()[topic] == 2
@@ -273,18 +289,25 @@ async def test_admin():
                     assert entries["retention.ms"]["config_source"] == 1  # DYNAMIC_TOPIC_CONFIG
                     assert entries["max.message.bytes"]["config_source"] != 1
                 [response] = await admin.describe_configs(
-                    [ConfigResource(ConfigResourceType.TOPIC, topic, configs={"retention.ms": None})])
+                    [ConfigResource(ConfigResourceType.TOPIC, topic, configs={"retention.ms": None})]
+                )
                 [resource] = response.to_object()["resources"]
-                assert [(e["config_names"], e["config_value"]) for e in resource["config_entries"]] == [("retention.ms", "3600000")]
+                assert [(e["config_names"], e["config_value"]) for e in resource["config_entries"]] == [
+                    ("retention.ms", "3600000")
+                ]
 
                 # 10 records into every partition, with known timestamps
                 base_ts = int(time.time() * 1000) - 60_000
                 producer = _producer(cluster, acks="all")
                 await asyncio.wait_for(producer.start(), TIMEOUT_S)
                 try:
-                    futures = [await producer.send(topic, key=f"k{p}-{i}".encode(), value=b"v", partition=p,
-                                                   timestamp_ms=base_ts + i * 1000)
-                               for p in range(4) for i in range(10)]
+                    futures = [
+                        await producer.send(
+                            topic, key=f"k{p}-{i}".encode(), value=b"v", partition=p, timestamp_ms=base_ts + i * 1000
+                        )
+                        for p in range(4)
+                        for i in range(10)
+                    ]
                     await asyncio.wait_for(asyncio.gather(*futures), TIMEOUT_S)
                 finally:
                     await producer.stop()
@@ -298,12 +321,15 @@ async def test_admin():
                     assert await consumer.beginning_offsets(tps) == {tp: 0 for tp in tps}
                     assert await consumer.end_offsets(tps) == {tp: 10 for tp in tps}
                     found = await consumer.offsets_for_times({tp: base_ts + 4500 for tp in tps})
-                    assert {tp: (o.offset, o.timestamp) for tp, o in found.items()} == {tp: (5, base_ts + 5000) for tp in tps}
+                    assert {tp: (o.offset, o.timestamp) for tp, o in found.items()} == {
+                        tp: (5, base_ts + 5000) for tp in tps
+                    }
                     assert await consumer.offsets_for_times({tps[0]: base_ts + 10 * 1000}) == {tps[0]: None}
 
                     # delete_records: partition 0 before 3, partition 1 before 10 (everything)
-                    deleted = await admin.delete_records({tps[0]: RecordsToDelete(3), tps[1]: RecordsToDelete(10)},
-                                                         timeout_ms=5_000)
+                    deleted = await admin.delete_records(
+                        {tps[0]: RecordsToDelete(3), tps[1]: RecordsToDelete(10)}, timeout_ms=5_000
+                    )
                     assert deleted == {tps[0]: 3, tps[1]: 10}
                     assert cluster.offsets(topic, 0) == (3, 10)
                     assert cluster.offsets(topic, 1) == (10, 10)
@@ -318,7 +344,9 @@ async def test_admin():
                     consumer.assign(tps[:2])
                     await consumer.seek_to_beginning()
                     messages = await _read_all(consumer, 7)
-                    assert [(m.partition, m.offset, m.key) for m in messages] == [(0, i, f"k0-{i}".encode()) for i in range(3, 10)]
+                    assert [(m.partition, m.offset, m.key) for m in messages] == [
+                        (0, i, f"k0-{i}".encode()) for i in range(3, 10)
+                    ]
                 finally:
                     await consumer.stop()
 

@@ -18,8 +18,6 @@ import time
 
 import anyio
 import pytest
-
-
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka import errors as aiokafka_errors  # noqa: E402
 from aiokafka.structs import OffsetAndMetadata  # noqa: E402
@@ -64,8 +62,10 @@ async def produce(cluster, n: int, start: int = 0) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2, **COMMON)
     await asyncio.wait_for(producer.start(), 15)
     try:
-        futures = [await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                   for i in range(start, start + n)]
+        futures = [
+            await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+            for i in range(start, start + n)
+        ]
         await asyncio.wait_for(asyncio.gather(*futures), 15)
     finally:
         await producer.stop()
@@ -77,8 +77,10 @@ async def produce_paced(cluster, n: int, per_burst: int = 30, interval_s: float 
     await asyncio.wait_for(producer.start(), 15)
     try:
         for start in range(0, n, per_burst):
-            futures = [await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                       for i in range(start, min(n, start + per_burst))]
+            futures = [
+                await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+                for i in range(start, min(n, start + per_burst))
+            ]
             await asyncio.wait_for(asyncio.gather(*futures), 15)
             await asyncio.sleep(interval_s)
     finally:
@@ -99,7 +101,7 @@ def group_events(cluster, gid: str, since: int = 0) -> list:
 
 def until_members_leave(events: list) -> list:
     """The events before the first LeaveGroup (the test's own shutdown)."""
-    return events[:next((i for i, e in enumerate(events) if e.details.get("reason") == "left the group"), len(events))]
+    return events[: next((i for i, e in enumerate(events) if e.details.get("reason") == "left the group"), len(events))]
 
 
 def no_broker_errors(cluster) -> None:
@@ -133,7 +135,9 @@ class Ledger:
 
     def check(self, expected: set[tuple[int, int]], max_duplicates: int) -> int:
         got = [(p, o) for _, p, o in self.deliveries]
-        assert set(got) == expected, f"lost: {sorted(expected - set(got))[:10]} extra: {sorted(set(got) - expected)[:10]}"
+        assert set(got) == expected, (
+            f"lost: {sorted(expected - set(got))[:10]} extra: {sorted(set(got) - expected)[:10]}"
+        )
         assert not self.forbidden_duplicates, f"redelivered after a successful commit: {self.forbidden_duplicates[:10]}"
         duplicates = len(got) - len(set(got))
         assert duplicates == len(self.allowed_duplicates)
@@ -145,10 +149,19 @@ class Member:
     """One group consumer with its own poll loop (an asyncio task); ``paused`` stops the loop."""
 
     def __init__(self, cluster, gid: str, name: str, ledger: Ledger, **config):
-        settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, group_id=gid, client_id=name,
-                        enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=SESSION_TIMEOUT_MS,
-                        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
-                        max_poll_records=MAX_POLL_RECORDS, fetch_max_wait_ms=50)
+        settings = dict(
+            COMMON,
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id=gid,
+            client_id=name,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+            rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+            max_poll_records=MAX_POLL_RECORDS,
+            fetch_max_wait_ms=50,
+        )
         settings.update(config)
         self.label = name
         self.ledger = ledger
@@ -222,7 +235,8 @@ async def wait_until(condition, what: str, members=(), deadline_s: float = DEADL
         for m in members:
             m.check_alive()
         assert time.monotonic() - start < deadline_s, f"timed out waiting for {what}: " + ", ".join(
-            f"{m.label}={m.partitions}@{m.generation}" for m in members)
+            f"{m.label}={m.partitions}@{m.generation}" for m in members
+        )
         await asyncio.sleep(0.02)
     return time.monotonic() - start
 
@@ -233,14 +247,18 @@ def split_evenly(members: list[Member], cluster, gid: str) -> bool:
     if group is None or group.state.value != "Stable" or len(group.members) != len(members):
         return False
     parts = [m.partitions for m in members]
-    return (all(len(p) == PARTITIONS // len(members) for p in parts)
-            and sorted(sum(parts, [])) == list(range(PARTITIONS))
-            and all(m.generation == group.generation_id and m.member_id in group.members for m in members))
+    return (
+        all(len(p) == PARTITIONS // len(members) for p in parts)
+        and sorted(sum(parts, [])) == list(range(PARTITIONS))
+        and all(m.generation == group.generation_id and m.member_id in group.members for m in members)
+    )
 
 
 async def start_members(cluster, gid: str, ledger: Ledger, n: int = 3, **config) -> list[Member]:
-    members = [Member(cluster, gid, f"c{i}", ledger, **{k: (v(i) if callable(v) else v) for k, v in config.items()})
-               for i in range(n)]
+    members = [
+        Member(cluster, gid, f"c{i}", ledger, **{k: (v(i) if callable(v) else v) for k, v in config.items()})
+        for i in range(n)
+    ]
     for m in members:
         await m.start()
     return members
@@ -259,6 +277,7 @@ async def close_all(members: list[Member]) -> None:
 
 # -- 1. three consumers split six partitions -------------------------------------------------------
 
+
 async def test_three_consumers_split_six_partitions():
     with anyio.fail_after(60):
         async with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}) as cluster:
@@ -273,10 +292,15 @@ async def test_three_consumers_split_six_partitions():
                 expected = stored(cluster)
                 assert len(expected) == 600
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", members)
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                                 "the last commits", members)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                    "the last commits",
+                    members,
+                )
                 polls = [m.polls for m in members]
-                await wait_until(lambda: all(m.polls >= n + 2 for m, n in zip(members, polls)), "two more polls each", members)
+                await wait_until(
+                    lambda: all(m.polls >= n + 2 for m, n in zip(members, polls)), "two more polls each", members
+                )
                 # Nothing was delivered twice: no rebalance while consuming.
                 assert ledger.check(expected, max_duplicates=0) == 0
                 for m in members:
@@ -289,11 +313,14 @@ async def test_three_consumers_split_six_partitions():
             assert len({e.details["member"] for e in events if e.kind == "member_joined"}) == 3
             assert cluster.coordinator(gid) != 0
             # The members found the coordinator: no group request went to another broker.
-            assert not [e for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"]
+            assert not [
+                e for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"
+            ]
             no_broker_errors(cluster)
 
 
 # -- 2. a member leaves; the survivors continue from the committed offsets ---------------------------
+
 
 async def test_member_leaves_survivors_take_over():
     with anyio.fail_after(60):
@@ -314,16 +341,20 @@ async def test_member_leaves_survivors_take_over():
                 await wait_until(lambda: split_evenly(survivors, cluster, gid), "a 3/3 split", survivors)
                 assert set(leaver_parts) <= set(survivors[0].partitions) | set(survivors[1].partitions)
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", survivors)
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                                 "the last commits", survivors)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                    "the last commits",
+                    survivors,
+                )
                 # Duplicates only where a commit had not yet covered the record: at most one
                 # poll's worth per partition that changed hands.
                 duplicates = ledger.check(expected, max_duplicates=PARTITIONS * MAX_POLL_RECORDS)
             finally:
                 await close_all(members)
             after = group_events(cluster, gid, since)
-            assert [e.details["reason"] for e in after if e.kind == "member_removed" and e.details["member"] == leaver_id] == [
-                "left the group"]
+            assert [
+                e.details["reason"] for e in after if e.kind == "member_removed" and e.details["member"] == leaver_id
+            ] == ["left the group"]
             assert any(e.kind == "rebalance_started" for e in after)
             assert [e.details["members"] for e in after if e.kind == "generation_started"][0] == 2
             print(f"duplicates after the leave: {duplicates}; commit failures: {ledger.commit_failures}")
@@ -331,6 +362,7 @@ async def test_member_leaves_survivors_take_over():
 
 
 # -- 3. a new member resumes exactly after the last commit -------------------------------------------
+
 
 async def test_new_member_resumes_after_last_commit():
     with anyio.fail_after(60):
@@ -342,13 +374,20 @@ async def test_new_member_resumes_after_last_commit():
             await first.start()
             chosen = {p: 3 + 2 * p for p in range(PARTITIONS)}
             try:
-                await wait_until(lambda: len(ledger.deliveries) >= 120
-                                 and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)},
-                                 "120 deliveries, committed", [first])
+                await wait_until(
+                    lambda: (
+                        len(ledger.deliveries) >= 120
+                        and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)}
+                    ),
+                    "120 deliveries, committed",
+                    [first],
+                )
                 first.paused = True
                 await asyncio.sleep(POLL_MS / 1000 * 2)  # let a getmany() in progress return
                 # The last commit sets a chosen position on every partition (behind what was read).
-                await first.consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, f"m{p}") for p, o in chosen.items()})
+                await first.consumer.commit(
+                    {TopicPartition(TOPIC, p): OffsetAndMetadata(o, f"m{p}") for p, o in chosen.items()}
+                )
                 assert committed_on_broker(cluster, gid) == chosen
             finally:
                 await first.close()
@@ -358,11 +397,18 @@ async def test_new_member_resumes_after_last_commit():
             second = Member(cluster, gid, "second", resumed)
             try:
                 await second.start(loop=False)
-                assert {p: await second.consumer.committed(TopicPartition(TOPIC, p)) for p in range(PARTITIONS)} == chosen
+                assert {
+                    p: await second.consumer.committed(TopicPartition(TOPIC, p)) for p in range(PARTITIONS)
+                } == chosen
                 second._task = asyncio.create_task(second._run())
-                await wait_until(lambda: len(resumed.deliveries) >= 120 - sum(chosen.values())
-                                 and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)},
-                                 "the rest of every partition, committed", [second])
+                await wait_until(
+                    lambda: (
+                        len(resumed.deliveries) >= 120 - sum(chosen.values())
+                        and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)}
+                    ),
+                    "the rest of every partition, committed",
+                    [second],
+                )
                 polls = second.polls
                 await wait_until(lambda: second.polls >= polls + 2, "two more polls", [second])
                 by_partition: dict[int, list[int]] = {}
@@ -376,6 +422,7 @@ async def test_new_member_resumes_after_last_commit():
 
 
 # -- 4. static membership ------------------------------------------------------------------------------
+
 
 async def test_static_member_restart_keeps_partitions_without_rebalance():
     # aiokafka supports group_instance_id (KIP-345: JoinGroup v5, SyncGroup v3); a static
@@ -402,8 +449,11 @@ async def test_static_member_restart_keeps_partitions_without_rebalance():
                 restarted = Member(cluster, gid, f"c{index}", ledger, group_instance_id=f"instance-{index}")
                 members[index] = restarted
                 await restarted.start()
-                await wait_until(lambda: restarted.partitions == old_parts and restarted.generation == generation,
-                                 "the restarted static member's assignment", members)
+                await wait_until(
+                    lambda: restarted.partitions == old_parts and restarted.generation == generation,
+                    "the restarted static member's assignment",
+                    members,
+                )
                 assert time.monotonic() - restart_start < SESSION_TIMEOUT_MS / 1000
                 restarted_id = restarted.member_id
                 assert restarted_id not in ("", old_id)
@@ -411,8 +461,11 @@ async def test_static_member_restart_keeps_partitions_without_rebalance():
                 await produce(cluster, 300, start=300)
                 expected = stored(cluster)
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", members)
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                                 "the last commits", members)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                    "the last commits",
+                    members,
+                )
                 assert {p for who, p, _ in ledger.deliveries[resumed_from:] if who == restarted.label} == set(old_parts)
                 ledger.check(expected, max_duplicates=2 * MAX_POLL_RECORDS)
                 group = cluster.state.groups.groups[gid]
@@ -423,8 +476,9 @@ async def test_static_member_restart_keeps_partitions_without_rebalance():
             after = group_events(cluster, gid, since)
             # Static members send no LeaveGroup: everything up to the end of the test counts.
             assert not [e for e in after if e.kind in ("generation_started", "rebalance_started", "member_removed")]
-            assert [(e.kind, e.details["instance"]) for e in after if e.kind in ("member_fenced", "static_member_rejoined")] == [
-                ("member_fenced", f"instance-{index}"), ("static_member_rejoined", f"instance-{index}")]
+            assert [
+                (e.kind, e.details["instance"]) for e in after if e.kind in ("member_fenced", "static_member_rejoined")
+            ] == [("member_fenced", f"instance-{index}"), ("static_member_rejoined", f"instance-{index}")]
             assert [e.details["member"] for e in after if e.kind == "static_member_rejoined"] == [restarted_id]
             assert [e.details["member"] for e in after if e.kind == "member_fenced"] == [old_id]
             no_broker_errors(cluster)
@@ -432,14 +486,16 @@ async def test_static_member_restart_keeps_partitions_without_rebalance():
 
 # -- 5. a member stalls past max_poll_interval_ms ---------------------------------------------------------
 
+
 async def test_stalled_member_is_removed_and_others_take_over():
     max_poll_ms = 3000
     with anyio.fail_after(60):
         async with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}) as cluster:
             gid = group_id_off_bootstrap(cluster, "stall")
             ledger = Ledger()
-            members = await start_members(cluster, gid, ledger, max_poll_interval_ms=max_poll_ms,
-                                          rebalance_timeout_ms=max_poll_ms)
+            members = await start_members(
+                cluster, gid, ledger, max_poll_interval_ms=max_poll_ms, rebalance_timeout_ms=max_poll_ms
+            )
             try:
                 await wait_until(lambda: split_evenly(members, cluster, gid), "a 2/2/2 split", members)
                 await produce(cluster, 300)
@@ -458,8 +514,11 @@ async def test_stalled_member_is_removed_and_others_take_over():
                 await produce(cluster, 300, start=300)
                 expected = stored(cluster)
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", active)
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                                 "the last commits", active)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                    "the last commits",
+                    active,
+                )
                 ledger.check(expected, max_duplicates=2 * MAX_POLL_RECORDS)
                 group = cluster.state.groups.groups[gid]
                 assert stalled_id not in group.members and group.generation_id > generation
@@ -477,6 +536,7 @@ async def test_stalled_member_is_removed_and_others_take_over():
 
 
 # -- 6. the coordinator moves mid-stream -----------------------------------------------------------------
+
 
 async def test_coordinator_moves_mid_stream():
     with anyio.fail_after(60):
@@ -501,8 +561,11 @@ async def test_coordinator_moves_mid_stream():
                 assert len(expected) == 600
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", members)
                 # The commits after the move reached the new coordinator.
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                                 "the last commits", members)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                    "the last commits",
+                    members,
+                )
                 duplicates = ledger.check(expected, max_duplicates=PARTITIONS * MAX_POLL_RECORDS)
                 assert cluster.state.groups.groups[gid].state.value == "Stable"
             finally:
@@ -513,54 +576,73 @@ async def test_coordinator_moves_mid_stream():
             kinds = [e.kind for e in after]
             assert "group_unloaded" in kinds and "group_loaded" in kinds
             assert [e.details["generation"] for e in after if e.kind == "group_loaded"] == [generation]
-            assert "offset_committed" in kinds[kinds.index("group_loaded"):]
+            assert "offset_committed" in kinds[kinds.index("group_loaded") :]
             moved = cluster.events[since:]
-            not_coordinator = [e for e in moved if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"]
+            not_coordinator = [
+                e for e in moved if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"
+            ]
             assert not_coordinator and {e.broker for e in not_coordinator} == {old}
             # The new coordinator loaded the group at its generation and the members went on with
             # it: no rebalance, so no commit failed and nothing was delivered twice.
-            assert not [e for e in until_members_leave(after)
-                        if e.kind in ("rebalance_started", "generation_started", "member_removed")]
+            assert not [
+                e
+                for e in until_members_leave(after)
+                if e.kind in ("rebalance_started", "generation_started", "member_removed")
+            ]
             assert (duplicates, ledger.commit_failures) == (0, [])
             # While the new coordinator "read the offsets topic" it answered COORDINATOR_LOAD_IN_PROGRESS.
-            loading = [e for e in moved if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"]
+            loading = [
+                e for e in moved if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+            ]
             assert loading and {e.broker for e in loading} == {new}
             no_broker_errors(cluster)
 
 
 # -- 7. admin -------------------------------------------------------------------------------------------------
 
-async def test_admin_groups():
-    from aiokafka.admin import AIOKafkaAdminClient
 
+async def test_admin_groups():
     # aiokafka's admin client has list_consumer_groups, describe_consumer_groups and
     # list_consumer_group_offsets but no delete_consumer_groups: deleting goes through
     # kafka-python's KafkaAdminClient (delete_groups in kafka-python 3), run in a worker
     # thread because the cluster is served from this very event loop.
     import kafka.admin as kafka_admin
+    from aiokafka.admin import AIOKafkaAdminClient
 
     with anyio.fail_after(60):
         async with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}) as cluster:
             gid = group_id_off_bootstrap(cluster, "admin")
             ledger = Ledger()
             members = await start_members(cluster, gid, ledger)
-            admin = AIOKafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000,
-                                        retry_backoff_ms=50)
+            admin = AIOKafkaAdminClient(
+                bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50
+            )
             await asyncio.wait_for(admin.start(), 15)
-            deleter = await asyncio.to_thread(lambda: kafka_admin.KafkaAdminClient(
-                bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50))
+            deleter = await asyncio.to_thread(
+                lambda: kafka_admin.KafkaAdminClient(
+                    bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50
+                )
+            )
             try:
                 await wait_until(lambda: split_evenly(members, cluster, gid), "a 2/2/2 split", members)
                 await produce(cluster, 60)
-                await wait_until(lambda: committed_on_broker(cluster, gid) == {p: 10 for p in range(PARTITIONS)},
-                                 "all 60 records, committed", members)
+                await wait_until(
+                    lambda: committed_on_broker(cluster, gid) == {p: 10 for p in range(PARTITIONS)},
+                    "all 60 records, committed",
+                    members,
+                )
 
                 assert (gid, "consumer") in await admin.list_consumer_groups()
 
                 [response] = await admin.describe_consumer_groups([gid])
                 [described] = response.to_object()["groups"]
-                assert (described["error_code"], described["group"], described["state"], described["protocol_type"],
-                        described["protocol"]) == (0, gid, "Stable", "consumer", "roundrobin")  # aiokafka's default assignor
+                assert (
+                    described["error_code"],
+                    described["group"],
+                    described["state"],
+                    described["protocol_type"],
+                    described["protocol"],
+                ) == (0, gid, "Stable", "consumer", "roundrobin")  # aiokafka's default assignor
                 by_member = {m["member_id"]: m for m in described["members"]}
                 assert set(by_member) == {m.member_id for m in members}
                 for m in members:
@@ -571,7 +653,8 @@ async def test_admin_groups():
 
                 offsets = await admin.list_consumer_group_offsets(gid)
                 assert {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == TOPIC} == {
-                    p: 10 for p in range(PARTITIONS)}
+                    p: 10 for p in range(PARTITIONS)
+                }
 
                 assert await asyncio.to_thread(deleter.delete_groups, [gid]) == {gid: "NonEmptyGroupError"}
                 assert gid in cluster.state.groups.groups

@@ -18,8 +18,19 @@ from confluent_kafka import KafkaError, KafkaException
 from fakebroker.cluster import conditions as cond
 
 from .confluent_faults_support import (
-    Member, PARTITIONS, Producing, TOPIC, assert_once_in_order, close_all, drive, keys_of,
-    pick_group, running, seen, stable_split, stored,
+    PARTITIONS,
+    TOPIC,
+    Member,
+    Producing,
+    assert_once_in_order,
+    close_all,
+    drive,
+    keys_of,
+    pick_group,
+    running,
+    seen,
+    stable_split,
+    stored,
 )
 
 pytestmark = pytest.mark.clients
@@ -55,8 +66,9 @@ def test_stop_broker_while_producing_leaders_move_and_every_record_lands():
         assert kinds.count("broker_stopped") == 1 and kinds.count("broker_started") == 4  # 3 at start, 1 restart
 
 
-def stream(producer: Producing, members: list[Member], total: int, at: float, action: Callable[[], object],
-           timeout: float = 30) -> object:
+def stream(
+    producer: Producing, members: list[Member], total: int, at: float, action: Callable[[], object], timeout: float = 30
+) -> object:
     """Produce ``total`` records, 6 per round, while the members consume; run ``action`` once
     when a fraction ``at`` of them has been consumed. Returns what the action returned."""
     result: list[object] = []
@@ -82,12 +94,21 @@ def test_stop_coordinator_broker_mid_consumption_group_moves_and_keeps_offsets()
         producer = Producing(cluster)
         try:
             drive(members, stable_split(cluster, gid, members), 20, "a 3/3 split")
-            kept = stream(producer, members, 600, 1 / 3, lambda: (cluster.committed(gid), cluster.stop_broker(old),
-                                                                   cluster.committed(gid))[::2])
+            kept = stream(
+                producer,
+                members,
+                600,
+                1 / 3,
+                lambda: (cluster.committed(gid), cluster.stop_broker(old), cluster.committed(gid))[::2],
+            )
             producer.flush()
             new = cluster.coordinator(gid)
-            drive(members, lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)}, 15,
-                  "the final commits")
+            drive(
+                members,
+                lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)},
+                15,
+                "the final commits",
+            )
             view = cluster.group(gid)
         finally:
             close_all(members)
@@ -130,10 +151,15 @@ def test_move_leader_mid_stream_producer_and_consumer_follow():
             assert [o for q, o in consumer.got if q == p] == list(range(100)), "in order"
         # Clients learn of the move from the old leader's NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH
         # or from a metadata refresh that comes first (on a busy machine, sometimes the latter only).
-        told = [e for e in cluster.events if e.kind == "request_error"
-                and e.details["error"] in ("NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH")]
-        print(f"moved {old} -> {targets}; leadership errors: "
-              f"{Counter((e.broker, e.details['api'], e.details['error']) for e in told)}")
+        told = [
+            e
+            for e in cluster.events
+            if e.kind == "request_error" and e.details["error"] in ("NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH")
+        ]
+        print(
+            f"moved {old} -> {targets}; leadership errors: "
+            f"{Counter((e.broker, e.details['api'], e.details['error']) for e in told)}"
+        )
         assert {e.broker for e in told} <= set(old.values()), "only the old leaders turn clients away"
 
 
@@ -152,8 +178,12 @@ def test_move_coordinator_with_load_time_mid_stream_loses_nothing():
             mark = len(cluster.events)
             new = stream(producer, members, 600, 1 / 3, lambda: cluster.move_coordinator(gid, load_time_ms=500))
             producer.flush()
-            drive(members, lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)}, 15,
-                  "the final commits")
+            drive(
+                members,
+                lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)},
+                15,
+                "the final commits",
+            )
             view = cluster.group(gid)
         finally:
             close_all(members)
@@ -165,9 +195,13 @@ def test_move_coordinator_with_load_time_mid_stream_loses_nothing():
         unloaded = next(e for e in after if e.kind == "group_unloaded" and e.group == gid)
         loaded = next(e for e in after if e.kind == "group_loaded" and e.group == gid)
         assert loaded.time_ms - unloaded.time_ms >= 500
-        loading = [e for e in after if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"]
-        print(f"coordinator {old} -> {new}; load {loaded.time_ms - unloaded.time_ms} ms; "
-              f"{len(loading)} COORDINATOR_LOAD_IN_PROGRESS answers; failed commits: {failures}")
+        loading = [
+            e for e in after if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+        ]
+        print(
+            f"coordinator {old} -> {new}; load {loaded.time_ms - unloaded.time_ms} ms; "
+            f"{len(loading)} COORDINATOR_LOAD_IN_PROGRESS answers; failed commits: {failures}"
+        )
         assert loading and {e.broker for e in loading} == {new}
 
 
@@ -196,7 +230,10 @@ def test_add_partitions_subscribed_group_rebalances_onto_the_new_ones():
             view = cluster.group(gid)
         finally:
             close_all(members)
-        print(f"rebalanced onto 8 partitions {took:.1f}s after add_partitions, generation {generation} -> {view.generation}")
+        print(
+            f"rebalanced onto 8 partitions {took:.1f}s after add_partitions, "
+            f"generation {generation} -> {view.generation}"
+        )
         assert {p for p, _ in seen(members)} == set(range(8))
         assert sorted(p for a in view.assignment.values() for p in a[TOPIC]) == list(range(8))
         assert cluster.topics()[TOPIC] == 8
@@ -212,7 +249,9 @@ def test_delete_topic_consumer_and_producer_see_unknown_topic():
         gid = pick_group(cluster, "doomed")
         fast_metadata = {"topic.metadata.refresh.interval.ms": 500}
         member = Member(cluster, gid, "doomed-c", topics=("doomed",), commit=False, **fast_metadata)
-        producer = Producing(cluster, **fast_metadata, **{"message.timeout.ms": 5000, "topic.metadata.propagation.max.ms": 300})
+        producer = Producing(
+            cluster, **fast_metadata, **{"message.timeout.ms": 5000, "topic.metadata.propagation.max.ms": 300}
+        )
         try:
             producer.send(10, topic="doomed", partition=lambda i: i % 2)
             producer.flush()
@@ -246,8 +285,9 @@ def test_cut_and_heal_client_loses_one_broker_until_healed():
     with running() as cluster:
         victim = 2
         on_victim = {p for p in range(PARTITIONS) if cluster.leader(TOPIC, p) == victim}
-        producer = Producing(cluster, **{"client.id": "cut-me", "reconnect.backoff.ms": 50,
-                                         "reconnect.backoff.max.ms": 200})
+        producer = Producing(
+            cluster, **{"client.id": "cut-me", "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 200}
+        )
         producer.send(6)
         producer.flush()
         cluster.cut("cut-me", broker=victim)
@@ -261,7 +301,9 @@ def test_cut_and_heal_client_loses_one_broker_until_healed():
         stuck = {f"k{i}" for i in range(6, 126) if i % PARTITIONS in on_victim}
         assert stuck and not stuck & set(during), "nothing reached the partitioned-off broker"
         assert set(during) == {f"k{i}" for i in range(126)} - stuck, "the other brokers got theirs"
-        refused = [e for e in cluster.events if e.kind == "connection_closed" and "network partition" in e.details["reason"]]
+        refused = [
+            e for e in cluster.events if e.kind == "connection_closed" and "network partition" in e.details["reason"]
+        ]
         assert refused and {e.broker for e in refused} == {victim}
         cluster.heal("cut-me", victim)
         producer.flush()
@@ -307,9 +349,11 @@ def test_virtual_time_stalled_member_expires_after_46s_in_a_second_and_survivors
         finally:
             cluster.faults.clear()  # ends the black hole so vt-2 can close
             close_all(members)
-        print(f"advance(46, step=10, settle=0.15) took {wall:.2f}s of wall time, vt-2 expired "
-              f"{expired.wall - began_wall:.2f}s into it; survivors settled {took:.2f}s later; "
-              f"generation {before.generation} -> {after.generation}")
+        print(
+            f"advance(46, step=10, settle=0.15) took {wall:.2f}s of wall time, vt-2 expired "
+            f"{expired.wall - began_wall:.2f}s into it; survivors settled {took:.2f}s later; "
+            f"generation {before.generation} -> {after.generation}"
+        )
         assert wall < 2.0 and expired.wall - began_wall < 1.0
         assert expired.details["member"] == stalled_member
         assert expired.time_ms == start_ms + 45000, "at its own deadline, not at the end of a step"
@@ -342,7 +386,10 @@ def test_virtual_time_plain_jump_expires_every_silent_member_and_they_rejoin():
         finally:
             close_all(members)
         expired = [e.client_id for e in cluster.events[mark:] if e.kind == "member_expired" and e.group == gid]
-        print(f"jump took {wall:.3f}s; generations {before.generation} -> {emptied.generation} (Empty) -> {after.generation}")
+        print(
+            f"jump took {wall:.3f}s; generations {before.generation} -> {emptied.generation} (Empty) "
+            f"-> {after.generation}"
+        )
         assert wall < 0.5 and sorted(expired) == ["jump-0", "jump-1"]
         assert emptied.generation == before.generation + 1 and not emptied.members
         # Each rejoins when its own heartbeat fails, so the group may pass a generation per member.

@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
-    AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec,
+    AdminClient,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
 )
 
 from .conftest import expected_records  # noqa: E402
@@ -25,8 +28,13 @@ def produce(bootstrap: str, n: int, partitions: int, topic: str = "orders", **co
         reports.append((err, msg.partition(), msg.offset()))
 
     for i in range(n):
-        producer.produce(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions,
-                         on_delivery=on_delivery)
+        producer.produce(
+            topic,
+            key=f"key-{i}".encode(),
+            value=f"value-{i}".encode(),
+            partition=i % partitions,
+            on_delivery=on_delivery,
+        )
         producer.poll(0)
     assert producer.flush(15) == 0
     assert all(err is None for err, _, _ in reports), reports[:3]
@@ -34,8 +42,9 @@ def produce(bootstrap: str, n: int, partitions: int, topic: str = "orders", **co
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout: float = 15) -> dict[int, list]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused-no-subscribe", "enable.auto.commit": False,
-                         **QUIET})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "unused-no-subscribe", "enable.auto.commit": False, **QUIET}
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     got: dict[int, list] = {p: [] for p in range(partitions)}
     deadline = time.monotonic() + timeout
@@ -77,8 +86,12 @@ def test_each_compression_codec(cluster3, codec):
 
 
 def test_idempotent_producer_with_acks_all(cluster3):
-    produce(cluster3.bootstrap_servers, 300, 6, **{"enable.idempotence": True, "acks": "all",
-                                                   "max.in.flight.requests.per.connection": 5})
+    produce(
+        cluster3.bootstrap_servers,
+        300,
+        6,
+        **{"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5},
+    )
     stored = cluster3.records("orders")
     assert len(stored) == 300, "each record exactly once"
     assert any(e.kind == "producer_id" for e in cluster3.events)
@@ -87,8 +100,9 @@ def test_idempotent_producer_with_acks_all(cluster3):
 
 def test_admin_topics_partitions_configs_offsets_and_delete_records(cluster3):
     admin = AdminClient({"bootstrap.servers": cluster3.bootstrap_servers, **QUIET})
-    futures = admin.create_topics([NewTopic("audit", num_partitions=3, replication_factor=2,
-                                            config={"retention.ms": "3600000"})])
+    futures = admin.create_topics(
+        [NewTopic("audit", num_partitions=3, replication_factor=2, config={"retention.ms": "3600000"})]
+    )
     futures["audit"].result(10)
     assert cluster3.topics()["audit"] == 3
     with pytest.raises(KafkaException) as info:

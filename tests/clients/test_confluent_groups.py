@@ -19,9 +19,14 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
-
 from confluent_kafka import (  # noqa: E402
-    Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition,
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
 )
 from confluent_kafka.admin import AdminClient  # noqa: E402
 
@@ -31,7 +36,9 @@ pytestmark = pytest.mark.clients
 
 TOPIC = "orders"
 PARTITIONS = 6
-DEBUG = {"debug": "cgrp,consumer,protocol", "log_level": 7} if os.environ.get("FAKEBROKER_CGRP_DEBUG") else {"log_level": 3}
+DEBUG = (
+    {"debug": "cgrp,consumer,protocol", "log_level": 7} if os.environ.get("FAKEBROKER_CGRP_DEBUG") else {"log_level": 3}
+)
 GROUP_TIMINGS = {
     "session.timeout.ms": 6000,  # the broker's group.min.session.timeout.ms
     "heartbeat.interval.ms": 500,
@@ -60,6 +67,7 @@ def pick_group(cluster: FakeCluster, prefix: str) -> str:
 
 def group_view(cluster: FakeCluster, gid: str) -> tuple[str, int, dict[str, str]] | None:
     """(state, generation, {member id: client id}) as the coordinator has it, or None."""
+
     def read():
         g = cluster.state.groups.groups.get(gid)
         if g is None:
@@ -71,6 +79,7 @@ def group_view(cluster: FakeCluster, gid: str) -> tuple[str, int, dict[str, str]
 
 def committed_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
     """Partition -> committed offset for TOPIC, read from the broker's offset store."""
+
     def read():
         return {p: o.offset for t, p, o in cluster.state.offsets.fetch(gid, None) if t == TOPIC and o is not None}
 
@@ -85,8 +94,13 @@ def produce(cluster: FakeCluster, n: int, start: int = 0) -> None:
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5, **DEBUG})
     failed = []
     for i in range(start, start + n):
-        producer.produce(TOPIC, key=b"k%d" % i, value=b"v%d" % i, partition=i % PARTITIONS,
-                         on_delivery=lambda err, msg: failed.append(err) if err else None)
+        producer.produce(
+            TOPIC,
+            key=b"k%d" % i,
+            value=b"v%d" % i,
+            partition=i % PARTITIONS,
+            on_delivery=lambda err, msg: failed.append(err) if err else None,
+        )
         producer.poll(0)
     assert producer.flush(15) == 0
     assert not failed, failed[:3]
@@ -110,8 +124,16 @@ class Member:
         self.discarding = False  # poll but do not process (nor commit) what arrives
         self.discarded = 0
         self.on_assign_hook: Callable[[Member, list[int]], None] | None = None
-        conf = {"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid, "client.id": name,
-                "auto.offset.reset": "earliest", "enable.auto.commit": False, **GROUP_TIMINGS, **DEBUG, **config}
+        conf = {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": gid,
+            "client.id": name,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **GROUP_TIMINGS,
+            **DEBUG,
+            **config,
+        }
         self.consumer = Consumer(conf)
         self.consumer.subscribe([TOPIC], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke)
         self.closed = False
@@ -158,8 +180,9 @@ class Member:
             self.consumer.close()
 
 
-def drive(members: list[Member], until: Callable[[], bool], timeout: float, what: str,
-          tick: Callable[[], None] | None = None) -> float:
+def drive(
+    members: list[Member], until: Callable[[], bool], timeout: float, what: str, tick: Callable[[], None] | None = None
+) -> float:
     """Poll every member round-robin until ``until()``; returns the seconds it took."""
     start = time.monotonic()
     deadline = start + timeout
@@ -171,9 +194,14 @@ def drive(members: list[Member], until: Callable[[], bool], timeout: float, what
         if until():
             return time.monotonic() - start
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}: "
-                                 + "; ".join(f"{m.name}: partitions {m.partitions()} processed {len(m.processed)} "
-                                             f"errors {[str(e) for e in m.errors[-3:]]}" for m in members))
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {what}: "
+                + "; ".join(
+                    f"{m.name}: partitions {m.partitions()} processed {len(m.processed)} "
+                    f"errors {[str(e) for e in m.errors[-3:]]}"
+                    for m in members
+                )
+            )
 
 
 def drive_for(members: list[Member], seconds: float) -> None:
@@ -191,10 +219,10 @@ def split_is(members: list[Member], sizes: list[int]) -> bool:
 
 def settled(cluster: FakeCluster, gid: str, members: list[Member], sizes: list[int]) -> Callable[[], bool]:
     """The group is Stable with exactly these members and they split the partitions as ``sizes``."""
+
     def check() -> bool:
         view = group_view(cluster, gid)
-        return (view is not None and view[0] == "Stable" and len(view[2]) == len(members)
-                and split_is(members, sizes))
+        return view is not None and view[0] == "Stable" and len(view[2]) == len(members) and split_is(members, sizes)
 
     return check
 
@@ -217,10 +245,16 @@ def close_all(members: list[Member]) -> None:
 def test_three_consumers_split_six_partitions_and_read_each_record_once(cluster, strategy):
     gid = pick_group(cluster, f"split-{strategy}")
     assert cluster.coordinator(gid) != 0
-    members = [Member(cluster, gid, f"{strategy}-{i}", commit=False, **{"partition.assignment.strategy": strategy,
-                                                                        "enable.auto.commit": True,
-                                                                        "auto.commit.interval.ms": 200})
-               for i in range(3)]
+    members = [
+        Member(
+            cluster,
+            gid,
+            f"{strategy}-{i}",
+            commit=False,
+            **{"partition.assignment.strategy": strategy, "enable.auto.commit": True, "auto.commit.interval.ms": 200},
+        )
+        for i in range(3)
+    ]
     try:
         drive(members, settled(cluster, gid, members, [2, 2, 2]), 20, "a 2/2/2 split")
         state, generation, ids = group_view(cluster, gid)
@@ -274,11 +308,13 @@ def test_member_leaves_and_survivors_resume_from_committed_offsets(cluster, stra
         drive(survivors, settled(cluster, gid, survivors, [3, 3]), 20, "a 3/3 split")
         assert set(b_partitions) <= set(a.partitions()) | set(c.partitions())
         if strategy == "cooperative-sticky":  # the survivors kept what they had
-            assert all(not revoked for m in survivors for revoked in m.revokes[revokes_before[m.name]:])
+            assert all(not revoked for m in survivors for revoked in m.revokes[revokes_before[m.name] :])
         left = events_of(cluster, gid, "member_left", since=mark)
         assert [e.details["member"] for e in left] == [b_member]
-        assert any(e.details["generation"] == generation + 1 and e.details["members"] == 2
-                   for e in events_of(cluster, gid, "generation_started", since=mark))
+        assert any(
+            e.details["generation"] == generation + 1 and e.details["members"] == 2
+            for e in events_of(cluster, gid, "generation_started", since=mark)
+        )
 
         produce(cluster, 60, start=300)
         want = stored(cluster)
@@ -365,8 +401,12 @@ def test_static_member_restarts_within_session_timeout_without_rebalance(cluster
         drive(members, lambda: restarted.partitions() == s_partitions, 10, "the restarted member's partitions")
         assert time.monotonic() - started < 6, "back within session.timeout.ms"
 
-        assert events_of(cluster, gid, "member_left", "member_removed", "generation_started", "rebalance_started",
-                         since=mark) == []
+        assert (
+            events_of(
+                cluster, gid, "member_left", "member_removed", "generation_started", "rebalance_started", since=mark
+            )
+            == []
+        )
         rejoined = events_of(cluster, gid, "static_member_rejoined", since=mark)
         assert [e.details["instance"] for e in rejoined] == ["instance-s"]
         assert rejoined[0].details["member"] == restarted.member_id() != s_member
@@ -462,8 +502,12 @@ def test_coordinator_moves_while_consuming(cluster):
         # The new coordinator loaded the Stable group: members carried on, nobody rejoined.
         assert events_of(cluster, gid, "rebalance_started", "member_removed", "generation_started", since=mark) == []
         # The new coordinator took the commits from then on: the final offsets are all there.
-        drive(members, lambda: committed_offsets(cluster, gid) == {p: n // PARTITIONS for p in range(PARTITIONS)}, 5,
-              "the final commits")
+        drive(
+            members,
+            lambda: committed_offsets(cluster, gid) == {p: n // PARTITIONS for p in range(PARTITIONS)},
+            5,
+            "the final commits",
+        )
         assert group_view(cluster, gid)[0] == "Stable"
     finally:
         close_all(members)
@@ -499,17 +543,23 @@ def test_admin_lists_describes_offsets_and_deletes_groups(cluster):
             assert d.client_id == m.name
             assert d.host.endswith("127.0.0.1")
             assert d.group_instance_id is None
-            assert sorted((tp.topic, tp.partition) for tp in d.assignment.topic_partitions) == [(TOPIC, p) for p in m.partitions()]
+            assert sorted((tp.topic, tp.partition) for tp in d.assignment.topic_partitions) == [
+                (TOPIC, p) for p in m.partitions()
+            ]
 
         futures = admin.delete_consumer_groups([gid], request_timeout=10)
         with pytest.raises(KafkaException) as info:
             futures[gid].result()
         assert info.value.args[0].code() == KafkaError.NON_EMPTY_GROUP
 
-        offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)], request_timeout=10)[gid].result()
+        offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)], request_timeout=10)[
+            gid
+        ].result()
         assert {tp.partition: tp.offset for tp in offsets.topic_partitions if tp.topic == TOPIC} == committed
         some = admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(gid, [TopicPartition(TOPIC, 1), TopicPartition(TOPIC, 4)])], request_timeout=10)
+            [ConsumerGroupTopicPartitions(gid, [TopicPartition(TOPIC, 1), TopicPartition(TOPIC, 4)])],
+            request_timeout=10,
+        )
         assert [(tp.partition, tp.offset) for tp in some[gid].result().topic_partitions] == [(1, 10), (4, 10)]
     finally:
         close_all(members)
@@ -523,8 +573,9 @@ def test_admin_lists_describes_offsets_and_deletes_groups(cluster):
 
     # A simple group: offsets committed by an assign()ed consumer, no membership.
     simple = pick_group(cluster, "admin-simple")
-    loner = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": simple, "enable.auto.commit": False,
-                      **DEBUG})
+    loner = Consumer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "group.id": simple, "enable.auto.commit": False, **DEBUG}
+    )
     try:
         loner.commit(offsets=[TopicPartition(TOPIC, 2, 7)], asynchronous=False)
     finally:

@@ -29,8 +29,13 @@ def _tool(name: str, *alternatives: str) -> str:
 
 def _serve(*args: str) -> tuple[subprocess.Popen, str, str, list[str]]:
     """Start the server; returns it, its two first lines and a list that collects the rest."""
-    proc = subprocess.Popen([sys.executable, "-m", "fakebroker", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     first, second = proc.stdout.readline().strip(), proc.stdout.readline().strip()
     rest: list[str] = []
 
@@ -61,10 +66,19 @@ def test_curl_script_drives_the_served_cluster():
         assert match, second
         url, token = f"http://127.0.0.1:{match[1]}", match[2]
         assert len(token) >= 32
-        env = {**os.environ, "CONTROL_URL": url, "CONTROL_TOKEN": token, "BOOTSTRAP": first.split()[1], "KCAT": kcat,
-               "PYTHON": sys.executable, "PATH": f"{Path(curl).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env = {
+            **os.environ,
+            "CONTROL_URL": url,
+            "CONTROL_TOKEN": token,
+            "BOOTSTRAP": first.split()[1],
+            "KCAT": kcat,
+            "PYTHON": sys.executable,
+            "PATH": f"{Path(curl).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
         run = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=90)
-        assert run.returncode == 0, f"{SCRIPT.name} failed:\n{run.stdout}\n{run.stderr}\nserver:\n" + "".join(rest[-40:])
+        assert run.returncode == 0, f"{SCRIPT.name} failed:\n{run.stdout}\n{run.stderr}\nserver:\n" + "".join(
+            rest[-40:]
+        )
         assert "all control endpoint checks passed" in run.stdout
     finally:
         code = _stop(proc)
@@ -78,14 +92,24 @@ def test_control_token_option_and_no_endpoint_by_default():
         match = CONTROL_LINE.match(second)
         assert match and match[2] == "s3cret", second
         url = f"http://127.0.0.1:{match[1]}/brokers"
-        out = subprocess.run([_tool("curl"), "-sS", "--max-time", "10", "-H", "Authorization: Bearer s3cret", url],
-                             capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            [_tool("curl"), "-sS", "--max-time", "10", "-H", "Authorization: Bearer s3cret", url],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         assert '"alive": true' in out.stdout, out
     finally:
         assert _stop(proc) == 0
     proc, first, second, rest = _serve("--port", "0", "--topic", "a")  # the topic gives a second line to read
     try:
-        assert first.startswith("bootstrap: ") and second.split()[2:] == ["topic_created", "-", "-", "topic=a", "partitions=1"]
+        assert first.startswith("bootstrap: ") and second.split()[2:] == [
+            "topic_created",
+            "-",
+            "-",
+            "topic=a",
+            "partitions=1",
+        ]
     finally:
         assert _stop(proc) == 0
     assert not any(line.startswith("control:") for line in rest)

@@ -15,7 +15,6 @@ from collections import Counter
 
 import anyio
 import pytest
-
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka import errors as aiokafka_errors
 from aiokafka.structs import OffsetAndMetadata
@@ -30,8 +29,11 @@ PARTITIONS = 6
 COMMON = {"request_timeout_ms": 10_000, "retry_backoff_ms": 50, "metadata_max_age_ms": 5_000}
 GROUP = {"session_timeout_ms": 3000, "heartbeat_interval_ms": 200, "rebalance_timeout_ms": 6000}
 BROKER_CONFIG = {"group.min.session.timeout.ms": 1000}
-COMMIT_REBALANCE_ERRORS = (aiokafka_errors.CommitFailedError, aiokafka_errors.IllegalStateError,
-                           aiokafka_errors.KafkaError)
+COMMIT_REBALANCE_ERRORS = (
+    aiokafka_errors.CommitFailedError,
+    aiokafka_errors.IllegalStateError,
+    aiokafka_errors.KafkaError,
+)
 
 
 @pytest.fixture
@@ -81,16 +83,27 @@ class Ledger:
 
     def check(self, expected: set[tuple[int, int]]) -> int:
         """No record lost, none redelivered after a successful commit; returns the duplicates."""
-        assert self.seen == expected, f"lost {sorted(expected - self.seen)[:5]} extra {sorted(self.seen - expected)[:5]}"
+        assert self.seen == expected, (
+            f"lost {sorted(expected - self.seen)[:5]} extra {sorted(self.seen - expected)[:5]}"
+        )
         assert not self.forbidden, self.forbidden[:5]
         return len(self.deliveries) - len(self.seen)
 
 
 class Member:
     def __init__(self, cluster: FakeCluster, gid: str, name: str, ledger: Ledger, **config):
-        settings = {**COMMON, **GROUP, "bootstrap_servers": cluster.bootstrap_servers, "group_id": gid, "client_id": name,
-                    "enable_auto_commit": False, "auto_offset_reset": "earliest", "max_poll_records": 20,
-                    "fetch_max_wait_ms": 50, **config}
+        settings = {
+            **COMMON,
+            **GROUP,
+            "bootstrap_servers": cluster.bootstrap_servers,
+            "group_id": gid,
+            "client_id": name,
+            "enable_auto_commit": False,
+            "auto_offset_reset": "earliest",
+            "max_poll_records": 20,
+            "fetch_max_wait_ms": 50,
+            **config,
+        }
         self.name = name
         self.ledger = ledger
         self.consumer = AIOKafkaConsumer(TOPIC, **settings)
@@ -157,7 +170,8 @@ async def wait_until(condition, what: str, members=(), timeout: float = 20) -> f
         for m in members:
             m.check_alive()
         assert time.monotonic() - start < timeout, f"timed out waiting for {what}: " + ", ".join(
-            f"{m.name}={m.partitions}@{m.generation}" for m in members)
+            f"{m.name}={m.partitions}@{m.generation}" for m in members
+        )
         await asyncio.sleep(0.02)
     return time.monotonic() - start
 
@@ -165,23 +179,29 @@ async def wait_until(condition, what: str, members=(), timeout: float = 20) -> f
 def settled(cluster: FakeCluster, gid: str, members: list[Member], partitions: int = PARTITIONS):
     """Stable with exactly these members, each holding what the coordinator assigned it, in its
     current generation, all partitions covered once."""
+
     def check() -> bool:
         view = cluster.group(gid)
         if view is None or view.state != "Stable" or len(view.members) != len(members):
             return False
         assigned = {m.member_id: sorted((m.assignment or {}).get(TOPIC, [])) for m in view.members}
-        return (sorted(p for m in members for p in m.partitions) == list(range(partitions))
-                and all(assigned.get(m.member_id) == m.partitions and m.generation == view.generation for m in members))
+        return sorted(p for m in members for p in m.partitions) == list(range(partitions)) and all(
+            assigned.get(m.member_id) == m.partitions and m.generation == view.generation for m in members
+        )
 
     return check
 
 
 async def produce(cluster: FakeCluster, n: int, start: int = 0, **config) -> AIOKafkaProducer:
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2, **COMMON, **config)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2, **COMMON, **config
+    )
     await asyncio.wait_for(producer.start(), 15)
     try:
-        futures = [await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                   for i in range(start, start + n)]
+        futures = [
+            await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+            for i in range(start, start + n)
+        ]
         await asyncio.wait_for(asyncio.gather(*futures), 20)
     finally:
         await producer.stop()
@@ -189,13 +209,16 @@ async def produce(cluster: FakeCluster, n: int, start: int = 0, **config) -> AIO
 
 async def produce_paced(cluster: FakeCluster, n: int, per_burst: int = 30, interval_s: float = 0.05) -> None:
     """Records 0..n-1 (record i into partition i % 6) in bursts; run it as a task."""
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2,
-                                enable_idempotence=True, **COMMON)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2, enable_idempotence=True, **COMMON
+    )
     await asyncio.wait_for(producer.start(), 15)
     try:
         for start in range(0, n, per_burst):
-            futures = [await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                       for i in range(start, min(n, start + per_burst))]
+            futures = [
+                await producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+                for i in range(start, min(n, start + per_burst))
+            ]
             await asyncio.wait_for(asyncio.gather(*futures), 20)
             await asyncio.sleep(interval_s)
     finally:
@@ -203,6 +226,7 @@ async def produce_paced(cluster: FakeCluster, n: int, per_burst: int = 30, inter
 
 
 # == fault kinds ===================================================================================
+
 
 async def test_error_heartbeat_rebalance_in_progress_three_times_rejoins_one_generation():
     """Heartbeat answers REBALANCE_IN_PROGRESS three times: the members rejoin under their
@@ -238,8 +262,10 @@ async def test_error_heartbeat_rebalance_in_progress_three_times_rejoins_one_gen
             assert (started[0]["generation"], started[0]["members"]) == (before.generation + 1, 3)
             assert len(expected) == 600
             duplicates = ledger.check(expected)
-            print(f"generation {before.generation} -> {after.generation}; {duplicates} redelivered; "
-                  f"commit failures {ledger.commit_failures}")
+            print(
+                f"generation {before.generation} -> {after.generation}; {duplicates} redelivered; "
+                f"commit failures {ledger.commit_failures}"
+            )
             no_handler_errors(cluster)
 
 
@@ -254,15 +280,20 @@ async def test_drop_sync_group_of_one_member_it_reconnects_and_the_group_settles
             ledger = Ledger()
             members = [await Member(cluster, gid, f"drop-{i}", ledger).start() for i in range(3)]
             try:
-                took = await wait_until(lambda: rule.fired == 1 and settled(cluster, gid, members)(), "a 2/2/2 split", members)
+                took = await wait_until(
+                    lambda: rule.fired == 1 and settled(cluster, gid, members)(), "a 2/2/2 split", members
+                )
                 view = cluster.group(gid)
             finally:
                 await close_all(members)
             print(f"settled in {took:.1f}s at generation {view.generation}")
             assert sorted(len(a[TOPIC]) for a in view.assignment.values()) == [2, 2, 2]
             assert view.assignment["drop-1"][TOPIC]
-            closed = [e.details for e in cluster.events
-                      if e.kind == "connection_closed" and e.details.get("client_id") == "drop-1"]
+            closed = [
+                e.details
+                for e in cluster.events
+                if e.kind == "connection_closed" and e.details.get("client_id") == "drop-1"
+            ]
             assert len(closed) == 1 and "drop before handling SyncGroup" in closed[0]["reason"]
             no_handler_errors(cluster)
 
@@ -282,8 +313,9 @@ async def test_blackhole_sync_group_member_times_out_and_rejoins():
             starting = None
             try:
                 await wait_until(settled(cluster, gid, members), "bh-0 alone", members)
-                rule = cluster.faults.add(api="SyncGroup", group=gid, client_id="bh-1", action="blackhole", duration=10,
-                                          times=1)
+                rule = cluster.faults.add(
+                    api="SyncGroup", group=gid, client_id="bh-1", action="blackhole", duration=10, times=1
+                )
                 mark = len(cluster.events)
                 second = Member(cluster, gid, "bh-1", ledger, **timings)
                 # aiokafka's start() returns once the member has its first assignment: run it aside.
@@ -300,7 +332,10 @@ async def test_blackhole_sync_group_member_times_out_and_rejoins():
                     starting.cancel()
                 await close_all(members)
             joined = [e for e in cluster.events[mark:] if e.kind == "member_joined" and e.client_id == "bh-1"]
-            print(f"bh-1 rejoined {joined[-1].wall - joined[0].wall:.1f}s after its first join; generation {view.generation}")
+            print(
+                f"bh-1 rejoined {joined[-1].wall - joined[0].wall:.1f}s after its first join; "
+                f"generation {view.generation}"
+            )
             assert alone.details["member"] == joined[0].details["member"]
             assert len(joined) == 2 and joined[1].details["member"] != joined[0].details["member"], "a new member"
             assert joined[1].wall - joined[0].wall >= 2.0, "rejoined after its request timed out"
@@ -309,6 +344,7 @@ async def test_blackhole_sync_group_member_times_out_and_rejoins():
 
 
 # == cluster actions ===============================================================================
+
 
 async def test_stop_broker_while_producing_every_record_lands_and_leaders_come_back():
     """Broker 1 stops mid-stream (replication factor 3): its partitions move, the idempotent
@@ -331,7 +367,9 @@ async def test_stop_broker_while_producing_every_record_lands_and_leaders_come_b
             assert led and all(b not in (1, -1) for b in moved.values()), moved
             assert keys_of(cluster) == Counter(f"k{i}" for i in range(600)), "each record exactly once"
             for p in range(PARTITIONS):
-                assert [k for _, _, k, _ in cluster.records(TOPIC, p)] == [b"k%d" % i for i in range(p, 600, PARTITIONS)]
+                assert [k for _, _, k, _ in cluster.records(TOPIC, p)] == [
+                    b"k%d" % i for i in range(p, 600, PARTITIONS)
+                ]
 
             cluster.start_broker(1)  # on the loop: scheduled, listening a moment later
             await cluster.wait_for(cond.event("broker_started", restarted=True), timeout=5)
@@ -364,8 +402,11 @@ async def test_move_coordinator_with_load_time_mid_stream_loses_nothing():
                 await asyncio.wait_for(stream, 30)
                 expected = stored(cluster)
                 await wait_until(lambda: ledger.seen >= expected, "all 600 records", members)
-                await wait_until(lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)},
-                                 "the final commits", members)
+                await wait_until(
+                    lambda: cluster.committed(gid) == {(TOPIC, p): 100 for p in range(PARTITIONS)},
+                    "the final commits",
+                    members,
+                )
                 view = cluster.group(gid)
             finally:
                 if stream is not None and not stream.done():
@@ -377,10 +418,14 @@ async def test_move_coordinator_with_load_time_mid_stream_loses_nothing():
             after = cluster.events[mark:]
             unloaded = next(e for e in after if e.kind == "group_unloaded" and e.group == gid)
             loaded = next(e for e in after if e.kind == "group_loaded" and e.group == gid)
-            loading = [e for e in after if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"]
-            print(f"coordinator {old} -> {new}, load {loaded.time_ms - unloaded.time_ms} ms, "
-                  f"{len(loading)} COORDINATOR_LOAD_IN_PROGRESS answers, {duplicates} redelivered, "
-                  f"commit failures {ledger.commit_failures}")
+            loading = [
+                e for e in after if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+            ]
+            print(
+                f"coordinator {old} -> {new}, load {loaded.time_ms - unloaded.time_ms} ms, "
+                f"{len(loading)} COORDINATOR_LOAD_IN_PROGRESS answers, {duplicates} redelivered, "
+                f"commit failures {ledger.commit_failures}"
+            )
             assert loaded.time_ms - unloaded.time_ms >= 500
             assert loading and {e.broker for e in loading} == {new}
             no_handler_errors(cluster)
@@ -420,21 +465,28 @@ async def test_virtual_time_stalled_member_expires_after_46s_in_a_second_and_sur
                 took = await wait_until(settled(cluster, gid, survivors), "the survivors' 3/3 split", survivors)
                 after = cluster.group(gid)
                 await produce(cluster, 12)
-                await wait_until(lambda: {p for who, p, _ in ledger.deliveries if who != "vt-2"} == set(range(PARTITIONS)),
-                                 "records from all six partitions", survivors)
+                await wait_until(
+                    lambda: {p for who, p, _ in ledger.deliveries if who != "vt-2"} == set(range(PARTITIONS)),
+                    "records from all six partitions",
+                    survivors,
+                )
             finally:
                 cluster.faults.clear()  # ends the black hole so vt-2 can leave
                 await close_all(members)
-            print(f"advance_async(46, step=10, settle=0.15) took {wall:.2f}s, vt-2 expired "
-                  f"{expired.wall - began_wall:.2f}s into it; survivors settled {took:.2f}s later; "
-                  f"generation {before.generation} -> {after.generation}")
+            print(
+                f"advance_async(46, step=10, settle=0.15) took {wall:.2f}s, vt-2 expired "
+                f"{expired.wall - began_wall:.2f}s into it; survivors settled {took:.2f}s later; "
+                f"generation {before.generation} -> {after.generation}"
+            )
             assert wall < 2.0 and expired.wall - began_wall < 1.0
             assert expired.details["member"] == stalled_id
             assert expired.time_ms == start_ms + 45000, "at its own deadline"
             assert after.generation == before.generation + 1
             assert {m.client_id for m in after.members} == {"vt-0", "vt-1"}
             assert {m.member_id for m in after.members} == survivor_ids, "the survivors kept their member ids"
-            assert [e.client_id for e in cluster.events[mark:] if e.kind == "member_expired" and e.group == gid] == ["vt-2"]
+            assert [e.client_id for e in cluster.events[mark:] if e.kind == "member_expired" and e.group == gid] == [
+                "vt-2"
+            ]
             no_handler_errors(cluster)
 
 

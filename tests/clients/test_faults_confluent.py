@@ -17,8 +17,22 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from fakebroker.cluster import FakeCluster
 
 from .confluent_faults_support import (
-    DEBUG, Member, PARTITIONS, Producing, TOPIC, assert_once_in_order, close_all, drive, drive_for,
-    fired, keys_of, pick_group, running, seen, stable_split, stored,
+    DEBUG,
+    PARTITIONS,
+    TOPIC,
+    Member,
+    Producing,
+    assert_once_in_order,
+    close_all,
+    drive,
+    drive_for,
+    fired,
+    keys_of,
+    pick_group,
+    running,
+    seen,
+    stable_split,
+    stored,
 )
 
 pytestmark = pytest.mark.clients
@@ -45,8 +59,18 @@ def test_error_heartbeat_rebalance_in_progress_three_times_rejoins_one_generatio
                 if producer.sent < 480:
                     producer.send(6)
 
-            drive(members, lambda: rule.fired == 3 and producer.sent >= 480 and stable_split(cluster, gid, members)()
-                  and cluster.group(gid).generation > before.generation, 20, "the rejoin", tick=tick)
+            drive(
+                members,
+                lambda: (
+                    rule.fired == 3
+                    and producer.sent >= 480
+                    and stable_split(cluster, gid, members)()
+                    and cluster.group(gid).generation > before.generation
+                ),
+                20,
+                "the rejoin",
+                tick=tick,
+            )
             producer.flush()
             want = stored(cluster)
             drive(members, lambda: set(seen(members)) >= want, 15, "every record")
@@ -111,10 +135,12 @@ def test_replace_error_offset_commit_fails_for_the_client_but_the_broker_kept_it
     answer is lost or mangled after the write: the failure is reported, the offset may stand."""
     with running() as cluster:
         gid = pick_group(cluster, "replace")
-        rule = cluster.faults.add(api="OffsetCommit", group=gid, action="replace_error",
-                                  error="OFFSET_METADATA_TOO_LARGE", times=1)
-        consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid,
-                             "enable.auto.commit": False, **DEBUG})
+        rule = cluster.faults.add(
+            api="OffsetCommit", group=gid, action="replace_error", error="OFFSET_METADATA_TOO_LARGE", times=1
+        )
+        consumer = Consumer(
+            {"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid, "enable.auto.commit": False, **DEBUG}
+        )
         try:
             with pytest.raises(KafkaException) as failed:
                 consumer.commit(offsets=[TopicPartition(TOPIC, 0, 5), TopicPartition(TOPIC, 1, 7)], asynchronous=False)
@@ -166,14 +192,20 @@ def test_drop_sync_group_of_one_member_it_reconnects_and_the_group_settles():
         rule = cluster.faults.add(api="SyncGroup", group=gid, client_id="drop-1", action="drop", times=1)
         members = [Member(cluster, gid, f"drop-{i}") for i in range(3)]
         try:
-            took = drive(members, lambda: rule.fired == 1 and stable_split(cluster, gid, members)(), 20, "a 2/2/2 split")
+            took = drive(
+                members, lambda: rule.fired == 1 and stable_split(cluster, gid, members)(), 20, "a 2/2/2 split"
+            )
             view = cluster.group(gid)
         finally:
             close_all(members)
         print(f"settled in {took:.1f}s at generation {view.generation}")
         assert sorted(len(ps[TOPIC]) for ps in view.assignment.values()) == [2, 2, 2]
         assert view.assignment["drop-1"][TOPIC], "the dropped member got its share"
-        closed = [e.details for e in cluster.events if e.kind == "connection_closed" and e.details.get("client_id") == "drop-1"]
+        closed = [
+            e.details
+            for e in cluster.events
+            if e.kind == "connection_closed" and e.details.get("client_id") == "drop-1"
+        ]
         assert len(closed) == 1 and "drop before handling SyncGroup" in closed[0]["reason"]
 
 
@@ -210,7 +242,9 @@ def test_blackhole_sync_group_member_times_out_and_rejoins():
         members = [first]
         try:
             drive(members, stable_split(cluster, gid, members), 15, "bh-0 alone")
-            rule = cluster.faults.add(api="SyncGroup", group=gid, client_id="bh-1", action="blackhole", duration=10, times=1)
+            rule = cluster.faults.add(
+                api="SyncGroup", group=gid, client_id="bh-1", action="blackhole", duration=10, times=1
+            )
             mark = len(cluster.events)
             second = Member(cluster, gid, "bh-1", **timings)
             members.append(second)
@@ -224,11 +258,17 @@ def test_blackhole_sync_group_member_times_out_and_rejoins():
         joined = [e for e in events if e.kind == "member_joined" and e.client_id == "bh-1"]
         expired = [e for e in events if e.kind == "member_expired"]
         swallowed = fired(cluster, rule)
-        print(f"bh-1 rejoined {joined[-1].wall - joined[0].wall:.1f}s after its first join; settled {took:.1f}s "
-              f"after the black hole, generation {view.generation}")
+        print(
+            f"bh-1 rejoined {joined[-1].wall - joined[0].wall:.1f}s after its first join; settled {took:.1f}s "
+            f"after the black hole, generation {view.generation}"
+        )
         assert len(swallowed) == 1 and swallowed[0]["api"] == "SyncGroup"
-        assert [e.client_id for e in expired] == ["bh-1"] and expired[0].details["member"] == joined[0].details["member"]
-        assert len(joined) == 2 and joined[1].details["member"] != joined[0].details["member"], "rejoined as a new member"
+        assert [e.client_id for e in expired] == ["bh-1"] and expired[0].details["member"] == joined[0].details[
+            "member"
+        ]
+        assert len(joined) == 2 and joined[1].details["member"] != joined[0].details["member"], (
+            "rejoined as a new member"
+        )
         assert joined[1].wall - expired[0].wall >= 2.0, "after its SyncGroup timed out, not at the expiry"
         assert list(range(PARTITIONS)) in first.assigns[assigns_before:], "bh-0 held every partition meanwhile"
         assert len(second.assigns) == 1, "bh-1 was never handed the assignment of the swallowed generation"
@@ -249,11 +289,21 @@ def test_throttle_produce_and_fetch_reported_by_throttle_cb():
         producer.flush()
         producer.send(30, partition=lambda i: 0)
         producer.flush()
-        reader = Member(cluster, "throttled", "reader", commit=False, assign=[0],
-                        throttle_cb=lambda ev: consumer_events.append((ev.broker_id, ev.throttle_time)))
+        reader = Member(
+            cluster,
+            "throttled",
+            "reader",
+            commit=False,
+            assign=[0],
+            throttle_cb=lambda ev: consumer_events.append((ev.broker_id, ev.throttle_time)),
+        )
         try:  # until every record, both throttled answers, and an unthrottled answer after them
-            drive([reader], lambda: len(reader.got) >= 60 and len(throttled(consumer_events)) == 2
-                  and consumer_events[-1][1] == 0, 15, "60 records and the throttle callbacks")
+            drive(
+                [reader],
+                lambda: len(reader.got) >= 60 and len(throttled(consumer_events)) == 2 and consumer_events[-1][1] == 0,
+                15,
+                "60 records and the throttle callbacks",
+            )
         finally:
             reader.close()
         got = [o for _, o in reader.got]
@@ -295,7 +345,9 @@ def test_probability_with_seed_fails_a_deterministic_set_of_records():
         assert rule.matched == 20 and rule.fired == len(expected) and 0 < len(expected) < 20
         assert [k for k, _ in producer.failed] == [f"k{i}" for i in expected]
         assert {e.code() for _, e in producer.failed} == {KafkaError.MSG_SIZE_TOO_LARGE}
-        assert [k.decode() for _, _, k, _ in cluster.records(TOPIC, 0)] == [f"k{i}" for i in range(20) if i not in expected]
+        assert [k.decode() for _, _, k, _ in cluster.records(TOPIC, 0)] == [
+            f"k{i}" for i in range(20) if i not in expected
+        ]
 
 
 def test_nth_fails_only_the_third_request():

@@ -50,8 +50,10 @@ CLIENT_ID = "fakebroker-franz-go"
 def _go() -> str:
     path = shutil.which("go")
     if path is None:
-        pytest.fail("go is not installed: the franz-go tests need the Go toolchain (go.mod asks for Go 1.26; "
-                    "an older go with GOTOOLCHAIN=auto fetches it from the Go module proxy)")
+        pytest.fail(
+            "go is not installed: the franz-go tests need the Go toolchain (go.mod asks for Go 1.26; "
+            "an older go with GOTOOLCHAIN=auto fetches it from the Go module proxy)"
+        )
     return path
 
 
@@ -65,8 +67,14 @@ def go_client() -> Path:
         started = time.monotonic()
         tmp = GO_DIR / f".fbclient-{os.getpid()}"
         try:
-            out = subprocess.run([go, "build", "-o", str(tmp), "."], cwd=GO_DIR, env=env, capture_output=True, text=True,
-                                 timeout=BUILD_TIMEOUT)
+            out = subprocess.run(
+                [go, "build", "-o", str(tmp), "."],
+                cwd=GO_DIR,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT,
+            )
         except subprocess.TimeoutExpired as exc:
             tmp.unlink(missing_ok=True)
             pytest.fail(f"go build took over {BUILD_TIMEOUT} s:\n{_tail(exc.stdout)}\n{_tail(exc.stderr)}")
@@ -96,10 +104,17 @@ def check_version(line: dict) -> None:
 def run_go(binary: Path, bootstrap: str, scenario: str, *args: object) -> list[dict[str, Any]]:
     """Run one scenario to its end; returns its JSON lines. Fails the test on a non-zero exit or a timeout."""
     try:
-        out = subprocess.run([str(binary), bootstrap, scenario, *map(str, args)], capture_output=True, text=True,
-                             timeout=RUN_TIMEOUT, env=_env())
+        out = subprocess.run(
+            [str(binary), bootstrap, scenario, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            env=_env(),
+        )
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"fbclient {scenario} ran over {RUN_TIMEOUT} s\nstdout:\n{_tail(exc.stdout)}\nstderr:\n{_tail(exc.stderr)}")
+        pytest.fail(
+            f"fbclient {scenario} ran over {RUN_TIMEOUT} s\nstdout:\n{_tail(exc.stdout)}\nstderr:\n{_tail(exc.stderr)}"
+        )
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     errors = [line for line in lines if line["type"] == "error"]
     if out.returncode != 0 or errors or not lines or lines[-1]["type"] != "end":
@@ -124,9 +139,14 @@ def problems(cluster: FakeCluster) -> list[str]:
 
 def stored_headers(cluster: FakeCluster, topic: str) -> list[tuple[int, rec.BatchHeader]]:
     """(partition, header) of every stored batch, read directly from the partition logs."""
+
     def read():
-        return [(p.index, h) for p in cluster.state.topics[topic].partitions
-                for batch in p.log.batches for h in rec.iter_batch_headers(batch.data)]
+        return [
+            (p.index, h)
+            for p in cluster.state.topics[topic].partitions
+            for batch in p.log.batches
+            for h in rec.iter_batch_headers(batch.data)
+        ]
 
     return cluster.call(read)
 
@@ -165,14 +185,17 @@ def check_idempotent(lines: list[dict], cluster: FakeCluster, topic: str, n: int
     headers = stored_headers(cluster, topic)
     producer_ids = {h.producer_id for _, h in headers}
     assert len(producer_ids) == 1 and next(iter(producer_ids)) >= 0, producer_ids
-    assert {(s["producer_id"], s["producer_epoch"]) for s in of_type(lines, "sent", topic=topic)} == \
-        {(h.producer_id, h.producer_epoch) for _, h in headers}
+    assert {(s["producer_id"], s["producer_epoch"]) for s in of_type(lines, "sent", topic=topic)} == {
+        (h.producer_id, h.producer_epoch) for _, h in headers
+    }
     want = expected_records(n, partitions)
     for p in range(partitions):
         expected_next = 0
         for q, h in headers:
             if q == p:
-                assert h.base_sequence == expected_next, f"partition {p}: {[(x.base_sequence, x.last_offset_delta) for y, x in headers if y == p]}"
+                assert h.base_sequence == expected_next, (
+                    f"partition {p}: {[(x.base_sequence, x.last_offset_delta) for y, x in headers if y == p]}"
+                )
                 expected_next = h.base_sequence + h.last_offset_delta + 1
         assert expected_next == len(want[p])
 
@@ -185,7 +208,9 @@ def test_idempotent_produce_then_consume_partitions_directly(go_client, cluster3
     assert [e for e in cluster3.events if e.kind == "producer_id"]
     # partitions are led by all three brokers, so the client really followed Metadata
     assert {cluster3.leader(TOPIC, p) for p in range(PARTITIONS)} == {0, 1, 2}
-    assert {e.broker for e in cluster3.events if e.kind == "client_connected" and e.details.get("client_id") == CLIENT_ID} == {0, 1, 2}
+    assert {
+        e.broker for e in cluster3.events if e.kind == "client_connected" and e.details.get("client_id") == CLIENT_ID
+    } == {0, 1, 2}
     assert not problems(cluster3)
 
 
@@ -303,12 +328,16 @@ def test_group_splits_partitions_consumes_once_and_survivors_take_over(cluster3,
     assert set(group["members"]) == set(got["member_ids"].values())
     # franz-go's default: the classic protocol with the cooperative-sticky balancer
     assert (group["protocol_type"], group["protocol"]) == ("consumer", "cooperative-sticky")
-    assert all((m["client_id"], m["client_host"], m["instance"]) == (CLIENT_ID, "/127.0.0.1", None)
-               for m in group["members"].values())
+    assert all(
+        (m["client_id"], m["client_host"], m["instance"]) == (CLIENT_ID, "/127.0.0.1", None)
+        for m in group["members"].values()
+    )
     gens = events(cluster, "generation_started", gid)
     assert gens[-1]["generation"] == got["generation"] and gens[-1]["members"] == 3
     assert events(cluster, "leader_assigned", gid)[-1]["generation"] == got["generation"]
-    delivered = {e["member"] for e in events(cluster, "assignment_delivered", gid) if e["generation"] == got["generation"]}
+    delivered = {
+        e["member"] for e in events(cluster, "assignment_delivered", gid) if e["generation"] == got["generation"]
+    }
     assert delivered == set(got["member_ids"].values())
     assert not [e for e in cluster.events if e.kind == "request_error" and e.details["api"] == "ConsumerGroupHeartbeat"]
 
@@ -325,9 +354,13 @@ def test_group_splits_partitions_consumes_once_and_survivors_take_over(cluster3,
     assert collections.Counter(r[0] for r in records) == {"a": 200, "b": 200, "c": 200}
     for p in range(PARTITIONS):  # per-partition order
         assert [o for _, q, o, _ in records if q == p] == list(range(N // PARTITIONS))
-    assert {int(p): o for p, o in committed.items()} == live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
+    assert (
+        {int(p): o for p, o in committed.items()} == live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
+    )
     commits = events(cluster, "offset_committed", gid)
-    assert commits and {(e["partition"], e["offset"]) for e in commits if e["offset"] == 100} == {(p, 100) for p in range(PARTITIONS)}
+    assert commits and {(e["partition"], e["offset"]) for e in commits if e["offset"] == 100} == {
+        (p, 100) for p in range(PARTITIONS)
+    }
     assert live_group(cluster, gid)["generation"] == got["generation"], "no rebalance while consuming"
 
     # phase 2: c leaves (LeaveGroup); a and b take its partitions over at its committed offsets
@@ -359,12 +392,17 @@ def test_group_splits_partitions_consumes_once_and_survivors_take_over(cluster3,
     for p in orphaned:  # started exactly at c's committed offset
         taken = [off for _, q, off, _ in late if q == p]
         assert taken == list(range(100, 200)), (p, taken[:5])
-    assert {int(p): o for p, o in committed.items()} == live_offsets(cluster, gid) == {p: 200 for p in range(PARTITIONS)}
+    assert (
+        {int(p): o for p, o in committed.items()} == live_offsets(cluster, gid) == {p: 200 for p in range(PARTITIONS)}
+    )
     assert cluster.coordinator(gid) == coordinator != 0
     assert_healthy(cluster, driver)
     refused = {(e.details["api"], e.details["error"]) for e in cluster.events if e.kind == "request_error"}
-    assert refused <= {("JoinGroup", "MEMBER_ID_REQUIRED"), ("Heartbeat", "REBALANCE_IN_PROGRESS"),
-                       ("SyncGroup", "REBALANCE_IN_PROGRESS")}, refused
+    assert refused <= {
+        ("JoinGroup", "MEMBER_ID_REQUIRED"),
+        ("Heartbeat", "REBALANCE_IN_PROGRESS"),
+        ("SyncGroup", "REBALANCE_IN_PROGRESS"),
+    }, refused
     assert {e.broker for e in cluster.events if e.kind == "request_error"} <= {coordinator}
 
 
@@ -373,8 +411,13 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     c = cluster3
 
     # CreateTopics, with a config; again -> TOPIC_ALREADY_EXISTS
-    created = driver.call("createTopics", topics=["go-adm-a", "go-adm-b"], partitions=3, replication_factor=2,
-                          configs={"retention.ms": "86400000"})["results"]
+    created = driver.call(
+        "createTopics",
+        topics=["go-adm-a", "go-adm-b"],
+        partitions=3,
+        replication_factor=2,
+        configs={"retention.ms": "86400000"},
+    )["results"]
     assert set(created) == {"go-adm-a", "go-adm-b"}
     for name, r in created.items():
         topic = c.state.topics[name]
@@ -389,17 +432,32 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     # ListTopics and Metadata against the live state
     def expected_topic(name: str) -> dict:
         t = c.state.topics[name]
-        return {"id": t.topic_id.hex, "internal": False, "error": None,
-                "partitions": [{"partition": p.index, "leader": p.leader, "leader_epoch": p.leader_epoch,
-                                "replicas": p.replicas, "isr": p.isr, "offline": [], "error": None} for p in t.partitions]}
+        return {
+            "id": t.topic_id.hex,
+            "internal": False,
+            "error": None,
+            "partitions": [
+                {
+                    "partition": p.index,
+                    "leader": p.leader,
+                    "leader_epoch": p.leader_epoch,
+                    "replicas": p.replicas,
+                    "isr": p.isr,
+                    "offline": [],
+                    "error": None,
+                }
+                for p in t.partitions
+            ],
+        }
 
     listed = driver.call("listTopics")["topics"]
     assert listed == {name: expected_topic(name) for name in c.topics()}
     assert driver.call("listTopics", topics=["go-adm-b"])["topics"] == {"go-adm-b": expected_topic("go-adm-b")}
     meta = driver.call("metadata", topics=[TOPIC])
     assert (meta["cluster"], meta["controller"]) == (c.cluster_id, c.state.controller_id)
-    assert [(b["id"], f"{b['host']}:{b['port']}", b["rack"]) for b in meta["brokers"]] == \
-        [(i, addr, None) for i, addr in enumerate(c.bootstrap_servers.split(","))]
+    assert [(b["id"], f"{b['host']}:{b['port']}", b["rack"]) for b in meta["brokers"]] == [
+        (i, addr, None) for i, addr in enumerate(c.bootstrap_servers.split(","))
+    ]
     assert meta["topics"] == {TOPIC: expected_topic(TOPIC)}
 
     # a live group with committed offsets
@@ -417,9 +475,17 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     # DescribeGroups, against the live group
     described = driver.call("describeGroups", groups=[gid])["groups"][gid]
     live = live_group(c, gid)
-    assert (described["error"], described["state"], described["protocol_type"], described["protocol"], described["coordinator"]) == \
-        (None, live["state"], live["protocol_type"], live["protocol"], coordinator) == \
-        (None, "Stable", "consumer", "cooperative-sticky", c.coordinator(gid))
+    assert (
+        (
+            described["error"],
+            described["state"],
+            described["protocol_type"],
+            described["protocol"],
+            described["coordinator"],
+        )
+        == (None, live["state"], live["protocol_type"], live["protocol"], coordinator)
+        == (None, "Stable", "consumer", "cooperative-sticky", c.coordinator(gid))
+    )
     assert {m["member_id"] for m in described["members"]} == set(live["members"]) == set(got["member_ids"].values())
     for m in described["members"]:
         mine = live["members"][m["member_id"]]
@@ -431,7 +497,11 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
 
     # FetchOffsets = the committed offsets the coordinator holds
     fetched = driver.call("fetchOffsets", group=gid)["offsets"]
-    assert {int(p): o["offset"] for p, o in fetched[TOPIC].items()} == live_offsets(c, gid) == {p: 10 for p in range(PARTITIONS)}
+    assert (
+        {int(p): o["offset"] for p, o in fetched[TOPIC].items()}
+        == live_offsets(c, gid)
+        == {p: 10 for p in range(PARTITIONS)}
+    )
     assert set(fetched) == {TOPIC} and all(o["error"] is None for o in fetched[TOPIC].values())
     stored = c.call(lambda: {p: o.leader_epoch for (t, p), o in c.state.offsets.offsets[gid].items()})
     assert {int(p): o["leader_epoch"] for p, o in fetched[TOPIC].items()} == stored
@@ -449,8 +519,9 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     assert (live["state"], live["members"]) == ("Empty", {})
     described = driver.call("describeGroups", groups=[gid])["groups"][gid]
     assert (described["error"], described["state"], described["members"]) == (None, "Empty", [])
-    assert [g for g in driver.call("listGroups")["groups"] if g["group"] == gid] == \
-        [{"group": gid, "coordinator": coordinator, "protocol_type": "consumer", "state": "Empty"}]
+    assert [g for g in driver.call("listGroups")["groups"] if g["group"] == gid] == [
+        {"group": gid, "coordinator": coordinator, "protocol_type": "consumer", "state": "Empty"}
+    ]
     fetched = driver.call("fetchOffsets", group=gid)["offsets"]
     assert {int(p): o["offset"] for p, o in fetched[TOPIC].items()} == {p: 10 for p in range(PARTITIONS)}
 
@@ -465,7 +536,14 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
     assert (gone["state"], gone["members"]) == ("Dead", [])
     assert_healthy(c, driver)
     refused = {(e.details["api"], e.details["error"]) for e in c.events if e.kind == "request_error"}
-    rebalancing = {("JoinGroup", "MEMBER_ID_REQUIRED"), ("Heartbeat", "REBALANCE_IN_PROGRESS"),
-                   ("SyncGroup", "REBALANCE_IN_PROGRESS")}  # members joining one after the other
-    assert sorted(refused - rebalancing) == [("CreateTopics", "TOPIC_ALREADY_EXISTS"), ("DeleteGroups", "GROUP_ID_NOT_FOUND"),
-                                             ("DeleteGroups", "NON_EMPTY_GROUP"), ("DescribeGroups", "GROUP_ID_NOT_FOUND")], refused
+    rebalancing = {
+        ("JoinGroup", "MEMBER_ID_REQUIRED"),
+        ("Heartbeat", "REBALANCE_IN_PROGRESS"),
+        ("SyncGroup", "REBALANCE_IN_PROGRESS"),
+    }  # members joining one after the other
+    assert sorted(refused - rebalancing) == [
+        ("CreateTopics", "TOPIC_ALREADY_EXISTS"),
+        ("DeleteGroups", "GROUP_ID_NOT_FOUND"),
+        ("DeleteGroups", "NON_EMPTY_GROUP"),
+        ("DescribeGroups", "GROUP_ID_NOT_FOUND"),
+    ], refused

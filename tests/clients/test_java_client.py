@@ -43,8 +43,10 @@ CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}  # compression.type -> ba
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"{name} is not installed: the Java client tests need a JDK (17+) and Maven "
-                    "(Debian packages default-jdk-headless and maven)")
+        pytest.fail(
+            f"{name} is not installed: the Java client tests need a JDK (17+) and Maven "
+            "(Debian packages default-jdk-headless and maven)"
+        )
     return path
 
 
@@ -70,8 +72,9 @@ def java_client_jar() -> Path:
             mvn = _tool("mvn")
             started = time.monotonic()
             try:
-                out = subprocess.run([mvn, "-q", "-B", "package"], cwd=JAVA_DIR, capture_output=True, text=True,
-                                     timeout=BUILD_TIMEOUT)
+                out = subprocess.run(
+                    [mvn, "-q", "-B", "package"], cwd=JAVA_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT
+                )
             except subprocess.TimeoutExpired as exc:
                 pytest.fail(f"mvn package took over {BUILD_TIMEOUT} s:\n{exc.stdout}\n{exc.stderr}")
             if out.returncode != 0 or not JAR.exists():
@@ -84,13 +87,24 @@ def java_client_jar() -> Path:
 def run_java(jar: Path, bootstrap: str, scenario: str, *args: object) -> list[dict[str, Any]]:
     """Run one scenario; returns its JSON lines. Fails the test on a non-zero exit or a timeout."""
     level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
-    cmd = [_tool("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-           "-jar", str(jar), bootstrap, scenario, *map(str, args)]
+    cmd = [
+        _tool("java"),
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
+        "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        "-jar",
+        str(jar),
+        bootstrap,
+        scenario,
+        *map(str, args),
+    ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"java {scenario} ran over {RUN_TIMEOUT} s\nstdout:\n{_tail(exc.stdout)}\nstderr:\n{_tail(exc.stderr)}")
+        pytest.fail(
+            f"java {scenario} ran over {RUN_TIMEOUT} s\nstdout:\n{_tail(exc.stdout)}\nstderr:\n{_tail(exc.stderr)}"
+        )
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     errors = [line for line in lines if line["type"] == "error"]
     if out.returncode != 0 or errors or not lines or lines[-1]["type"] != "end":
@@ -151,8 +165,12 @@ def check_round_trip(lines: list[dict], cluster: FakeCluster, topic: str, n: int
 
 def stored_headers(cluster: FakeCluster, topic: str) -> list[tuple[int, rec.BatchHeader]]:
     """(partition, header) of every stored batch; read directly, as the client has exited."""
-    return [(p.index, h) for p in cluster.state.topics[topic].partitions
-            for batch in p.log.batches for h in rec.iter_batch_headers(batch.data)]
+    return [
+        (p.index, h)
+        for p in cluster.state.topics[topic].partitions
+        for batch in p.log.batches
+        for h in rec.iter_batch_headers(batch.data)
+    ]
 
 
 # -- produce with acks=all + idempotence, consume with assign() + seekToBeginning --------------
@@ -226,13 +244,18 @@ def test_admin_api_walk(java_client_jar, cluster3):
     doomed_desc = one(lines, "describe", topic=doomed)
     assert doomed_desc["topic_id"] == created_doomed["topic_id"]
     [only] = doomed_desc["partitions"]
-    assert sorted(only["replicas"]) == [0, 1, 2] and sorted(only["isr"]) == [0, 1, 2] and only["leader"] in only["replicas"]
+    assert (
+        sorted(only["replicas"]) == [0, 1, 2]
+        and sorted(only["isr"]) == [0, 1, 2]
+        and only["leader"] in only["replicas"]
+    )
     grown = one(lines, "described_after_grow", topic=main)
     assert [p["partition"] for p in grown["partitions"]] == [0, 1, 2, 3, 4]
     assert grown["partitions"][:3] == described["partitions"]
     state_parts = c.state.topics[main].partitions
-    assert [(p["leader"], p["replicas"], p["isr"]) for p in grown["partitions"]] == \
-        [(sp.leader, sp.replicas, sp.isr) for sp in state_parts]
+    assert [(p["leader"], p["replicas"], p["isr"]) for p in grown["partitions"]] == [
+        (sp.leader, sp.replicas, sp.isr) for sp in state_parts
+    ]
     assert c.topics()[main] == 5
     assert one(lines, "shrink")["error"] == "InvalidPartitionsException"
 
@@ -240,9 +263,17 @@ def test_admin_api_walk(java_client_jar, cluster3):
     topic_before = one(lines, "configs_before", resource_type="TOPIC")["configs"]
     assert topic_before["retention.ms"]["value"] == "86400000"
     assert topic_before["retention.ms"]["source"] == "DYNAMIC_TOPIC_CONFIG"
-    assert topic_before["max.message.bytes"] == {"value": "2000000", "source": "DYNAMIC_TOPIC_CONFIG", "read_only": False,
-                                                 "sensitive": False, "type": "INT"}
-    assert (topic_before["cleanup.policy"]["value"], topic_before["cleanup.policy"]["source"]) == ("delete", "DEFAULT_CONFIG")
+    assert topic_before["max.message.bytes"] == {
+        "value": "2000000",
+        "source": "DYNAMIC_TOPIC_CONFIG",
+        "read_only": False,
+        "sensitive": False,
+        "type": "INT",
+    }
+    assert (topic_before["cleanup.policy"]["value"], topic_before["cleanup.policy"]["source"]) == (
+        "delete",
+        "DEFAULT_CONFIG",
+    )
     broker_before = one(lines, "configs_before", resource_type="BROKER")
     assert broker_before["name"] == "0"
     assert broker_before["configs"]["num.partitions"]["value"] == "1"
@@ -252,9 +283,18 @@ def test_admin_api_walk(java_client_jar, cluster3):
     assert of_type(lines, "altered")
     assert one(lines, "alter_unknown")["error"] == "InvalidConfigurationException"
     topic_after = one(lines, "configs_after", resource_type="TOPIC")["configs"]
-    assert (topic_after["retention.ms"]["value"], topic_after["retention.ms"]["source"]) == ("3600000", "DYNAMIC_TOPIC_CONFIG")
-    assert (topic_after["max.message.bytes"]["value"], topic_after["max.message.bytes"]["source"]) == ("1048588", "DEFAULT_CONFIG")
-    assert (topic_after["cleanup.policy"]["value"], topic_after["cleanup.policy"]["source"]) == ("delete,compact", "DYNAMIC_TOPIC_CONFIG")
+    assert (topic_after["retention.ms"]["value"], topic_after["retention.ms"]["source"]) == (
+        "3600000",
+        "DYNAMIC_TOPIC_CONFIG",
+    )
+    assert (topic_after["max.message.bytes"]["value"], topic_after["max.message.bytes"]["source"]) == (
+        "1048588",
+        "DEFAULT_CONFIG",
+    )
+    assert (topic_after["cleanup.policy"]["value"], topic_after["cleanup.policy"]["source"]) == (
+        "delete,compact",
+        "DYNAMIC_TOPIC_CONFIG",
+    )
     broker_after = one(lines, "configs_after", resource_type="BROKER")["configs"]
     assert broker_after["num.partitions"]["value"] == "2"
     assert broker_after["num.partitions"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
@@ -270,23 +310,34 @@ def test_admin_api_walk(java_client_jar, cluster3):
         return {x["spec"]: (x["offset"], x["timestamp"]) for x in of_type(lines, kind, partition=partition)}
 
     assert offsets("list_offsets", 0) == {
-        "earliest": (0, -1), "latest": (10, -1),
-        "for_timestamp": (3, ts[3]),          # base + 2500 -> first record at or after it
-        "for_timestamp_exact": (3, ts[3]),    # base + 3000
+        "earliest": (0, -1),
+        "latest": (10, -1),
+        "for_timestamp": (3, ts[3]),  # base + 2500 -> first record at or after it
+        "for_timestamp_exact": (3, ts[3]),  # base + 3000
         "for_timestamp_future": (-1, -1),
         "max_timestamp": (6, base + 50_000),
     }
     assert offsets("list_offsets_empty", 4) == {
-        "earliest": (0, -1), "latest": (0, -1), "for_timestamp": (-1, -1), "for_timestamp_exact": (-1, -1),
-        "for_timestamp_future": (-1, -1), "max_timestamp": (-1, -1),
+        "earliest": (0, -1),
+        "latest": (0, -1),
+        "for_timestamp": (-1, -1),
+        "for_timestamp_exact": (-1, -1),
+        "for_timestamp_future": (-1, -1),
+        "max_timestamp": (-1, -1),
     }
 
     # deleteRecords before 3; beyond the high watermark fails
     assert one(lines, "deleted_records")["low_watermark"] == 3
     assert one(lines, "delete_beyond")["error"] == "OffsetOutOfRangeException"
-    assert offsets("list_offsets_after_delete", 0) == {"earliest": (3, -1), "latest": (10, -1), "for_timestamp_deleted": (3, ts[3])}
+    assert offsets("list_offsets_after_delete", 0) == {
+        "earliest": (3, -1),
+        "latest": (10, -1),
+        "for_timestamp_deleted": (3, ts[3]),
+    }
     assert c.offsets(main, 0) == (3, 10)
-    assert [(o, k, v) for _, o, k, v in c.records(main, 0)] == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(3, 10)]
+    assert [(o, k, v) for _, o, k, v in c.records(main, 0)] == [
+        (i, f"k{i}".encode(), f"v{i}".encode()) for i in range(3, 10)
+    ]
 
     # deleteTopics
     assert one(lines, "describe_deleted")["error"] == "UnknownTopicOrPartitionException"
@@ -297,16 +348,31 @@ def test_admin_api_walk(java_client_jar, cluster3):
     cluster = one(lines, "cluster")
     assert cluster["cluster_id"] == c.cluster_id
     assert cluster["controller"] == c.state.controller_id
-    assert [(n["id"], f"{n['host']}:{n['port']}", n["rack"]) for n in cluster["nodes"]] == \
-        [(i, addr, None) for i, addr in enumerate(c.bootstrap_servers.split(","))]
+    assert [(n["id"], f"{n['host']}:{n['port']}", n["rack"]) for n in cluster["nodes"]] == [
+        (i, addr, None) for i, addr in enumerate(c.bootstrap_servers.split(","))
+    ]
 
     # the broker saw the changes in this order, and refused only what the test expected it to
-    kinds = [(e.kind, e.details.get("topic") or e.details.get("resource")) for e in c.events
-             if e.kind in ("topic_created", "partitions_created", "configs_altered", "records_deleted", "topic_deleted")]
-    assert kinds == [("topic_created", "orders"), ("topic_created", main), ("topic_created", doomed),
-                     ("partitions_created", main), ("configs_altered", main), ("configs_altered", "(cluster)"),
-                     ("records_deleted", main), ("topic_deleted", doomed)]
+    kinds = [
+        (e.kind, e.details.get("topic") or e.details.get("resource"))
+        for e in c.events
+        if e.kind in ("topic_created", "partitions_created", "configs_altered", "records_deleted", "topic_deleted")
+    ]
+    assert kinds == [
+        ("topic_created", "orders"),
+        ("topic_created", main),
+        ("topic_created", doomed),
+        ("partitions_created", main),
+        ("configs_altered", main),
+        ("configs_altered", "(cluster)"),
+        ("records_deleted", main),
+        ("topic_deleted", doomed),
+    ]
     refused = sorted({(e.details["api"], e.details["error"]) for e in c.events if e.kind == "request_error"})
-    assert refused == [("CreatePartitions", "INVALID_PARTITIONS"), ("CreateTopics", "TOPIC_ALREADY_EXISTS"),
-                       ("DeleteRecords", "OFFSET_OUT_OF_RANGE"), ("IncrementalAlterConfigs", "INVALID_CONFIG"),
-                       ("Metadata", "UNKNOWN_TOPIC_OR_PARTITION")]
+    assert refused == [
+        ("CreatePartitions", "INVALID_PARTITIONS"),
+        ("CreateTopics", "TOPIC_ALREADY_EXISTS"),
+        ("DeleteRecords", "OFFSET_OUT_OF_RANGE"),
+        ("IncrementalAlterConfigs", "INVALID_CONFIG"),
+        ("Metadata", "UNKNOWN_TOPIC_OR_PARTITION"),
+    ]

@@ -45,8 +45,9 @@ def stored_exactly_once(cluster: FakeCluster, total: int) -> None:
     """The log holds key-0..key-(total-1) once each, key-i at partition i % 6, offset i // 6."""
     stored = cluster.records(TOPIC)
     keys = [k.decode() for _, _, k, _ in stored]
-    assert len(keys) == total and set(keys) == {f"key-{i}" for i in range(total)}, \
+    assert len(keys) == total and set(keys) == {f"key-{i}" for i in range(total)}, (
         f"{len(keys)} stored for {total}, {len(set(keys))} distinct"
+    )
     for p, offset, key, _ in stored:
         i = int(key.decode().split("-")[1])
         assert (p, offset) == (i % PARTITIONS, i // PARTITIONS), (p, offset, key)
@@ -89,7 +90,9 @@ def test_three_rebalance_in_progress_heartbeats_make_the_group_rejoin_once(clust
     later = driver.drain()[notes_before:]
     for name in "abc":
         assert [n["generation"] for n in later if n["type"] == "assigned" and n["name"] == name] == [gen + 1]
-        assert [n for n in later if n["type"] == "revoked" and n["name"] == name], f"{name} did not revoke (eager rejoin)"
+        assert [n for n in later if n["type"] == "revoked" and n["name"] == name], (
+            f"{name} did not revoke (eager rejoin)"
+        )
 
     driver.call("waitStream", timeoutMs=30000, timeout=35)
     records = consumed_in_order(driver, 900)
@@ -126,7 +129,9 @@ def test_stopped_coordinator_and_leader_loses_no_record_of_an_idempotent_produce
     records = consumed_in_order(driver, total)
     driver.call("waitCommitted", group=gid, topic=TOPIC, timeoutMs=20000, timeout=30)
     stored_exactly_once(cluster, total)
-    producer_ids = cluster.call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions for b in p.log.batches})
+    producer_ids = cluster.call(
+        lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions for b in p.log.batches}
+    )
     assert len(producer_ids) == 1 and min(producer_ids) >= 0, f"one idempotent producer: {producer_ids}"
     duplicates = assert_no_loss(records, total)
     counts = counts_of(records)
@@ -137,13 +142,18 @@ def test_stopped_coordinator_and_leader_loses_no_record_of_an_idempotent_produce
     g = live_group(cluster, gid)
     assert g["state"] == "Stable" and set(g["members"]) == set(got["memberIds"].values())
     assert g["generation"] == group["generation"], "the group changed coordinator without a rebalance"
-    print(f"broker {victim} stopped (coordinator -> {new_coordinator}, partitions {led} moved): {len(records)} consumed "
-          f"for {total}, {duplicates} duplicates, generation {group['generation']} -> {g['generation']}")
+    print(
+        f"broker {victim} stopped (coordinator -> {new_coordinator}, partitions {led} moved): {len(records)} consumed "
+        f"for {total}, {duplicates} duplicates, generation {group['generation']} -> {g['generation']}"
+    )
 
     # back again: preferred leaders (and with them the group) return to it; records still flow
     cluster.start_broker(victim)
     assert cluster.elect_preferred_leaders() >= len(led)
-    assert cluster.coordinator(gid) == victim and [p for p in range(PARTITIONS) if cluster.leader(TOPIC, p) == victim] == led
+    assert (
+        cluster.coordinator(gid) == victim
+        and [p for p in range(PARTITIONS) if cluster.leader(TOPIC, p) == victim] == led
+    )
     driver.call("produce", topic=TOPIC, first=total, n=300, partitions=PARTITIONS)
     records = consumed_in_order(driver, total + 300)
     driver.call("waitCommitted", group=gid, topic=TOPIC, timeoutMs=20000, timeout=30)
@@ -162,22 +172,32 @@ def test_black_holed_sync_group_times_out_and_the_member_rejoins(cluster, driver
     first join is generation N+1, its rejoin N+2, and only then does c get partitions."""
     gid = group_off_first_broker(cluster, "java-sync")
     got, group = start(driver, cluster, gid, names=("a", "b"))
-    rule = cluster.faults.add(api="SyncGroup", group=gid, client_id="fakebroker-java-c", action="blackhole", duration=4, times=1)
+    rule = cluster.faults.add(
+        api="SyncGroup", group=gid, client_id="fakebroker-java-c", action="blackhole", duration=4, times=1
+    )
     started = time.monotonic()
     driver.call("start", name="c", group=gid, topic=TOPIC, requestTimeout=2000)
-    after = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=20000, timeout=25)
+    after = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=20000, timeout=25
+    )
     waited = time.monotonic() - started
     g = wait_stable(cluster, gid, after)
     assert rule.fired == 1 and sorted(len(ps) for ps in after["assignments"].values()) == [2, 2, 2]
     member_c = after["memberIds"]["c"]
     gen = group["generation"]
     assert g["generation"] == gen + 2 and set(after["generations"].values()) == {gen + 2}
-    assert [e["member"] for e in events(cluster, "member_joined", gid)].count(member_c) == 1, "rejoined under the same id"
-    reasons = [(e["generation"], e["reason"]) for e in events(cluster, "rebalance_started", gid) if e["generation"] >= gen]
+    assert [e["member"] for e in events(cluster, "member_joined", gid)].count(member_c) == 1, (
+        "rejoined under the same id"
+    )
+    reasons = [
+        (e["generation"], e["reason"]) for e in events(cluster, "rebalance_started", gid) if e["generation"] >= gen
+    ]
     assert reasons == [(gen, f"member {member_c} joined"), (gen + 1, f"member {member_c} rejoined")]
     joined = next(e for e in cluster.events if e.kind == "member_joined" and e.details["member"] == member_c)
     delivered = [e for e in cluster.events if e.kind == "assignment_delivered" and e.details["member"] == member_c]
-    assert [e.details["generation"] for e in delivered] == [gen + 2], "the swallowed SyncGroup never reached the coordinator"
+    assert [e.details["generation"] for e in delivered] == [gen + 2], (
+        "the swallowed SyncGroup never reached the coordinator"
+    )
     assert delivered[0].wall - joined.wall >= 2.0 and waited >= 2.0, "c waited out its request timeout"
     fired = [e.details for e in cluster.events if e.kind == "fault_fired" and e.details["rule"] == rule.id]
     assert [(f["api"], f["action"], f["client_id"]) for f in fired] == [("SyncGroup", "blackhole", "fakebroker-java-c")]
@@ -210,16 +230,23 @@ def test_member_cut_off_across_a_coordinator_move_expires_and_rejoins_after_heal
     expired = cluster.wait_for_sync(cond.member_expired(gid, "fakebroker-java-c"), timeout=15)
     assert expired.broker == new and expired.details["member"] == got["memberIds"]["c"]  # the new coordinator
     assert 5.0 <= time.monotonic() - cut_at <= 10.0, "expired when its session timeout ran out"
-    after = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=15000, timeout=20)
+    after = driver.call(
+        "waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=15000, timeout=20
+    )
     g = wait_stable(cluster, gid, after)
-    assert g["generation"] == group["generation"] + 1 and sorted(len(ps) for ps in after["assignments"].values()) == [3, 3]
+    assert g["generation"] == group["generation"] + 1 and sorted(len(ps) for ps in after["assignments"].values()) == [
+        3,
+        3,
+    ]
     assert cluster.coordinator(gid) == new
     driver.call("produce", topic=TOPIC, first=120, n=120, partitions=PARTITIONS)
     driver.call("waitConsumed", total=240)
     assert not [r for r in driver.call("consumed")["records"] if r[0] == "c" and int(r[3].split("-")[1]) >= 120]
 
     cluster.heal("fakebroker-java-c")
-    back = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=20000, timeout=25)
+    back = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=20000, timeout=25
+    )
     g = wait_stable(cluster, gid, back)
     assert back["memberIds"]["c"] != got["memberIds"]["c"], "c joined again under a new member id"
     driver.call("produce", topic=TOPIC, first=240, n=120, partitions=PARTITIONS)
@@ -230,7 +257,9 @@ def test_member_cut_off_across_a_coordinator_move_expires_and_rejoins_after_heal
     # commits fail). Those are the only second reads allowed.
     zombie = [r for r in records if r[0] == "c" and 120 <= int(r[3].split("-")[1]) < 240]
     assert {r[1] for r in zombie} <= set(got["assignments"]["c"])
-    assert assert_no_loss([r for r in records if r not in zombie], 360) == 0, "every record once: commits were synchronous"
+    assert assert_no_loss([r for r in records if r not in zombie], 360) == 0, (
+        "every record once: commits were synchronous"
+    )
     assert {p for n, p, off, _ in records if n == "c" and off >= 40} == set(back["assignments"]["c"])
     assert live_offsets(cluster, gid) == {p: 60 for p in range(PARTITIONS)}
     print(f"c expired {expired.details}; generations {group['generation']} -> {g['generation']}")

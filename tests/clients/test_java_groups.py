@@ -42,8 +42,17 @@ class Driver(LineDriver):
 
     def __init__(self, jar: Path, cluster: FakeCluster):
         level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
-        cmd = [_tool("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
-               "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", str(jar), "fakebroker.GroupScenarios", cluster.bootstrap_servers]
+        cmd = [
+            _tool("java"),
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-cp",
+            str(jar),
+            "fakebroker.GroupScenarios",
+            cluster.bootstrap_servers,
+        ]
         super().__init__(cmd, cluster, lifetime=JVM_LIFETIME)
         version = self.first_line(timeout=20)
         if not (version and version["type"] == "version" and version["kafka_clients"] == KAFKA_CLIENTS_VERSION):
@@ -53,7 +62,9 @@ class Driver(LineDriver):
 
     def encode(self, ident: int, cmd: str, args: dict[str, Any]) -> str:
         """``ID COMMAND key=value...``, a list value joined with commas."""
-        return " ".join([str(ident), cmd, *(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.items())])
+        return " ".join(
+            [str(ident), cmd, *(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.items())]
+        )
 
     def describe(self, cmd: str, args: dict[str, Any], line: str) -> str:
         return repr(line)
@@ -116,8 +127,13 @@ def wait_event(cluster: FakeCluster, kind: str, gid: str, timeout: float, **matc
 
 def start(driver: Driver, cluster: FakeCluster, gid: str, names=("a", "b", "c"), **props: Any) -> tuple[dict, dict]:
     for name in names:
-        driver.call("start", name=name, group=gid, topic=TOPIC, **{k: (v.format(name=name) if isinstance(v, str) else v)
-                                                                    for k, v in props.items()})
+        driver.call(
+            "start",
+            name=name,
+            group=gid,
+            topic=TOPIC,
+            **{k: (v.format(name=name) if isinstance(v, str) else v) for k, v in props.items()},
+        )
     got = driver.call("waitAssigned", names=list(names), topic=TOPIC, partitions=PARTITIONS)
     return got, wait_stable(cluster, gid, got)
 
@@ -136,7 +152,9 @@ def assert_no_loss(records: list[list], total: int) -> int:
     """Every key-0..key-(total-1) consumed at least once; returns the number of duplicates."""
     check_records_in_place(records)
     counts = counts_of(records)
-    assert set(counts) == {f"key-{i}" for i in range(total)}, f"lost: {sorted(set(f'key-{i}' for i in range(total)) - set(counts))[:20]}"
+    assert set(counts) == {f"key-{i}" for i in range(total)}, (
+        f"lost: {sorted(set(f'key-{i}' for i in range(total)) - set(counts))[:20]}"
+    )
     return sum(n - 1 for n in counts.values())
 
 
@@ -152,7 +170,9 @@ def test_three_consumers_split_six_partitions_and_consume_each_record_once(clust
     coordinator = cluster.coordinator(gid)
     got, group = start(driver, cluster, gid)
     assert sorted(len(ps) for ps in got["assignments"].values()) == [2, 2, 2]
-    assert group["protocol_type"] == "consumer" and group["protocol"] == "range"  # the first of Java's default assignors
+    assert (
+        group["protocol_type"] == "consumer" and group["protocol"] == "range"
+    )  # the first of Java's default assignors
     assert {m["client_id"] for m in group["members"].values()} == {f"fakebroker-java-{n}" for n in "abc"}
     assert {m["client_host"] for m in group["members"].values()} == {"/127.0.0.1"}
 
@@ -196,7 +216,9 @@ def test_member_closes_and_survivors_resume_from_its_commits(cluster, driver):
     assert assert_no_loss(records, 600) == 0, f"duplicates: {[k for k, n in counts_of(records).items() if n > 1][:20]}"
     for p in orphaned:
         taken = [off for name, part, off, _ in records if part == p and name != "c"]
-        assert taken and min(taken) == 50, f"partition {p} resumed at {min(taken) if taken else None}, c had committed 50"
+        assert taken and min(taken) == 50, (
+            f"partition {p} resumed at {min(taken) if taken else None}, c had committed 50"
+        )
     assert live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
     assert_healthy(cluster, driver)
 
@@ -221,7 +243,9 @@ def test_static_member_restarts_within_session_timeout_without_rebalance(cluster
     notes_before = len(driver.notes)
 
     driver.call("start", name=name + "2", group=gid, topic=TOPIC, instance=f"instance-{name}", session=15000)
-    again = driver.call("waitAssigned", names=sorted({"a", "b", "c"} - {name}) + [name + "2"], topic=TOPIC, partitions=PARTITIONS)
+    again = driver.call(
+        "waitAssigned", names=sorted({"a", "b", "c"} - {name}) + [name + "2"], topic=TOPIC, partitions=PARTITIONS
+    )
     new_id = again["memberIds"][name + "2"]
     assert new_id != old_id and new_id.startswith(f"instance-{name}-")
     assert again["assignments"][name + "2"] == its_partitions, "the same partitions again"
@@ -263,9 +287,13 @@ def test_static_member_restarts_within_session_timeout_without_rebalance(cluster
     assert again["assignments"][leader + "2"] == leader_partitions
     assert [e["member"] for e in events(cluster, "static_member_rejoined", gid)] == [new_id, new_leader]
     g = live_group(cluster, gid)
-    assert (g["state"], g["generation"], g["leader"]) == ("Stable", group["generation"], new_leader), "leadership was inherited"
+    assert (g["state"], g["generation"], g["leader"]) == ("Stable", group["generation"], new_leader), (
+        "leadership was inherited"
+    )
     assert leader_id not in g["members"] and g["static"][f"instance-{leader}"] == new_leader
-    assert len(events(cluster, "generation_started", gid)) == generations_before and not events(cluster, "member_left", gid)
+    assert len(events(cluster, "generation_started", gid)) == generations_before and not events(
+        cluster, "member_left", gid
+    )
     later = driver.drain()[notes_before:]
     assert not [n for n in later if n["type"] in ("revoked", "assigned", "lost") and n["name"] != leader + "2"], later
     driver.call("produce", topic=TOPIC, first=240, n=60, partitions=PARTITIONS)
@@ -289,7 +317,9 @@ def test_member_stalling_past_max_poll_interval_is_removed_and_others_take_over(
     # after max.poll.interval.ms the client's heartbeat thread leaves the group
     removed = wait_event(cluster, "member_removed", gid, 9, member=stalled)
     assert removed["reason"] == "left the group"
-    after = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeout=15, timeoutMs=10000)
+    after = driver.call(
+        "waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeout=15, timeoutMs=10000
+    )
     g = wait_stable(cluster, gid, after)
     assert stalled not in g["members"] and g["generation"] > group["generation"]
     assert sorted(len(ps) for ps in after["assignments"].values()) == [3, 3]
@@ -298,11 +328,15 @@ def test_member_stalling_past_max_poll_interval_is_removed_and_others_take_over(
     driver.call("produce", topic=TOPIC, first=120, n=120, partitions=PARTITIONS)
     driver.call("waitConsumed", total=240)
     during = driver.call("consumed")["records"]
-    assert not [r for r in during if r[0] == "c" and int(r[3].split("-")[1]) >= 120], "the stalled member consumed nothing new"
+    assert not [r for r in during if r[0] == "c" and int(r[3].split("-")[1]) >= 120], (
+        "the stalled member consumed nothing new"
+    )
     assert {r[1] for r in during if int(r[3].split("-")[1]) >= 120} == set(range(PARTITIONS))
 
     # the stall ends: c finds itself out of the group, rejoins, and the group splits 2/2/2 again
-    back = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeout=25, timeoutMs=20000)
+    back = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeout=25, timeoutMs=20000
+    )
     wait_stable(cluster, gid, back)
     assert back["memberIds"]["c"] != stalled, "c rejoined as a new member"
     driver.call("produce", topic=TOPIC, first=240, n=120, partitions=PARTITIONS)
@@ -335,14 +369,18 @@ def test_static_member_stalling_is_expired_by_the_coordinator_and_others_take_ov
     assert not events(cluster, "member_left", gid), "a static member sends no LeaveGroup"
     removed = wait_event(cluster, "member_removed", gid, 1, member=stalled)
     assert "session expired" in removed["reason"]
-    after = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeout=15, timeoutMs=10000)
+    after = driver.call(
+        "waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, timeout=15, timeoutMs=10000
+    )
     g = wait_stable(cluster, gid, after)
     assert stalled not in g["members"] and "instance-c" not in g["static"] and g["generation"] > group["generation"]
     driver.call("produce", topic=TOPIC, first=120, n=120, partitions=PARTITIONS)
     driver.call("waitConsumed", total=240)
     assert not driver.of_type("stall_end", name="c"), "still stalled while the others took over"
 
-    back = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeout=25, timeoutMs=20000)
+    back = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeout=25, timeoutMs=20000
+    )
     g = wait_stable(cluster, gid, back)
     assert g["static"] == {"instance-c": back["memberIds"]["c"]} and back["memberIds"]["c"] != stalled
     driver.call("produce", topic=TOPIC, first=240, n=120, partitions=PARTITIONS)
@@ -384,14 +422,22 @@ def test_coordinator_moves_mid_stream_without_loss(cluster, driver):
     loaded = kinds.index("group_loaded")
     assert kinds.index("group_unloaded") < loaded and "offset_committed" in kinds[loaded:]
     assert live_offsets(cluster, gid) == {p: total // PARTITIONS for p in range(PARTITIONS)}
-    refused = {e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"}
+    refused = {
+        e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"
+    }
     assert refused <= {old}
-    loading = {e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"}
+    loading = {
+        e.broker
+        for e in cluster.events
+        if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+    }
     assert loading == ({new} if cluster.coordinator_load_time_ms else set()), loading
     g = live_group(cluster, gid)
     assert g["state"] == "Stable" and len(g["members"]) == 3
-    print(f"coordinator {old} -> {new}: {len(records)} consumed for {total}, {duplicates} duplicates, "
-          f"{len(driver.of_type('commit_failed'))} failed commits")
+    print(
+        f"coordinator {old} -> {new}: {len(records)} consumed for {total}, {duplicates} duplicates, "
+        f"{len(driver.of_type('commit_failed'))} failed commits"
+    )
     assert_healthy(cluster, driver)
 
 
@@ -408,8 +454,17 @@ def test_admin_list_describe_and_delete_consumer_groups(cluster, driver):
 
     described = driver.call("describeGroup", group=gid)
     live = live_group(cluster, gid)
-    assert (described["state"], described["groupType"], described["assignor"], described["simple"], described["coordinator"]) == \
-        ("Stable", "Classic", live["protocol"], False, coordinator) == ("Stable", "Classic", "range", False, cluster.coordinator(gid))
+    assert (
+        (
+            described["state"],
+            described["groupType"],
+            described["assignor"],
+            described["simple"],
+            described["coordinator"],
+        )
+        == ("Stable", "Classic", live["protocol"], False, coordinator)
+        == ("Stable", "Classic", "range", False, cluster.coordinator(gid))
+    )
     assert {m["memberId"] for m in described["members"]} == set(live["members"]) == set(got["memberIds"].values())
     for m in described["members"]:
         mine = live["members"][m["memberId"]]
@@ -427,8 +482,9 @@ def test_admin_list_describe_and_delete_consumer_groups(cluster, driver):
     assert live_group(cluster, gid)["state"] == "Empty"
     described = driver.call("describeGroup", group=gid)
     assert (described["state"], described["members"]) == ("Empty", [])
-    assert [g for g in driver.call("listGroups")["groups"] if g["group"] == gid] == \
-        [{"group": gid, "simple": False, "state": "Empty", "groupType": "Classic"}]
+    assert [g for g in driver.call("listGroups")["groups"] if g["group"] == gid] == [
+        {"group": gid, "simple": False, "state": "Empty", "groupType": "Classic"}
+    ]
 
     assert driver.call("deleteGroup", group=gid)["deleted"] is True
     assert live_group(cluster, gid) is None and live_offsets(cluster, gid) == {}

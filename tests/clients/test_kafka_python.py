@@ -7,13 +7,10 @@ commits offsets.
 from __future__ import annotations
 
 import dataclasses
-
 import time
 import uuid
 
 import pytest
-
-
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import codec as kafka_codec  # noqa: E402
 from kafka.admin import ConfigResource, ConfigResourceType  # noqa: E402
@@ -37,20 +34,37 @@ CODEC_AVAILABLE = {
 }
 # The test extra installs kafka-python >= 3.0, which has idempotent producers: no skipping.
 assert "enable_idempotence" in KafkaProducer.DEFAULT_CONFIG, "kafka-python >= 2.1 is needed"
-COMMON = {"request_timeout_ms": 10_000, "retry_backoff_ms": 50, "reconnect_backoff_ms": 50,
-          "reconnect_backoff_max_ms": 500, "metadata_max_age_ms": 5_000}
+COMMON = {
+    "request_timeout_ms": 10_000,
+    "retry_backoff_ms": 50,
+    "reconnect_backoff_ms": 50,
+    "reconnect_backoff_max_ms": 500,
+    "metadata_max_age_ms": 5_000,
+}
 
 
 def _producer(cluster, **config) -> KafkaProducer:
-    settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, max_block_ms=10_000,
-                    delivery_timeout_ms=12_000, linger_ms=5)
+    settings = dict(
+        COMMON,
+        bootstrap_servers=cluster.bootstrap_servers,
+        max_block_ms=10_000,
+        delivery_timeout_ms=12_000,
+        linger_ms=5,
+    )
     settings.update(config)
     return KafkaProducer(**settings)
 
 
 def _consumer(cluster, **config) -> KafkaConsumer:
-    settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, group_id=None, enable_auto_commit=False,
-                    auto_offset_reset="earliest", fetch_max_wait_ms=100, consumer_timeout_ms=1_000)
+    settings = dict(
+        COMMON,
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=100,
+        consumer_timeout_ms=1_000,
+    )
     settings.update(config)
     return KafkaConsumer(**settings)
 
@@ -82,8 +96,10 @@ def _stored_compressions(cluster, topic: str) -> set[int]:
 
 
 def _produce_plan(producer: KafkaProducer, topic: str, n: int, partitions: int) -> list:
-    futures = [producer.send(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions)
-               for i in range(n)]
+    futures = [
+        producer.send(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(), partition=i % partitions)
+        for i in range(n)
+    ]
     producer.flush(timeout=TIMEOUT_S)
     return [f.get(timeout=TIMEOUT_S) for f in futures]
 
@@ -130,7 +146,9 @@ def test_produce_and_read_back_300(cluster3):
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
 def test_compression_round_trip(cluster3, codec):
     if not CODEC_AVAILABLE[codec]:
-        pytest.fail(f"kafka-python has no {codec} codec installed: the test extra installs python-snappy, lz4, zstandard")
+        pytest.fail(
+            f"kafka-python has no {codec} codec installed: the test extra installs python-snappy, lz4, zstandard"
+        )
     topic = f"codec-{codec}"
     cluster3.create_topic(topic, 3)
     n = 120
@@ -153,8 +171,14 @@ def test_compression_round_trip(cluster3, codec):
 
 
 def test_idempotent_producer_exactly_once(cluster3):
-    producer = _producer(cluster3, acks="all", enable_idempotence=True, max_in_flight_requests_per_connection=5,
-                         linger_ms=1, batch_size=256)
+    producer = _producer(
+        cluster3,
+        acks="all",
+        enable_idempotence=True,
+        max_in_flight_requests_per_connection=5,
+        linger_ms=1,
+        batch_size=256,
+    )
     try:
         metadata = _produce_plan(producer, "orders", N, PARTITIONS)
     finally:
@@ -190,8 +214,14 @@ def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
     answering: the producer resends those batches with the same sequences and the broker must
     answer them as duplicates, so every record is stored exactly once."""
     dropped = drop_produce_responses(monkeypatch, 3)
-    producer = _producer(cluster3, acks="all", enable_idempotence=True, linger_ms=1, batch_size=256,
-                         max_in_flight_requests_per_connection=5)
+    producer = _producer(
+        cluster3,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=1,
+        batch_size=256,
+        max_in_flight_requests_per_connection=5,
+    )
     try:
         metadata = _produce_plan(producer, "orders", N, PARTITIONS)
     finally:
@@ -201,7 +231,9 @@ def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
     assert len(injected) == 3 and all("InjectedFault" in e.details["error"] for e in injected)
     # Resent batches were answered from the producer state, not appended again.
     expected = expected_records(N, PARTITIONS)
-    assert cluster3.records("orders") == [(p, o, k, v) for p in range(PARTITIONS) for o, (k, v) in enumerate(expected[p])]
+    assert cluster3.records("orders") == [
+        (p, o, k, v) for p in range(PARTITIONS) for o, (k, v) in enumerate(expected[p])
+    ]
 
     consumer = _consumer(cluster3)
     try:
@@ -237,15 +269,24 @@ def drop_produce_responses(monkeypatch, count: int) -> list[int]:
     monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
     return dropped
 
+
 def test_admin(cluster3):
     topic = f"admin-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=cluster3.bootstrap_servers, request_timeout_ms=10_000,
-                             retry_backoff_ms=50)
+    admin = KafkaAdminClient(
+        bootstrap_servers=cluster3.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50
+    )
     try:
         # create_topics with a config
-        created = admin.create_topics({topic: {"num_partitions": 2, "replication_factor": 1,
-                                               "configs": {"retention.ms": "3600000", "cleanup.policy": "delete"}}},
-                                      timeout_ms=5_000)
+        created = admin.create_topics(
+            {
+                topic: {
+                    "num_partitions": 2,
+                    "replication_factor": 1,
+                    "configs": {"retention.ms": "3600000", "cleanup.policy": "delete"},
+                }
+            },
+            timeout_ms=5_000,
+        )
         [result] = created["topics"]
         assert result["name"] == topic and result["error_code"] == 0
         assert cluster3.topics()[topic] == 2
@@ -271,8 +312,11 @@ def test_admin(cluster3):
         base_ts = int(time.time() * 1000) - 60_000
         producer = _producer(cluster3, acks="all")
         try:
-            futures = [producer.send(topic, key=f"k{p}-{i}".encode(), value=b"v", partition=p, timestamp_ms=base_ts + i * 1000)
-                       for p in range(4) for i in range(10)]
+            futures = [
+                producer.send(topic, key=f"k{p}-{i}".encode(), value=b"v", partition=p, timestamp_ms=base_ts + i * 1000)
+                for p in range(4)
+                for i in range(10)
+            ]
             producer.flush(timeout=TIMEOUT_S)
             for f in futures:
                 f.get(timeout=TIMEOUT_S)
@@ -307,7 +351,9 @@ def test_admin(cluster3):
             consumer.assign(tps[:2])
             consumer.seek_to_beginning()
             messages = _read_all(consumer, 7)
-            assert [(m.partition, m.offset, m.key) for m in messages] == [(0, i, f"k0-{i}".encode()) for i in range(3, 10)]
+            assert [(m.partition, m.offset, m.key) for m in messages] == [
+                (0, i, f"k0-{i}".encode()) for i in range(3, 10)
+            ]
         finally:
             consumer.close()
 

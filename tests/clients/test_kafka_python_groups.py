@@ -19,8 +19,6 @@ import time
 from concurrent.futures import Future
 
 import pytest
-
-
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import errors as kafka_errors  # noqa: E402
 from kafka.structs import OffsetAndMetadata  # noqa: E402
@@ -37,8 +35,13 @@ MAX_POLL_INTERVAL_MS = 10_000  # kafka-python sends it as the rebalance timeout
 MAX_POLL_RECORDS = 20
 POLL_MS = 200
 DEADLINE_S = 20.0
-COMMON = {"request_timeout_ms": 10_000, "retry_backoff_ms": 50, "reconnect_backoff_ms": 50,
-          "reconnect_backoff_max_ms": 500, "metadata_max_age_ms": 5_000}
+COMMON = {
+    "request_timeout_ms": 10_000,
+    "retry_backoff_ms": 50,
+    "reconnect_backoff_ms": 50,
+    "reconnect_backoff_max_ms": 500,
+    "metadata_max_age_ms": 5_000,
+}
 # What a commit may fail with when a rebalance overtakes it (kafka-python turns the broker's
 # REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID into CommitFailedError).
 COMMIT_REBALANCE_ERRORS = (kafka_errors.CommitFailedError, kafka_errors.RebalanceInProgressError)
@@ -64,8 +67,10 @@ def produce(cluster, n: int, start: int = 0) -> None:
     """Records ``start..start+n-1``, record i into partition i % 6, acknowledged by all."""
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=2, **COMMON)
     try:
-        futures = [producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                   for i in range(start, start + n)]
+        futures = [
+            producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+            for i in range(start, start + n)
+        ]
         producer.flush(timeout=10)
         for f in futures:
             f.get(timeout=10)
@@ -86,8 +91,10 @@ class PacedProducer(threading.Thread):
     def run(self) -> None:
         try:
             for start in range(0, self.n, self.per_burst):
-                futures = [self.producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
-                           for i in range(start, min(self.n, start + self.per_burst))]
+                futures = [
+                    self.producer.send(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=i % PARTITIONS)
+                    for i in range(start, min(self.n, start + self.per_burst))
+                ]
                 self.producer.flush(timeout=10)
                 for f in futures:
                     f.get(timeout=10)
@@ -164,8 +171,12 @@ class Ledger:
     def check(self, expected: set[tuple[int, int]], max_duplicates: int) -> int:
         with self.lock:
             got = [(p, o) for _, p, o in self.deliveries]
-            assert set(got) == expected, f"lost: {sorted(expected - set(got))[:10]} extra: {sorted(set(got) - expected)[:10]}"
-            assert not self.forbidden_duplicates, f"redelivered after a successful commit: {self.forbidden_duplicates[:10]}"
+            assert set(got) == expected, (
+                f"lost: {sorted(expected - set(got))[:10]} extra: {sorted(set(got) - expected)[:10]}"
+            )
+            assert not self.forbidden_duplicates, (
+                f"redelivered after a successful commit: {self.forbidden_duplicates[:10]}"
+            )
             duplicates = len(got) - len(set(got))
             assert duplicates == len(self.allowed_duplicates)
             assert duplicates <= max_duplicates, f"{duplicates} duplicates (bound {max_duplicates})"
@@ -184,10 +195,19 @@ class Member(threading.Thread):
 
     def __init__(self, cluster, gid: str, name: str, ledger: Ledger, *, start: bool = True, **config):
         super().__init__(name=f"member-{name}", daemon=True)
-        settings = dict(COMMON, bootstrap_servers=cluster.bootstrap_servers, group_id=gid, client_id=name,
-                        enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=SESSION_TIMEOUT_MS,
-                        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
-                        max_poll_records=MAX_POLL_RECORDS, fetch_max_wait_ms=50)
+        settings = dict(
+            COMMON,
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id=gid,
+            client_id=name,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+            max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
+            max_poll_records=MAX_POLL_RECORDS,
+            fetch_max_wait_ms=50,
+        )
         settings.update(config)
         self.label = name
         self.ledger = ledger
@@ -271,7 +291,8 @@ def wait_until(condition, what: str, members: list[Member] = (), deadline_s: flo
             if m.error is not None:
                 raise m.error
         assert time.monotonic() - start < deadline_s, f"timed out waiting for {what}: " + ", ".join(
-            f"{m.label}={m.partitions}@{m.generation}" for m in members)
+            f"{m.label}={m.partitions}@{m.generation}" for m in members
+        )
         time.sleep(0.02)
     return time.monotonic() - start
 
@@ -282,9 +303,11 @@ def split_evenly(members: list[Member], cluster, gid: str) -> bool:
     if group is None or group.state.value != "Stable" or len(group.members) != len(members):
         return False
     parts = [m.partitions for m in members]
-    return (all(len(p) == PARTITIONS // len(members) for p in parts)
-            and sorted(sum(parts, [])) == list(range(PARTITIONS))
-            and all(m.generation == group.generation_id and m.member_id in group.members for m in members))
+    return (
+        all(len(p) == PARTITIONS // len(members) for p in parts)
+        and sorted(sum(parts, [])) == list(range(PARTITIONS))
+        and all(m.generation == group.generation_id and m.member_id in group.members for m in members)
+    )
 
 
 def consume_all(members: list[Member], ledger: Ledger, expected: set, what: str) -> None:
@@ -304,6 +327,7 @@ def close_all(members: list[Member]) -> None:
 
 # -- 1. three consumers split six partitions -------------------------------------------------------
 
+
 def test_three_consumers_split_six_partitions(cluster):
     gid = group_id_off_bootstrap(cluster, "split")
     ledger = Ledger()
@@ -316,7 +340,11 @@ def test_three_consumers_split_six_partitions(cluster):
         expected = stored(cluster)
         assert len(expected) == 600
         consume_all(members, ledger, expected, "all 600 records")
-        wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)}, "the last commits", members)
+        wait_until(
+            lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+            "the last commits",
+            members,
+        )
         # Nothing more arrives, and nothing was delivered twice: no rebalance while consuming.
         polls = [m.polls for m in members]
         wait_until(lambda: all(m.polls >= n + 2 for m, n in zip(members, polls)), "two more polls each", members)
@@ -340,6 +368,7 @@ def test_three_consumers_split_six_partitions(cluster):
 
 # -- 2. a member leaves; the survivors continue from the committed offsets ---------------------------
 
+
 def test_member_leaves_survivors_take_over(cluster):
     gid = group_id_off_bootstrap(cluster, "leave")
     ledger = Ledger()
@@ -357,17 +386,23 @@ def test_member_leaves_survivors_take_over(cluster):
         wait_until(lambda: split_evenly(survivors, cluster, gid), "a 3/3 split", survivors)
         assert set(leaver_parts) <= set(survivors[0].partitions) | set(survivors[1].partitions)
         consume_all(survivors, ledger, expected, "all 600 records")
-        wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                   "the last commits", survivors)
+        wait_until(
+            lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+            "the last commits",
+            survivors,
+        )
         # Duplicates only where a commit had not yet covered the record: at most one poll's
         # worth per partition that changed hands.
         duplicates = ledger.check(expected, max_duplicates=PARTITIONS * MAX_POLL_RECORDS)
     finally:
         close_all(members)
     after = group_events(cluster, gid, since)
-    assert [e.details["reason"] for e in after
-            if e.kind == "member_removed" and e.details["member"] == leaver_id] == ["left the group"]
-    assert [e.details["instance"] for e in after if e.kind == "member_left" and e.details["member"] == leaver_id] == [None]
+    assert [e.details["reason"] for e in after if e.kind == "member_removed" and e.details["member"] == leaver_id] == [
+        "left the group"
+    ]
+    assert [e.details["instance"] for e in after if e.kind == "member_left" and e.details["member"] == leaver_id] == [
+        None
+    ]
     assert any(e.kind == "rebalance_started" for e in after)
     assert [e.details["members"] for e in after if e.kind == "generation_started"][0] == 2
     print(f"duplicates after the leave: {duplicates}; commit failures: {ledger.commit_failures}")
@@ -376,6 +411,7 @@ def test_member_leaves_survivors_take_over(cluster):
 
 # -- 3. a new member resumes exactly after the last commit -------------------------------------------
 
+
 def test_new_member_resumes_after_last_commit(cluster):
     gid = group_id_off_bootstrap(cluster, "resume")
     produce(cluster, 120)  # 20 per partition
@@ -383,10 +419,15 @@ def test_new_member_resumes_after_last_commit(cluster):
     first = Member(cluster, gid, "first", ledger)
     chosen = {p: 3 + 2 * p for p in range(PARTITIONS)}
     try:
-        wait_until(lambda: ledger.count() >= 120 and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)},
-                   "120 deliveries, committed", [first])
+        wait_until(
+            lambda: ledger.count() >= 120 and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)},
+            "120 deliveries, committed",
+            [first],
+        )
         # The last commit sets a chosen position on every partition (behind what was read).
-        first.call(lambda c: c.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, f"m{p}", -1) for p, o in chosen.items()}))
+        first.call(
+            lambda c: c.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, f"m{p}", -1) for p, o in chosen.items()})
+        )
         assert committed_on_broker(cluster, gid) == chosen
     finally:
         first.close()
@@ -397,9 +438,14 @@ def test_new_member_resumes_after_last_commit(cluster):
     try:
         assert {p: second.consumer.committed(TopicPartition(TOPIC, p)) for p in range(PARTITIONS)} == chosen
         second.start()
-        wait_until(lambda: resumed.count() >= 120 - sum(chosen.values())
-                   and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)},
-                   "the rest of every partition, committed", [second])
+        wait_until(
+            lambda: (
+                resumed.count() >= 120 - sum(chosen.values())
+                and committed_on_broker(cluster, gid) == {p: 20 for p in range(PARTITIONS)}
+            ),
+            "the rest of every partition, committed",
+            [second],
+        )
         polls = second.polls
         wait_until(lambda: second.polls >= polls + 2, "two more polls", [second])
         by_partition: dict[int, list[int]] = {}
@@ -413,6 +459,7 @@ def test_new_member_resumes_after_last_commit(cluster):
 
 
 # -- 4. static membership ------------------------------------------------------------------------------
+
 
 def test_static_member_restart_keeps_partitions_without_rebalance(cluster):
     # kafka-python 3 supports group_instance_id (KIP-345, JoinGroup v5+); a static member
@@ -436,16 +483,22 @@ def test_static_member_restart_keeps_partitions_without_rebalance(cluster):
         resumed_from = ledger.count()
         restarted = Member(cluster, gid, f"c{index}", ledger, group_instance_id=f"instance-{index}")
         members[index] = restarted
-        wait_until(lambda: restarted.partitions == old_parts and restarted.generation == generation,
-                   "the restarted static member's assignment", members)
+        wait_until(
+            lambda: restarted.partitions == old_parts and restarted.generation == generation,
+            "the restarted static member's assignment",
+            members,
+        )
         assert time.monotonic() - restart_start < SESSION_TIMEOUT_MS / 1000
         assert restarted.member_id not in ("", old_id)
         # It reads on from the committed offsets of its own partitions, including what arrives now.
         produce(cluster, 300, start=300)
         expected = stored(cluster)
         consume_all(members, ledger, expected, "all 600 records")
-        wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                   "the last commits", members)
+        wait_until(
+            lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+            "the last commits",
+            members,
+        )
         assert {p for who, p, _ in ledger.deliveries[resumed_from:] if who == restarted.label} == set(old_parts)
         ledger.check(expected, max_duplicates=2 * MAX_POLL_RECORDS)
         group = cluster.state.groups.groups[gid]
@@ -456,14 +509,16 @@ def test_static_member_restart_keeps_partitions_without_rebalance(cluster):
     after = group_events(cluster, gid, since)
     # Static members send no LeaveGroup: everything up to the end of the test counts.
     assert not [e for e in after if e.kind in ("generation_started", "rebalance_started", "member_removed")]
-    assert [(e.kind, e.details["instance"]) for e in after if e.kind in ("member_fenced", "static_member_rejoined")] == [
-        ("member_fenced", f"instance-{index}"), ("static_member_rejoined", f"instance-{index}")]
+    assert [
+        (e.kind, e.details["instance"]) for e in after if e.kind in ("member_fenced", "static_member_rejoined")
+    ] == [("member_fenced", f"instance-{index}"), ("static_member_rejoined", f"instance-{index}")]
     assert [e.details["member"] for e in after if e.kind == "static_member_rejoined"] == [restarted.member_id]
     assert [e.details["member"] for e in after if e.kind == "member_fenced"] == [old_id]
     no_broker_errors(cluster)
 
 
 # -- 5. a member stalls past max_poll_interval_ms ---------------------------------------------------------
+
 
 def test_stalled_member_is_removed_and_others_take_over(cluster):
     gid = group_id_off_bootstrap(cluster, "stall")
@@ -488,7 +543,9 @@ def test_stalled_member_is_removed_and_others_take_over(cluster):
         produce(cluster, 300, start=300)
         expected = stored(cluster)
         consume_all(active, ledger, expected, "all 600 records")
-        wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)}, "the last commits", active)
+        wait_until(
+            lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)}, "the last commits", active
+        )
         ledger.check(expected, max_duplicates=2 * MAX_POLL_RECORDS)
         group = cluster.state.groups.groups[gid]
         assert stalled_id not in group.members and group.generation_id > generation
@@ -506,6 +563,7 @@ def test_stalled_member_is_removed_and_others_take_over(cluster):
 
 
 # -- 6. the coordinator moves mid-stream -----------------------------------------------------------------
+
 
 def test_coordinator_moves_mid_stream():
     with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}, coordinator_load_time_ms=300).run_in_thread() as cluster:
@@ -528,8 +586,11 @@ def test_coordinator_moves_mid_stream():
             assert len(expected) == 600
             consume_all(members, ledger, expected, "all 600 records")
             # The commits after the move reached the new coordinator.
-            wait_until(lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
-                       "the last commits", members)
+            wait_until(
+                lambda: committed_on_broker(cluster, gid) == {p: 100 for p in range(PARTITIONS)},
+                "the last commits",
+                members,
+            )
             duplicates = ledger.check(expected, max_duplicates=PARTITIONS * MAX_POLL_RECORDS)
             assert cluster.state.groups.groups[gid].state.value == "Stable"
         finally:
@@ -538,22 +599,27 @@ def test_coordinator_moves_mid_stream():
         kinds = [e.kind for e in after]
         assert "group_unloaded" in kinds and "group_loaded" in kinds
         assert [e.details["generation"] for e in after if e.kind == "group_loaded"] == [generation]
-        assert "offset_committed" in kinds[kinds.index("group_loaded"):]
+        assert "offset_committed" in kinds[kinds.index("group_loaded") :]
         moved = cluster.events[since:]
         not_coordinator = [e for e in moved if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"]
         assert not_coordinator and {e.broker for e in not_coordinator} == {old}
         # The new coordinator loaded the group at its generation and the members went on with it:
         # no rebalance, so no commit failed and nothing was delivered twice.
-        until_close = after[:next((i for i, e in enumerate(after) if e.details.get("reason") == "left the group"), len(after))]
+        until_close = after[
+            : next((i for i, e in enumerate(after) if e.details.get("reason") == "left the group"), len(after))
+        ]
         assert not [e for e in until_close if e.kind in ("rebalance_started", "generation_started", "member_removed")]
         assert (duplicates, ledger.commit_failures) == (0, [])
         # While the new coordinator "read the offsets topic" it answered COORDINATOR_LOAD_IN_PROGRESS.
-        loading = [e for e in moved if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"]
+        loading = [
+            e for e in moved if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+        ]
         assert loading and {e.broker for e in loading} == {new}
         no_broker_errors(cluster)
 
 
 # -- 7. admin -------------------------------------------------------------------------------------------------
+
 
 def test_admin_groups(cluster):
     # kafka-python 3 renamed the group admin calls: list_consumer_groups -> list_groups,
@@ -562,12 +628,16 @@ def test_admin_groups(cluster):
     gid = group_id_off_bootstrap(cluster, "admin")
     ledger = Ledger()
     members = [Member(cluster, gid, f"c{i}", ledger) for i in range(3)]
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50)
+    admin = KafkaAdminClient(
+        bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=10_000, retry_backoff_ms=50
+    )
     try:
         wait_until(lambda: split_evenly(members, cluster, gid), "a 2/2/2 split", members)
         produce(cluster, 60)
         consume_all(members, ledger, stored(cluster), "all 60 records")
-        wait_until(lambda: committed_on_broker(cluster, gid) == {p: 10 for p in range(PARTITIONS)}, "the commits", members)
+        wait_until(
+            lambda: committed_on_broker(cluster, gid) == {p: 10 for p in range(PARTITIONS)}, "the commits", members
+        )
 
         listed = {g["group_id"]: g for g in admin.list_groups()}
         assert listed[gid]["protocol_type"] == "consumer"
@@ -578,7 +648,10 @@ def test_admin_groups(cluster):
         described = admin.describe_groups([gid])[gid]
         assert described["error"] is None
         assert (described["group_state"], described["protocol_type"], described["protocol_data"]) == (
-            "Stable", "consumer", "range")
+            "Stable",
+            "consumer",
+            "range",
+        )
         by_member = {m["member_id"]: m for m in described["members"]}
         assert set(by_member) == {m.member_id for m in members}
         for m in members:
@@ -590,7 +663,9 @@ def test_admin_groups(cluster):
             assert entry["member_metadata"]["topics"] == [TOPIC]
 
         offsets = admin.list_group_offsets({gid: None})[gid]
-        assert {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == TOPIC} == {p: 10 for p in range(PARTITIONS)}
+        assert {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == TOPIC} == {
+            p: 10 for p in range(PARTITIONS)
+        }
 
         assert admin.delete_groups([gid]) == {gid: "NonEmptyGroupError"}
         assert gid in cluster.state.groups.groups

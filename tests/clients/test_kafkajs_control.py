@@ -36,14 +36,27 @@ def cluster():
 
 def run_script(node: str, cluster: FakeCluster, scenario: str) -> dict:
     control = ControlEndpoint(cluster).__enter__()  # it serves as long as the cluster runs
-    env = {**os.environ, "CONTROL_URL": control.url, "CONTROL_TOKEN": control.token,
-           "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"), "SCENARIO_TIMEOUT_MS": str((RUN_TIMEOUT - 5) * 1000)}
+    env = {
+        **os.environ,
+        "CONTROL_URL": control.url,
+        "CONTROL_TOKEN": control.token,
+        "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
+        "SCENARIO_TIMEOUT_MS": str((RUN_TIMEOUT - 5) * 1000),
+    }
     try:
-        proc = subprocess.run([node, str(SCRIPT), scenario], cwd=SCRIPT.parent, env=env, capture_output=True, text=True,
-                              timeout=RUN_TIMEOUT)
+        proc = subprocess.run(
+            [node, str(SCRIPT), scenario],
+            cwd=SCRIPT.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"control_faults.js {scenario} timed out\nstderr:\n{exc.stderr}\n{_events(cluster)}")
-    assert proc.returncode == 0, f"control_faults.js {scenario} exited {proc.returncode}\nstderr:\n{proc.stderr[-6000:]}\n{_events(cluster)}"
+    assert proc.returncode == 0, (
+        f"control_faults.js {scenario} exited {proc.returncode}\nstderr:\n{proc.stderr[-6000:]}\n{_events(cluster)}"
+    )
     return json.loads(proc.stdout)
 
 
@@ -65,8 +78,9 @@ def test_heartbeat_errors_scripted_over_http_make_kafkajs_rejoin(node, cluster):
     rule = cluster.faults.list()[0]
     assert (rule.fired, rule.groups) == (3, frozenset({"ctl-rejoin-group"}))
     gens = [e.details for e in cluster.events if e.kind == "generation_started" and e.group == "ctl-rejoin-group"]
-    assert [(g["generation"], g["members"]) for g in gens] == [(n, 1) for n in range(1, result["generationNow"] + 1)] + \
-        [(result["generationNow"] + 1, 0)]
+    assert [(g["generation"], g["members"]) for g in gens] == [
+        (n, 1) for n in range(1, result["generationNow"] + 1)
+    ] + [(result["generationNow"] + 1, 0)]
     view = cluster.group("ctl-rejoin-group")
     assert (view.state, view.generation, view.members) == ("Empty", result["generationNow"] + 1, ())
     assert len(cluster.records("ctl-rejoin")) == 60

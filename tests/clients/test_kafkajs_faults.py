@@ -68,8 +68,9 @@ def test_not_leader_twice_on_one_partition_is_retried(cluster, driver, idempoten
     total = 600
     sent = driver.call("produce", topic=TOPIC, n=total, partitions=PARTITIONS, idempotent=idempotent)["sent"]
     assert rule.fired == 2 and not rule.active
-    assert [(f["api"], f["error"], f["topics"], f["client_id"]) for f in fired(cluster, rule)] == \
-        [("Produce", "NOT_LEADER_OR_FOLLOWER", [TOPIC], "fakebroker-kafkajs-groups")] * 2
+    assert [(f["api"], f["error"], f["topics"], f["client_id"]) for f in fired(cluster, rule)] == [
+        ("Produce", "NOT_LEADER_OR_FOLLOWER", [TOPIC], "fakebroker-kafkajs-groups")
+    ] * 2
     assert all(f.broker == leader for f in cluster.events if f.kind == "fault_fired")
     assert {s["partition"]: s["errorCode"] for s in sent} == {p: 0 for p in range(PARTITIONS)}
 
@@ -84,8 +85,9 @@ def test_not_leader_twice_on_one_partition_is_retried(cluster, driver, idempoten
     base = {s["partition"]: s["baseOffset"] for s in sent}
     assert base == {p: (total // PARTITIONS * 2 if p in siblings and not idempotent else 0) for p in range(PARTITIONS)}
     if idempotent:
-        producer_ids = cluster.call(lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions
-                                              for b in p.log.batches})
+        producer_ids = cluster.call(
+            lambda: {b.producer_id for p in cluster.state.topics[TOPIC].partitions for b in p.log.batches}
+        )
         assert len(producer_ids) == 1 and min(producer_ids) >= 0
     check_in_place = [(p, off, k.decode()) for p, off, k, _ in cluster.records(TOPIC, target)]
     assert check_in_place == [(target, i, f"key-{i * PARTITIONS + target}") for i in range(total // PARTITIONS)]
@@ -112,25 +114,34 @@ def test_dropped_group_request_makes_the_member_reconnect_and_join(cluster, driv
 
     rule = cluster.faults.add(api=api, group=gid, action="drop", nth=1)
     driver.call("start", name="c", groupId=gid, topic=TOPIC, rebalanceTimeout=3000)
-    after = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=25000, timeout=30)
+    after = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=25000, timeout=30
+    )
     g = wait_stable(cluster, gid, after["assignments"], after["memberIds"])
     assert rule.fired == 1 and not rule.active
     [hit] = fired(cluster, rule)
     assert (hit["api"], hit["action"], hit["group"]) == (api, "drop", gid)
-    closed = [e for e in cluster.events if e.kind == "connection_closed" and f"fault rule {rule.id}" in e.details["reason"]]
+    closed = [
+        e for e in cluster.events if e.kind == "connection_closed" and f"fault rule {rule.id}" in e.details["reason"]
+    ]
     assert len(closed) == 1 and closed[0].broker == cluster.coordinator(gid)
     assert sorted(len(ps) for ps in after["assignments"].values()) == [2, 2, 2] and len(g["members"]) == 3
     removed = [e for e in events(cluster, "member_removed", gid)]
     if api == "JoinGroup":
         assert g["generation"] == group["generation"] + 1, "the dropped join never reached the coordinator"
-        assert {after["memberIds"]["a"], after["memberIds"]["b"]} == set(got["memberIds"].values()), "a and b kept their ids"
+        assert {after["memberIds"]["a"], after["memberIds"]["b"]} == set(got["memberIds"].values()), (
+            "a and b kept their ids"
+        )
         assert not removed
     else:
         # c's own dropped sync: kafkajs restarts c under a new member id and the old id misses
         # the next join; a's or b's: it keeps fetching its old partitions and never syncs.
         assert [e["reason"] for e in removed] in (["did not send SyncGroup in time"], ["did not rejoin in time"])
         assert removed[0]["member"] not in g["members"], "the member that never synced was removed"
-        assert group["generation"] + 2 <= g["generation"] <= group["generation"] + 3, (group["generation"], g["generation"])
+        assert group["generation"] + 2 <= g["generation"] <= group["generation"] + 3, (
+            group["generation"],
+            g["generation"],
+        )
 
     driver.call("produce", topic=TOPIC, first=300, n=300, partitions=PARTITIONS)
     driver.call("waitConsumed", total=600)
@@ -140,11 +151,14 @@ def test_dropped_group_request_makes_the_member_reconnect_and_join(cluster, driv
     counts = collections.Counter(r[3] for r in records)
     assert set(counts) == {f"key-{i}" for i in range(600)} and set(counts.values()) == {1}, "every record exactly once"
     later = [r for r in records if int(r[3].split("-")[1]) >= 300]
-    assert {name: sorted({r[1] for r in later if r[0] == name}) for name in "abc"} == \
-        {name: sorted(ps) for name, ps in after["assignments"].items()}
+    assert {name: sorted({r[1] for r in later if r[0] == name}) for name in "abc"} == {
+        name: sorted(ps) for name, ps in after["assignments"].items()
+    }
     assert live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
-    print(f"{api} dropped on broker {closed[0].broker}: generation {group['generation']} -> {g['generation']}, "
-          f"removed: {[e['reason'] for e in removed]}")
+    print(
+        f"{api} dropped on broker {closed[0].broker}: generation {group['generation']} -> {g['generation']}, "
+        f"removed: {[e['reason'] for e in removed]}"
+    )
     no_handler_errors(cluster, driver)
 
 
@@ -177,11 +191,14 @@ def test_coordinator_moves_mid_rebalance_while_records_flow(cluster, driver):
     produced_at_move = driver.call("waitProduced", count=0)["produced"]
     assert new != old and cluster.coordinator(gid) == new and produced_at_move < total
     loaded = events(cluster, "group_loaded", gid)
-    assert loaded and (loaded[0]["state"], loaded[0]["generation"]) == ("Stable", group["generation"]), \
+    assert loaded and (loaded[0]["state"], loaded[0]["generation"]) == ("Stable", group["generation"]), (
         "the new coordinator loaded the last Stable generation"
+    )
 
     driver.call("waitStream", timeoutMs=40000, timeout=45)
-    after = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=25000, timeout=30)
+    after = driver.call(
+        "waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=25000, timeout=30
+    )
     g = wait_stable(cluster, gid, after["assignments"], after["memberIds"])
     driver.call("waitConsumed", total=total, timeoutMs=30000, timeout=35)
     driver.call("waitCommitted", groupId=gid, topic=TOPIC, timeoutMs=20000, timeout=25)
@@ -195,10 +212,14 @@ def test_coordinator_moves_mid_rebalance_while_records_flow(cluster, driver):
     assert duplicates <= total // 4, f"{duplicates} duplicates"
     assert g["generation"] > group["generation"] and len(g["members"]) == 3 and cluster.coordinator(gid) == new
     assert live_offsets(cluster, gid) == {p: total // PARTITIONS for p in range(PARTITIONS)}
-    refused = {e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"}
+    refused = {
+        e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"
+    }
     assert refused == {old}, refused
     assert [e["group"] for e in events(cluster, "group_unloaded", gid)] == [gid]
     assert live_group(cluster, gid)["state"] == "Stable"
-    print(f"moved {old} -> {new} in {state} (generation {generation}); {len(records)} consumed for {total}, "
-          f"{duplicates} duplicates; generation {group['generation']} -> {g['generation']}")
+    print(
+        f"moved {old} -> {new} in {state} (generation {generation}); {len(records)} consumed for {total}, "
+        f"{duplicates} duplicates; generation {group['generation']} -> {g['generation']}"
+    )
     no_handler_errors(cluster, driver)

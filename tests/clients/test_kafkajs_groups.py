@@ -41,8 +41,9 @@ def node() -> str:
     if node is None or npm is None:
         pytest.fail("node and npm are needed for the kafkajs tests: scripts/setup.sh installs them")
     if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
-        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True,
-                              timeout=NPM_CI_TIMEOUT)
+        proc = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT
+        )
         assert proc.returncode == 0, f"npm ci failed in {JS_DIR}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return node
 
@@ -57,8 +58,11 @@ class Driver(LineDriver):
     stderr_tail = 80
 
     def __init__(self, node: str, cluster: FakeCluster):
-        env = {**os.environ, "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
-               "SCENARIO_TIMEOUT_MS": str(PROCESS_TIMEOUT * 1000)}
+        env = {
+            **os.environ,
+            "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
+            "SCENARIO_TIMEOUT_MS": str(PROCESS_TIMEOUT * 1000),
+        }
         super().__init__([node, str(SCRIPT), cluster.bootstrap_servers], cluster, cwd=JS_DIR, env=env)
 
     def close(self) -> None:
@@ -90,8 +94,9 @@ def driver(node, cluster):
 
 
 # -- the coordinator's live state -----------------------------------------------------------------
-def wait_stable(cluster: FakeCluster, gid: str, assignments: dict[str, list[int]], member_ids: dict[str, str],
-                timeout: float = 10) -> dict:
+def wait_stable(
+    cluster: FakeCluster, gid: str, assignments: dict[str, list[int]], member_ids: dict[str, str], timeout: float = 10
+) -> dict:
     """Until the coordinator holds a Stable generation whose members and stored assignments are
     exactly what the consumers reported."""
     want = {member_ids[name]: {TOPIC: sorted(parts)} for name, parts in assignments.items()}
@@ -140,8 +145,10 @@ def test_three_consumers_split_six_partitions_and_consume_each_record_once(clust
     assert sorted(p for ps in got["assignments"].values() for p in ps) == list(range(PARTITIONS))
     assert set(group["members"]) == set(got["memberIds"].values())
     assert group["protocol_type"] == "consumer" and group["protocol"] == "RoundRobinAssigner"
-    assert all(m["client_id"] == "fakebroker-kafkajs-groups" and m["client_host"] == "/127.0.0.1"
-               for m in group["members"].values())
+    assert all(
+        m["client_id"] == "fakebroker-kafkajs-groups" and m["client_host"] == "/127.0.0.1"
+        for m in group["members"].values()
+    )
     leaders = {n["leaderId"] for n in driver.drain() if n["type"] == "joined" and n["memberId"] in group["members"]}
     assert group["leader"] in group["members"] and leaders >= {group["leader"]}
 
@@ -246,9 +253,15 @@ def test_coordinator_moves_mid_stream_without_loss(cluster, driver):
     assert unloaded < loaded
     assert any(k == "offset_committed" for k, _ in kinds[loaded:]), "commits reached the new coordinator"
     assert live_offsets(cluster, gid) == {p: total // PARTITIONS for p in range(PARTITIONS)}
-    not_coordinator = [e for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"]
+    not_coordinator = [
+        e for e in cluster.events if e.kind == "request_error" and e.details["error"] == "NOT_COORDINATOR"
+    ]
     assert not_coordinator and {e.broker for e in not_coordinator} == {old}, "only the old coordinator refused"
-    loading = {e.broker for e in cluster.events if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"}
+    loading = {
+        e.broker
+        for e in cluster.events
+        if e.kind == "request_error" and e.details["error"] == "COORDINATOR_LOAD_IN_PROGRESS"
+    }
     assert loading == ({new} if cluster.coordinator_load_time_ms else set()), loading
     g = live_group(cluster, gid)
     assert g["state"] == "Stable" and len(g["members"]) == 3
@@ -270,13 +283,22 @@ def test_admin_list_describe_delete_and_fetch_offsets(cluster, driver):
     # describeGroups, against the live group
     [described] = driver.call("describeGroups", groupIds=[gid])["groups"]
     live = live_group(cluster, gid)
-    assert (described["errorCode"], described["state"], described["protocolType"], described["protocol"]) == \
-        (0, "Stable", "consumer", live["protocol"]) == (0, live["state"], live["protocol_type"], "RoundRobinAssigner")
+    assert (
+        (described["errorCode"], described["state"], described["protocolType"], described["protocol"])
+        == (0, "Stable", "consumer", live["protocol"])
+        == (0, live["state"], live["protocol_type"], "RoundRobinAssigner")
+    )
     assert {m["memberId"] for m in described["members"]} == set(live["members"]) == set(got["memberIds"].values())
     for m in described["members"]:
         mine = live["members"][m["memberId"]]
-        assert (m["clientId"], m["clientHost"]) == (mine["client_id"], mine["client_host"]) == ("fakebroker-kafkajs-groups", "/127.0.0.1")
-        assert {t: sorted(ps) for t, ps in m["assignment"].items()} == {t: sorted(ps) for t, ps in mine["assignment"].items()}
+        assert (
+            (m["clientId"], m["clientHost"])
+            == (mine["client_id"], mine["client_host"])
+            == ("fakebroker-kafkajs-groups", "/127.0.0.1")
+        )
+        assert {t: sorted(ps) for t, ps in m["assignment"].items()} == {
+            t: sorted(ps) for t, ps in mine["assignment"].items()
+        }
         assert m["metadata"]["topics"] == [TOPIC]
     by_member = {m["memberId"]: sorted(m["assignment"][TOPIC]) for m in described["members"]}
     assert by_member == {got["memberIds"][n]: sorted(ps) for n, ps in got["assignments"].items()}
@@ -290,8 +312,11 @@ def test_admin_list_describe_delete_and_fetch_offsets(cluster, driver):
     # fetchOffsets = the committed offsets the coordinator holds
     [fetched] = driver.call("fetchOffsets", groupId=gid, topics=[TOPIC])["offsets"]
     assert fetched["topic"] == TOPIC
-    assert {p["partition"]: p["offset"] for p in fetched["partitions"]} == live_offsets(cluster, gid) == \
-        {p: 10 for p in range(PARTITIONS)}
+    assert (
+        {p["partition"]: p["offset"] for p in fetched["partitions"]}
+        == live_offsets(cluster, gid)
+        == {p: 10 for p in range(PARTITIONS)}
+    )
 
     # everyone leaves: the group is Empty but keeps its offsets
     for name in "abc":
@@ -300,7 +325,9 @@ def test_admin_list_describe_delete_and_fetch_offsets(cluster, driver):
     assert (live["state"], live["members"]) == ("Empty", {})
     [described] = driver.call("describeGroups", groupIds=[gid])["groups"]
     assert (described["errorCode"], described["state"], described["members"]) == (0, "Empty", [])
-    assert [g for g in driver.call("listGroups")["groups"] if g["groupId"] == gid] == [{"groupId": gid, "protocolType": "consumer"}]
+    assert [g for g in driver.call("listGroups")["groups"] if g["groupId"] == gid] == [
+        {"groupId": gid, "protocolType": "consumer"}
+    ]
     [fetched] = driver.call("fetchOffsets", groupId=gid, topics=[TOPIC])["offsets"]
     assert {p["partition"]: p["offset"] for p in fetched["partitions"]} == {p: 10 for p in range(PARTITIONS)}
 

@@ -23,7 +23,9 @@ def _kcat() -> str:
 
 
 def test_kcat_lists_the_cluster(cluster3):
-    out = subprocess.run([_kcat(), "-b", cluster3.bootstrap_servers, "-L", "-J"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [_kcat(), "-b", cluster3.bootstrap_servers, "-L", "-J"], capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     meta = json.loads(out.stdout)
     assert sorted(b["id"] for b in meta["brokers"]) == [0, 1, 2]
@@ -34,11 +36,34 @@ def test_kcat_lists_the_cluster(cluster3):
 
 def test_kcat_produces_and_consumes(cluster3):
     lines = "\n".join(f"k{i}:v{i}" for i in range(20)) + "\n"
-    out = subprocess.run([_kcat(), "-b", cluster3.bootstrap_servers, "-P", "-t", "orders", "-p", "2", "-K", ":"],
-                         input=lines, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [_kcat(), "-b", cluster3.bootstrap_servers, "-P", "-t", "orders", "-p", "2", "-K", ":"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
-    out = subprocess.run([_kcat(), "-b", cluster3.bootstrap_servers, "-C", "-t", "orders", "-p", "2", "-o", "beginning",
-                          "-e", "-f", "%k=%s@%o\n"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [
+            _kcat(),
+            "-b",
+            cluster3.bootstrap_servers,
+            "-C",
+            "-t",
+            "orders",
+            "-p",
+            "2",
+            "-o",
+            "beginning",
+            "-e",
+            "-f",
+            "%k=%s@%o\n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"k{i}=v{i}@{i}" for i in range(20)]
 
@@ -71,8 +96,13 @@ def _free_port() -> int:
 
 
 def _start_server(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fakebroker", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -86,9 +116,15 @@ def test_serve_prints_bootstrap_first_and_stops_cleanly(sig):
     try:
         assert first == f"bootstrap: 127.0.0.1:{port},127.0.0.1:{port + 1},127.0.0.1:{port + 2}"
         event = proc.stdout.readline().split()
-        assert event[2:] == ["topic_created", "-", "-", "topic=orders", "partitions=6"]  # time, broker, kind, group, client
+        assert event[2:] == [
+            "topic_created",
+            "-",
+            "-",
+            "topic=orders",
+            "partitions=6",
+        ]  # time, broker, kind, group, client
         out = subprocess.run([_kcat(), "-b", first.split()[1], "-L"], capture_output=True, text=True, timeout=30)
-        assert "topic \"orders\" with 6 partitions" in out.stdout
+        assert 'topic "orders" with 6 partitions' in out.stdout
         proc.send_signal(sig)
         rest, _ = proc.communicate(timeout=10)
         assert proc.returncode == 0

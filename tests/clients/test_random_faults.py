@@ -18,16 +18,28 @@ RECORDS = 120
 
 # Errors Kafka itself answers Produce/Metadata with and clients retry. (NETWORK_EXCEPTION is
 # a client-side code no broker sends; librdkafka fails the batch on it, which hypothesis found.)
-RETRIABLE = ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-             "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"]
+RETRIABLE = [
+    "NOT_LEADER_OR_FOLLOWER",
+    "REQUEST_TIMED_OUT",
+    "NOT_ENOUGH_REPLICAS",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    "UNKNOWN_TOPIC_OR_PARTITION",
+    "LEADER_NOT_AVAILABLE",
+]
 
-rules = st.lists(st.fixed_dictionaries(
-    {"api": st.sampled_from(["Produce", "Metadata", "InitProducerId", "ApiVersions"]),
-     "action": st.sampled_from(["error", "replace_error", "drop", "drop_after", "delay", "throttle"]),
-     "partition": st.none() | st.integers(0, 2),
-     "times": st.integers(1, 3),
-     "after": st.integers(0, 3)},
-    optional={"error": st.sampled_from(RETRIABLE)}), max_size=4)
+rules = st.lists(
+    st.fixed_dictionaries(
+        {
+            "api": st.sampled_from(["Produce", "Metadata", "InitProducerId", "ApiVersions"]),
+            "action": st.sampled_from(["error", "replace_error", "drop", "drop_after", "delay", "throttle"]),
+            "partition": st.none() | st.integers(0, 2),
+            "times": st.integers(1, 3),
+            "after": st.integers(0, 3),
+        },
+        optional={"error": st.sampled_from(RETRIABLE)},
+    ),
+    max_size=4,
+)
 
 
 def rule_args(raw: dict) -> dict:
@@ -43,7 +55,9 @@ def rule_args(raw: dict) -> dict:
     return args
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(raw_rules=rules)
 def test_acknowledged_records_survive_any_faults(raw_rules):
     with FakeCluster(brokers=2).run_in_thread() as cluster:
@@ -56,9 +70,18 @@ def test_acknowledged_records_survive_any_faults(raw_rules):
             if err is None:
                 acked.append(msg.value())
 
-        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True,
-                             "linger.ms": 2, "retry.backoff.ms": 20, "retry.backoff.max.ms": 100,
-                             "reconnect.backoff.max.ms": 200, "message.timeout.ms": 15000, "log_level": 0})
+        producer = Producer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "enable.idempotence": True,
+                "linger.ms": 2,
+                "retry.backoff.ms": 20,
+                "retry.backoff.max.ms": 100,
+                "reconnect.backoff.max.ms": 200,
+                "message.timeout.ms": 15000,
+                "log_level": 0,
+            }
+        )
         for i in range(RECORDS):
             producer.produce("t", value=b"%d" % i, partition=i % 3, on_delivery=delivered)
         assert producer.flush(30) == 0

@@ -39,7 +39,9 @@ def test_topics_are_created_with_kafkas_checks_and_spread_over_brokers():
     assert bad_name.value.code == E.INVALID_TOPIC_EXCEPTION
     state.create_topic("dry", 1, validate_only=True)
     assert "dry" not in state.topics
-    assert [e.describe() for e in state.events if e.kind == "topic_created"] == ["topic_created topic=orders partitions=6"]
+    assert [e.describe() for e in state.events if e.kind == "topic_created"] == [
+        "topic_created topic=orders partitions=6"
+    ]
 
 
 def test_partitions_grow_and_topics_go_with_events():
@@ -104,10 +106,12 @@ def test_periodic_checks_are_timers_of_the_core():
     state = cluster(1, **{"log.retention.check.interval.ms": 1_000, "offsets.retention.check.interval.ms": 5_000})
     topic = state.create_topic("t", 1, configs={"retention.ms": "100"})
     partition = topic.partitions[0]
-    state.append(partition, rec.build_batch([(None, b"old", [], 0)]), produce_version=9, transactional_id=None,
-                 now_ms=0)
-    state.append(partition, rec.build_batch([(None, b"new", [], 10_000)]), produce_version=9, transactional_id=None,
-                 now_ms=0)
+    state.append(
+        partition, rec.build_batch([(None, b"old", [], 0)]), produce_version=9, transactional_id=None, now_ms=0
+    )
+    state.append(
+        partition, rec.build_batch([(None, b"new", [], 10_000)]), produce_version=9, transactional_id=None, now_ms=0
+    )
     state.start_periodic_checks(0)
     assert state.next_deadline() == 1_000
     state.tick(1_000)  # the first batch is older than 100 ms: dropped; the last batch always stays

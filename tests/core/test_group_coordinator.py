@@ -8,8 +8,8 @@ import pytest
 
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.groups.coordinator import GroupCoordinator
-from fakebroker.core.groups.model import GroupState, IllegalTransition, ClassicGroup
-from fakebroker.core.groups.offsets import OffsetStore, describe_group, delete_group, list_groups
+from fakebroker.core.groups.model import ClassicGroup, GroupState, IllegalTransition
+from fakebroker.core.groups.offsets import OffsetStore, delete_group, describe_group, list_groups
 from fakebroker.core.groups.placement import partition_for
 from fakebroker.core.groups.results import JoinedMember, JoinResult, SyncResult
 from fakebroker.core.timers import Pending
@@ -24,11 +24,31 @@ def coordinator(**config) -> GroupCoordinator:
     return GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": 0, **config}))
 
 
-def join(c: GroupCoordinator, now: int, member_id: str = "", *, version: int = 5, instance: str | None = None,
-         session: int = 10_000, rebalance: int = 30_000, protocols=(("range", SUB),), client_id: str = "c"):
-    return c.join(now, group_id=G, member_id=member_id, group_instance_id=instance, client_id=client_id,
-                  client_host="/127.0.0.1", session_timeout_ms=session, rebalance_timeout_ms=rebalance,
-                  protocol_type="consumer", protocols=list(protocols), version=version)
+def join(
+    c: GroupCoordinator,
+    now: int,
+    member_id: str = "",
+    *,
+    version: int = 5,
+    instance: str | None = None,
+    session: int = 10_000,
+    rebalance: int = 30_000,
+    protocols=(("range", SUB),),
+    client_id: str = "c",
+):
+    return c.join(
+        now,
+        group_id=G,
+        member_id=member_id,
+        group_instance_id=instance,
+        client_id=client_id,
+        client_host="/127.0.0.1",
+        session_timeout_ms=session,
+        rebalance_timeout_ms=rebalance,
+        protocol_type="consumer",
+        protocols=list(protocols),
+        version=version,
+    )
 
 
 def join_new(c: GroupCoordinator, now: int, **kw):
@@ -39,8 +59,17 @@ def join_new(c: GroupCoordinator, now: int, **kw):
 
 
 def sync(c: GroupCoordinator, now: int, member_id: str, generation: int, assignments=None, instance=None, version=3):
-    return c.sync(now, group_id=G, member_id=member_id, group_instance_id=instance, generation_id=generation,
-                  protocol_type="consumer", protocol_name="range", assignments=assignments or {}, version=version)
+    return c.sync(
+        now,
+        group_id=G,
+        member_id=member_id,
+        group_instance_id=instance,
+        generation_id=generation,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments=assignments or {},
+        version=version,
+    )
 
 
 def value(result):
@@ -89,8 +118,22 @@ def test_session_timeout_bounds_and_group_id():
     c = coordinator()
     assert join(c, 0, session=5999).error == E.INVALID_SESSION_TIMEOUT
     assert join(c, 0, session=1_800_001).error == E.INVALID_SESSION_TIMEOUT
-    assert c.join(0, group_id="", member_id="", group_instance_id=None, client_id="c", client_host="", session_timeout_ms=10_000,
-                  rebalance_timeout_ms=10_000, protocol_type="consumer", protocols=[("range", SUB)], version=5).error == E.INVALID_GROUP_ID
+    assert (
+        c.join(
+            0,
+            group_id="",
+            member_id="",
+            group_instance_id=None,
+            client_id="c",
+            client_host="",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            protocol_type="consumer",
+            protocols=[("range", SUB)],
+            version=5,
+        ).error
+        == E.INVALID_GROUP_ID
+    )
 
 
 def test_unknown_member_of_missing_group():
@@ -102,7 +145,10 @@ def test_follower_waits_for_leader_sync_and_gets_its_assignment():
     leader = stable_group_of_one(c)
     follower, parked_follower = join_new(c, 10)
     assert not parked_follower.done  # a rebalance started: waits for the leader
-    assert c.heartbeat(10, group_id=G, member_id=leader, group_instance_id=None, generation_id=1) == E.REBALANCE_IN_PROGRESS
+    assert (
+        c.heartbeat(10, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+        == E.REBALANCE_IN_PROGRESS
+    )
     parked_leader = join(c, 20, leader)
     gen = value(parked_leader).generation_id
     assert gen == 2 and value(parked_follower).members == ()  # followers get no member list
@@ -146,14 +192,20 @@ def test_members_who_do_not_rejoin_are_removed_at_the_rebalance_timeout():
     # The leader is busy (KIP-62): its heartbeat thread keeps it alive but it does not rejoin.
     for t in range(5_000, 30_000, 5_000):
         c.timers.fire_due(t)
-        assert c.heartbeat(t, group_id=G, member_id=leader, group_instance_id=None, generation_id=1) == E.REBALANCE_IN_PROGRESS
+        assert (
+            c.heartbeat(t, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+            == E.REBALANCE_IN_PROGRESS
+        )
     c.timers.fire_due(100 + 29_999)  # the group's rebalance timeout is the largest: 30 s
     assert not parked.done
     c.timers.fire_due(100 + 30_000)
     answer = value(parked)
     assert answer.generation_id == 2 and answer.leader == newcomer
     assert list(c.groups[G].members) == [newcomer]
-    assert c.heartbeat(30_200, group_id=G, member_id=leader, group_instance_id=None, generation_id=1) == E.UNKNOWN_MEMBER_ID
+    assert (
+        c.heartbeat(30_200, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+        == E.UNKNOWN_MEMBER_ID
+    )
 
 
 def test_session_expiry_removes_member_and_rebalances():
@@ -190,8 +242,20 @@ def test_sync_errors():
     a = stable_group_of_one(c)
     assert sync(c, 0, a, 99).error == E.ILLEGAL_GENERATION
     assert sync(c, 0, "nobody", 1).error == E.UNKNOWN_MEMBER_ID
-    assert c.sync(0, group_id=G, member_id=a, group_instance_id=None, generation_id=1, protocol_type=None,
-                  protocol_name=None, assignments={}, version=5).error == E.INCONSISTENT_GROUP_PROTOCOL
+    assert (
+        c.sync(
+            0,
+            group_id=G,
+            member_id=a,
+            group_instance_id=None,
+            generation_id=1,
+            protocol_type=None,
+            protocol_name=None,
+            assignments={},
+            version=5,
+        ).error
+        == E.INCONSISTENT_GROUP_PROTOCOL
+    )
     join_new(c, 0)
     assert sync(c, 0, a, 1).error == E.REBALANCE_IN_PROGRESS
 
@@ -235,9 +299,13 @@ def test_static_member_restart_keeps_assignment_without_rebalance():
     answer = again if isinstance(again, dict) else value(again)
     assert answer.error == E.NONE and answer.generation_id == 1 and answer.member_id != old
     assert c.groups[G].state == GroupState.STABLE
-    assert data.assignment_dict(value(sync(c, 5_000, answer.member_id, 1, instance="i-1")).assignment) == {"orders": [0, 1]}
+    assert data.assignment_dict(value(sync(c, 5_000, answer.member_id, 1, instance="i-1")).assignment) == {
+        "orders": [0, 1]
+    }
     # The old id is fenced.
-    assert c.heartbeat(5_000, group_id=G, member_id=old, group_instance_id="i-1", generation_id=1) == E.FENCED_INSTANCE_ID
+    assert (
+        c.heartbeat(5_000, group_id=G, member_id=old, group_instance_id="i-1", generation_id=1) == E.FENCED_INSTANCE_ID
+    )
     assert not any(e.kind == "generation_started" and e.generation == 2 for e in c.events)
 
 
@@ -255,14 +323,26 @@ def test_offset_commit_rules():
     ok = dict(group_id=G, member_id=a, group_instance_id=None, version=8)
     assert store.validate_commit(0, generation_id=1, **ok) == E.NONE
     assert store.validate_commit(0, generation_id=0, **ok) == E.ILLEGAL_GENERATION
-    assert store.validate_commit(0, group_id=G, member_id="", group_instance_id=None, generation_id=-1, version=8) == E.UNKNOWN_MEMBER_ID
+    assert (
+        store.validate_commit(0, group_id=G, member_id="", group_instance_id=None, generation_id=-1, version=8)
+        == E.UNKNOWN_MEMBER_ID
+    )
     join_new(c, 0)
     value(join(c, 0, a)) if False else None
     # A simple (generation -1) commit to a missing group creates an Empty group.
-    assert store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8) == E.NONE
+    assert (
+        store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8)
+        == E.NONE
+    )
     assert c.groups["simple"].state == GroupState.EMPTY
-    assert store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=9) == E.GROUP_ID_NOT_FOUND
-    assert store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=8) == E.ILLEGAL_GENERATION
+    assert (
+        store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=9)
+        == E.GROUP_ID_NOT_FOUND
+    )
+    assert (
+        store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=8)
+        == E.ILLEGAL_GENERATION
+    )
     assert store.commit(0, G, "orders", 0, 42, -1, "m" * 4097) == E.OFFSET_METADATA_TOO_LARGE
     assert store.commit(0, G, "orders", 0, 42, 3, "meta") == E.NONE
     [(_, _, committed)] = store.fetch(G, [("orders", 0)])
@@ -276,8 +356,14 @@ def test_commit_during_completing_rebalance_is_refused():
     a = stable_group_of_one(c)
     b, pb = join_new(c, 0)
     value(join(c, 0, a))  # generation 2, CompletingRebalance
-    assert store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=2, version=8) == E.REBALANCE_IN_PROGRESS
-    assert store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=1, version=8) == E.ILLEGAL_GENERATION
+    assert (
+        store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=2, version=8)
+        == E.REBALANCE_IN_PROGRESS
+    )
+    assert (
+        store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=1, version=8)
+        == E.ILLEGAL_GENERATION
+    )
 
 
 def test_describe_list_and_delete():
@@ -308,7 +394,13 @@ def test_unload_answers_parked_with_not_coordinator_and_load_restores_stable():
 
 
 def test_placement_matches_kafka():
-    assert [partition_for(g, 50) for g in ("my-group", "test", "console-consumer-12345", "groupé", "😀g")] == [12, 48, 6, 6, 22]
+    assert [partition_for(g, 50) for g in ("my-group", "test", "console-consumer-12345", "groupé", "😀g")] == [
+        12,
+        48,
+        6,
+        6,
+        22,
+    ]
 
 
 def test_initial_rebalance_delay_waits_for_more_members():
@@ -324,7 +416,10 @@ def test_initial_rebalance_delay_waits_for_more_members():
 def test_offsets_expire_after_retention():
     c = coordinator(**{"offsets.retention.minutes": 1})
     store = OffsetStore(c)
-    assert store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8) == E.NONE
+    assert (
+        store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8)
+        == E.NONE
+    )
     store.commit(0, "simple", "orders", 0, 5, -1, "")
     a = stable_group_of_one(c)
     store.commit(0, G, "orders", 0, 7, -1, "")

@@ -193,14 +193,22 @@ class GroupMachine(RuleBasedStateMachine):
         self.max_generation = 0
 
     # -- set-up ---------------------------------------------------------------------------------
-    @initialize(delay=st.sampled_from([0, 3000]),
-                first=st.lists(st.tuples(st.booleans(), st.sampled_from(SESSION_TIMEOUTS), st.sampled_from(REBALANCE_TIMEOUTS),
-                                         st.booleans()), min_size=1, max_size=4),
-                simple_first=st.booleans())
+    @initialize(
+        delay=st.sampled_from([0, 3000]),
+        first=st.lists(
+            st.tuples(
+                st.booleans(), st.sampled_from(SESSION_TIMEOUTS), st.sampled_from(REBALANCE_TIMEOUTS), st.booleans()
+            ),
+            min_size=1,
+            max_size=4,
+        ),
+        simple_first=st.booleans(),
+    )
     def setup(self, delay: int, first: list[tuple[bool, int, int, bool]], simple_first: bool) -> None:
         self.delay = delay
-        self.coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": delay}),
-                                      events=ObservedLog(self._on_event))
+        self.coord = GroupCoordinator(
+            BrokerConfig({"group.initial.rebalance.delay.ms": delay}), events=ObservedLog(self._on_event)
+        )
         self.store = OffsetStore(self.coord)
         self.sending: dict[str, bytes] | None = None  # the assignments of the SyncGroup being sent
         self.sender: Client | None = None
@@ -257,9 +265,18 @@ class GroupMachine(RuleBasedStateMachine):
         expect = self._expect_join(c, member_id)
         gen_before = self.group().generation_id if self.group() else 0
         result = self.coord.join(
-            self.now, group_id=GROUP, member_id=member_id, group_instance_id=c.instance_id, client_id=c.name,
-            client_host="/127.0.0.1", session_timeout_ms=c.session_timeout_ms, rebalance_timeout_ms=c.rebalance_timeout_ms,
-            protocol_type="consumer", protocols=c.protocols(), version=JOIN_V)
+            self.now,
+            group_id=GROUP,
+            member_id=member_id,
+            group_instance_id=c.instance_id,
+            client_id=c.name,
+            client_host="/127.0.0.1",
+            session_timeout_ms=c.session_timeout_ms,
+            rebalance_timeout_ms=c.rebalance_timeout_ms,
+            protocol_type="consumer",
+            protocols=c.protocols(),
+            version=JOIN_V,
+        )
         if isinstance(result, Pending):
             assert expect in ("pending", "either"), f"JoinGroup of {c.name} ({member_id!r}) parked, expected {expect}"
             c.join, c.join_sent_ms = result, self.now
@@ -344,9 +361,17 @@ class GroupMachine(RuleBasedStateMachine):
         self.sending = assignments
         self.sender = c
         try:
-            result = self.coord.sync(self.now, group_id=GROUP, member_id=c.member_id, group_instance_id=c.instance_id,
-                                     generation_id=c.generation, protocol_type="consumer", protocol_name=c.protocol,
-                                     assignments=assignments, version=SYNC_V)
+            result = self.coord.sync(
+                self.now,
+                group_id=GROUP,
+                member_id=c.member_id,
+                group_instance_id=c.instance_id,
+                generation_id=c.generation,
+                protocol_type="consumer",
+                protocol_name=c.protocol,
+                assignments=assignments,
+                version=SYNC_V,
+            )
         finally:
             self.sending = self.sender = None
         if isinstance(result, Pending) or (isinstance(expect, tuple) and result.error == E.NONE):
@@ -427,26 +452,37 @@ class GroupMachine(RuleBasedStateMachine):
                 if old != S.EMPTY:  # GMM maybeCompleteJoinElseSchedule: the group's rebalance timeout
                     self.join_due = {"deadline": self.now + group_rebalance_timeout(g), "due": False, "since": self.now}
                 if old == S.EMPTY and self.delay > 0:
-                    self.initial = {"deadline": self.now + self.delay, "window": self.delay, "added": False,
-                                    "remaining": max(group_rebalance_timeout(g) - self.delay, 0), "due": False}
+                    self.initial = {
+                        "deadline": self.now + self.delay,
+                        "window": self.delay,
+                        "added": False,
+                        "remaining": max(group_rebalance_timeout(g) - self.delay, 0),
+                        "due": False,
+                    }
             elif old == S.PREPARING_REBALANCE and self.join_due is not None:
                 due, self.join_due = self.join_due, None
                 # In a timer: the join timer itself, an expiry, or a rebalance that a timer started
                 # and that ended at once because everyone was in.
                 if self.in_timer and not (due["due"] or self.expired_at == self.now or due["since"] == self.now):
-                    self.violations.append(f"rebalance completed by a timer at {self.now}, before its rebalance "
-                                           f"timeout at {due['deadline']}")
+                    self.violations.append(
+                        f"rebalance completed by a timer at {self.now}, before its rebalance "
+                        f"timeout at {due['deadline']}"
+                    )
                 if not self.in_timer and g.pending_members:
                     # CG hasAllMembersJoined: an id handed out with MEMBER_ID_REQUIRED blocks early completion.
-                    self.violations.append(f"join completed by a request while {sorted(g.pending_members)} had not joined")
+                    self.violations.append(
+                        f"join completed by a request while {sorted(g.pending_members)} had not joined"
+                    )
             elif old == S.PREPARING_REBALANCE and self.initial is not None:
                 # GMM maybeCompleteJoinPhase: no request ends an initial rebalance early; only its
                 # delay windows or a member/pending expiry do (§3.2, §3.3).
                 ini, self.initial = self.initial, None
                 if not (self.in_timer and (ini["due"] or self.expired_at == self.now)):
-                    self.violations.append(f"initial rebalance completed at {self.now} by a "
-                                           f"{'timer' if self.in_timer else 'request'}; its delay windows end at "
-                                           f"{ini['deadline']} (expiries excepted)")
+                    self.violations.append(
+                        f"initial rebalance completed at {self.now} by a "
+                        f"{'timer' if self.in_timer else 'request'}; its delay windows end at "
+                        f"{ini['deadline']} (expiries excepted)"
+                    )
         elif kind == "member_removed" and details["reason"] == "did not rejoin in time" and not self.in_timer:
             self.violations.append(f"{details['member']} removed for not rejoining, outside the join timer")
         elif kind == "leader_assigned":
@@ -486,7 +522,9 @@ class GroupMachine(RuleBasedStateMachine):
         mid = c.member_id
         while mid not in plan and mid in self.predecessor:
             mid = self.predecessor[mid]
-        assert raw == plan.get(mid, b""), f"{c.name} got {assignment_dict(raw)}, leader sent {assignment_dict(plan.get(mid, b''))}"
+        assert raw == plan.get(mid, b""), (
+            f"{c.name} got {assignment_dict(raw)}, leader sent {assignment_dict(plan.get(mid, b''))}"
+        )
         parts = set(assignment_dict(raw).get(TOPIC, []))
         c.assignment = assignment_dict(raw)
         owner = ("instance", c.instance_id) if c.instance_id else ("member", c.member_id)
@@ -498,8 +536,13 @@ class GroupMachine(RuleBasedStateMachine):
 
     # -- rules ------------------------------------------------------------------------------------
     @precondition(lambda self: len([c for c in self.clients if c.alive and not c.replaced]) < MAX_CLIENTS)
-    @rule(static=st.booleans(), session=st.sampled_from(SESSION_TIMEOUTS), rebalance=st.sampled_from(REBALANCE_TIMEOUTS),
-          roundrobin_first=st.booleans(), immediate=st.booleans())
+    @rule(
+        static=st.booleans(),
+        session=st.sampled_from(SESSION_TIMEOUTS),
+        rebalance=st.sampled_from(REBALANCE_TIMEOUTS),
+        roundrobin_first=st.booleans(),
+        immediate=st.booleans(),
+    )
     def new_client(self, static, session, rebalance, roundrobin_first, immediate):
         order = ("roundrobin", "range") if roundrobin_first else ("range", "roundrobin")
         c = Client(f"c{next(self.names)}", f"i{next(self.instances)}" if static else None, session, rebalance, order)
@@ -543,8 +586,9 @@ class GroupMachine(RuleBasedStateMachine):
             expect = E.REBALANCE_IN_PROGRESS
         else:
             expect = E.NONE
-        got = self.coord.heartbeat(self.now, group_id=GROUP, member_id=c.member_id, group_instance_id=c.instance_id,
-                                   generation_id=c.generation)
+        got = self.coord.heartbeat(
+            self.now, group_id=GROUP, member_id=c.member_id, group_instance_id=c.instance_id, generation_id=c.generation
+        )
         assert got == expect, f"Heartbeat of {c.name}: {got!r}, expected {expect!r}"
         if got in (E.NONE, E.REBALANCE_IN_PROGRESS):
             self._arm(c.member_id, g.members[c.member_id].session_timeout_ms)
@@ -628,14 +672,26 @@ class GroupMachine(RuleBasedStateMachine):
             if not expect and g.state == S.COMPLETING_REBALANCE:
                 expect = E.REBALANCE_IN_PROGRESS
         current = None if g is None else (g.generation_id, g.state)
-        got = self.store.validate_commit(self.now, group_id=GROUP, member_id=member_id, group_instance_id=instance_id,
-                                         generation_id=generation, version=COMMIT_V)
+        got = self.store.validate_commit(
+            self.now,
+            group_id=GROUP,
+            member_id=member_id,
+            group_instance_id=instance_id,
+            generation_id=generation,
+            version=COMMIT_V,
+        )
         event(f"OffsetCommit: {got.name} in {current[1].value if current else 'no group'}")
-        assert got == expect, f"OffsetCommit ({member_id!r}, {instance_id!r}, gen {generation}) in {current}: {got!r}, expected {expect!r}"
+        assert got == expect, (
+            f"OffsetCommit ({member_id!r}, {instance_id!r}, gen {generation}) in {current}: "
+            f"{got!r}, expected {expect!r}"
+        )
         if got == E.NONE:
             # The headline property, stated directly.
-            assert (g is None and generation < 0) or (generation < 0 and g.state == S.EMPTY) or (
-                generation == g.generation_id and member_id in g.members and g.state != S.COMPLETING_REBALANCE)
+            assert (
+                (g is None and generation < 0)
+                or (generation < 0 and g.state == S.EMPTY)
+                or (generation == g.generation_id and member_id in g.members and g.state != S.COMPLETING_REBALANCE)
+            )
             offset = next(self.offsets)
             assert self.store.commit(self.now, GROUP, TOPIC, partition, offset, -1, f"by {member_id}") == E.NONE
             self.accepted[partition] = offset
@@ -644,8 +700,13 @@ class GroupMachine(RuleBasedStateMachine):
         return got
 
     @precondition(lambda self: any(c.instance_id and c.alive and not c.replaced for c in self.clients))
-    @rule(i=pick, session=st.sampled_from(SESSION_TIMEOUTS), rebalance=st.sampled_from(REBALANCE_TIMEOUTS),
-          flip=st.booleans(), zombie=st.booleans())
+    @rule(
+        i=pick,
+        session=st.sampled_from(SESSION_TIMEOUTS),
+        rebalance=st.sampled_from(REBALANCE_TIMEOUTS),
+        flip=st.booleans(),
+        zombie=st.booleans(),
+    )
     def static_restart(self, i, session, rebalance, flip, zombie):
         """A static member's process restarts (same instance id, no member id): KIP-345 replacement."""
         old = self.choose(lambda c: c.instance_id and c.alive and not c.replaced, i)
@@ -721,8 +782,12 @@ class GroupMachine(RuleBasedStateMachine):
                 # GMM tryCompleteInitialRebalanceElseSchedule
                 if ini["added"] and ini["remaining"] != 0:
                     window = min(self.delay, ini["remaining"])
-                    ini.update(deadline=self.now + window, remaining=max(ini["remaining"] - ini["window"], 0),
-                               window=window, added=False)
+                    ini.update(
+                        deadline=self.now + window,
+                        remaining=max(ini["remaining"] - ini["window"], 0),
+                        window=window,
+                        added=False,
+                    )
                 else:
                     ini["due"] = True
             jd, g = self.join_due, self.group()
@@ -745,8 +810,9 @@ class GroupMachine(RuleBasedStateMachine):
             if self.sync_due == (g.generation_id, self.now) and g.state in (S.COMPLETING_REBALANCE, S.STABLE):
                 # §3.6: at the sync timeout every member that has not sent SyncGroup is gone
                 for mid in g.members:
-                    assert mid in self.synced_members.get(g.generation_id, set()) or mid in self.successors, \
+                    assert mid in self.synced_members.get(g.generation_id, set()) or mid in self.successors, (
                         f"{mid} never sent SyncGroup for generation {g.generation_id} but is still a member"
+                    )
                 self.sync_due = None
         self.now = target
 
@@ -754,7 +820,7 @@ class GroupMachine(RuleBasedStateMachine):
     def _check_events(self) -> None:
         """(a) and (e) over every transition, including those inside one step."""
         assert not self.violations, self.violations
-        for kind, details in ((e.kind, e.details) for e in self.coord.events[self.events_seen:]):
+        for kind, details in ((e.kind, e.details) for e in self.coord.events[self.events_seen :]):
             if kind == "group_state_changed":
                 old, new = S(details["old"]), S(details["new"])
                 event(f"transition {old.value} -> {new.value}")
@@ -832,14 +898,16 @@ class GroupMachine(RuleBasedStateMachine):
         for c in self.clients:
             if c.join is not None:
                 assert not c.join.done
-                assert g is not None and any(m.join_pending is c.join for m in g.members.values()), \
+                assert g is not None and any(m.join_pending is c.join for m in g.members.values()), (
                     f"{c.name}'s parked JoinGroup is no longer held by the coordinator: it can never be answered"
+                )
                 waited = self.now - c.join_sent_ms
                 assert waited <= self.bound, f"{c.name}'s JoinGroup parked for {waited} ms (> {self.bound})"
             if c.sync is not None:
                 assert not c.sync.done
-                assert g is not None and any(m.sync_pending is c.sync for m in g.members.values()), \
+                assert g is not None and any(m.sync_pending is c.sync for m in g.members.values()), (
                     f"{c.name}'s parked SyncGroup is no longer held by the coordinator"
+                )
                 waited = self.now - c.sync_sent_ms
                 assert waited <= MAX_REBALANCE_TIMEOUT, f"{c.name}'s SyncGroup parked for {waited} ms"
 
@@ -865,8 +933,9 @@ class GroupMachine(RuleBasedStateMachine):
             assert c.join is None and c.sync is None, f"{c.name} still waits after the rebalance timeout"
 
 
-GroupMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, deadline=None,
-                                          suppress_health_check=[HealthCheck.too_slow])
+GroupMachine.TestCase.settings = settings(
+    max_examples=150, stateful_step_count=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 TestGroupStateful = GroupMachine.TestCase
 
 
@@ -877,17 +946,31 @@ def test_leave_does_not_end_the_initial_rebalance_early():
     coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": 3000}))
     store = OffsetStore(coord)
     meta = encode_subscription([TOPIC])
-    parked = coord.join(0, group_id=GROUP, member_id="", group_instance_id="i0", client_id="c", client_host="/h",
-                        session_timeout_ms=6000, rebalance_timeout_ms=5000, protocol_type="consumer",
-                        protocols=[("range", meta)], version=JOIN_V)
+    parked = coord.join(
+        0,
+        group_id=GROUP,
+        member_id="",
+        group_instance_id="i0",
+        client_id="c",
+        client_host="/h",
+        session_timeout_ms=6000,
+        rebalance_timeout_ms=5000,
+        protocol_type="consumer",
+        protocols=[("range", meta)],
+        version=JOIN_V,
+    )
     group = coord.groups[GROUP]
     assert isinstance(parked, Pending) and group.state == S.PREPARING_REBALANCE
     assert coord.leave(100, group_id=GROUP, members=[("", "i0")]) == LeaveResult(E.NONE, [E.NONE])
     assert parked.done and parked.value.error == E.UNKNOWN_MEMBER_ID
     assert (group.state, group.generation_id) == (S.PREPARING_REBALANCE, 0)
     # not Empty yet, so an anonymous commit is refused (§2.6 step 5)
-    assert store.validate_commit(200, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1,
-                                 version=COMMIT_V) == E.UNKNOWN_MEMBER_ID
+    assert (
+        store.validate_commit(
+            200, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1, version=COMMIT_V
+        )
+        == E.UNKNOWN_MEMBER_ID
+    )
     coord.timers.fire_due(2999)
     assert group.state == S.PREPARING_REBALANCE
     coord.timers.fire_due(3000)

@@ -21,18 +21,32 @@ BIG = 1 << 30
 # ------------------------------------------------------------------------------------------
 
 
-def make_batch(n: int = 1, *, timestamps: list[int] | None = None, tag: str = "v", compression: int = 0,
-               producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1) -> bytes:
+def make_batch(
+    n: int = 1,
+    *,
+    timestamps: list[int] | None = None,
+    tag: str = "v",
+    compression: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
     """A client-side v2 batch of ``n`` records (values ``tag0``, ``tag1``...)."""
     ts = timestamps if timestamps is not None else [1000 + i for i in range(n)]
     assert len(ts) == n
     items = [(None, f"{tag}{i}".encode(), [], ts[i]) for i in range(n)]
-    return R.build_batch(items, compression=compression, producer_id=producer_id, producer_epoch=producer_epoch,
-                         base_sequence=base_sequence)
+    return R.build_batch(
+        items,
+        compression=compression,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+    )
 
 
-def append(log: PartitionLog, data: bytes | bytearray, *, epoch: int = 0, now: int = 50_000,
-           lat: bool = False) -> tuple[int, int]:
+def append(
+    log: PartitionLog, data: bytes | bytearray, *, epoch: int = 0, now: int = 50_000, lat: bool = False
+) -> tuple[int, int]:
     [header] = [h for h in R.iter_batch_headers(data) if not h.truncated]
     return log.append(data, header, leader_epoch=epoch, now_ms=now, log_append_time=lat)
 
@@ -151,7 +165,7 @@ def test_log_append_time_on_a_compressed_batch():
     sent = make_batch(4, compression=1)
     assert append(log, sent, now=1234, lat=True) == (0, 1234)
     stored = log.batches[0].data
-    assert stored[R.RECORD_BATCH_OVERHEAD:] == sent[R.RECORD_BATCH_OVERHEAD:]  # payload not re-compressed
+    assert stored[R.RECORD_BATCH_OVERHEAD :] == sent[R.RECORD_BATCH_OVERHEAD :]  # payload not re-compressed
     assert R.verify_crc(stored)
     assert decoded(stored) == [(i, f"v{i}".encode()) for i in range(4)]
 

@@ -33,8 +33,16 @@ def ok(check: SequenceCheck) -> bool:
     return check.error == ErrorCode.NONE and check.duplicate_of is None
 
 
-def produce(producers: PartitionProducers, pid: int, epoch: int, base_seq: int, delta: int, base_offset: int,
-            *, append_time: int = -1) -> SequenceCheck:
+def produce(
+    producers: PartitionProducers,
+    pid: int,
+    epoch: int,
+    base_seq: int,
+    delta: int,
+    base_offset: int,
+    *,
+    append_time: int = -1,
+) -> SequenceCheck:
     """What produce.py does for one batch: check, then record it if it is appended."""
     result = producers.check(pid, epoch, base_seq, delta)
     if ok(result):

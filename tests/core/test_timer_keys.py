@@ -18,16 +18,35 @@ SUB = data.encode_subscription(["orders"])
 
 
 def join(c: GroupCoordinator, now: int, group: str, member_id: str = "", session: int = 10_000):
-    return c.join(now, group_id=group, member_id=member_id, group_instance_id=None, client_id="c",
-                  client_host="/127.0.0.1", session_timeout_ms=session, rebalance_timeout_ms=30_000,
-                  protocol_type="consumer", protocols=[("range", SUB)], version=5)
+    return c.join(
+        now,
+        group_id=group,
+        member_id=member_id,
+        group_instance_id=None,
+        client_id="c",
+        client_host="/127.0.0.1",
+        session_timeout_ms=session,
+        rebalance_timeout_ms=30_000,
+        protocol_type="consumer",
+        protocols=[("range", SUB)],
+        version=5,
+    )
 
 
 def stable(c: GroupCoordinator, group: str, now: int = 0) -> str:
     member = join(c, now, group).member_id
     join(c, now, group, member)
-    c.sync(now, group_id=group, member_id=member, group_instance_id=None, generation_id=1, protocol_type="consumer",
-           protocol_name="range", assignments={member: b""}, version=3)
+    c.sync(
+        now,
+        group_id=group,
+        member_id=member,
+        group_instance_id=None,
+        generation_id=1,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments={member: b""},
+        version=3,
+    )
     assert c.groups[group].state == GroupState.STABLE
     return member
 
@@ -76,15 +95,18 @@ def test_unload_enters_dead_and_the_dead_group_answers_coordinator_not_available
     assert [(e.old, e.new) for e in c.events if e.kind == "group_state_changed"][-1] == ("Stable", "Dead")
     assert join(c, 600, "orders").error == E.COORDINATOR_NOT_AVAILABLE
     assert join(c, 600, "orders", member).error == E.COORDINATOR_NOT_AVAILABLE
-    assert c.heartbeat(600, group_id="orders", member_id=member, group_instance_id=None,
-                       generation_id=1) == E.COORDINATOR_NOT_AVAILABLE
+    assert (
+        c.heartbeat(600, group_id="orders", member_id=member, group_instance_id=None, generation_id=1)
+        == E.COORDINATOR_NOT_AVAILABLE
+    )
     c.load(["orders"], 1_000)  # the new coordinator reads the group's record back
     assert c.groups["orders"].state == GroupState.STABLE and member in c.groups["orders"].members
 
 
 def test_a_coordinator_move_reloads_after_the_load_time_on_the_core_clock():
-    state = ClusterState("cluster", BrokerConfig({"group.initial.rebalance.delay.ms": 0}),
-                         coordinator_load_time_ms=2_000)
+    state = ClusterState(
+        "cluster", BrokerConfig({"group.initial.rebalance.delay.ms": 0}), coordinator_load_time_ms=2_000
+    )
     for node in (0, 1):
         state.broker_started(node, "127.0.0.1", 9092 + node, 0)
     partition = state.offsets_topic().partitions[state.group_partition("orders")]

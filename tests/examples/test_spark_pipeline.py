@@ -65,22 +65,39 @@ class Order:
 
     def to_json(self) -> bytes:
         ts = dt.datetime.fromtimestamp(self.ts_ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
-        return json.dumps({"order_id": self.order_id, "customer": self.customer, "amount_cents": self.amount_cents,
-                           "ts": ts.replace("+00:00", "Z")}).encode()
+        return json.dumps(
+            {
+                "order_id": self.order_id,
+                "customer": self.customer,
+                "amount_cents": self.amount_cents,
+                "ts": ts.replace("+00:00", "Z"),
+            }
+        ).encode()
 
 
 def make_orders(first: int, n: int, seed: int = 8) -> list[Order]:
     rng = random.Random(seed * 1_000_003 + first)
-    return [Order(f"o-{i}", f"c-{rng.randrange(CUSTOMERS):02d}", rng.randint(100, 50_000),
-                  BASE_MS + i * SPACING_MS + rng.randint(-JITTER_MS, JITTER_MS)) for i in range(first, first + n)]
+    return [
+        Order(
+            f"o-{i}",
+            f"c-{rng.randrange(CUSTOMERS):02d}",
+            rng.randint(100, 50_000),
+            BASE_MS + i * SPACING_MS + rng.randint(-JITTER_MS, JITTER_MS),
+        )
+        for i in range(first, first + n)
+    ]
 
 
 def produce(bootstrap: str, orders: list[Order], topic: str = "orders") -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True, "log_level": 3})
     failed = []
     for order in orders:
-        producer.produce(topic, order.to_json(), key=order.customer.encode(),
-                         on_delivery=lambda err, msg: err is not None and failed.append(err))
+        producer.produce(
+            topic,
+            order.to_json(),
+            key=order.customer.encode(),
+            on_delivery=lambda err, msg: err is not None and failed.append(err),
+        )
         producer.poll(0)
     assert producer.flush(30) == 0
     assert not failed, failed[:3]
@@ -106,9 +123,11 @@ def expected_totals(orders: list[Order]) -> list[Total]:
 def parquet_totals(spark, path: Path) -> list[Total]:
     from pyspark.sql import functions as F
 
-    rows = (spark.read.parquet(str(path))
-            .select("customer", F.unix_millis("window_start"), F.unix_millis("window_end"), "orders", "amount_cents")
-            .collect())
+    rows = (
+        spark.read.parquet(str(path))
+        .select("customer", F.unix_millis("window_start"), F.unix_millis("window_end"), "orders", "amount_cents")
+        .collect()
+    )
     return sorted(tuple(r) for r in rows)
 
 
@@ -130,8 +149,13 @@ def assert_no_broker_errors(cluster: FakeCluster) -> None:
 
 def new_cluster() -> FakeCluster:
     # replication factor 3 everywhere, so a stopped broker's partitions get a new leader
-    return FakeCluster(brokers=3, topics={"orders": {"partitions": 6, "replication_factor": 3},
-                                          "order-totals": {"partitions": 3, "replication_factor": 3}})
+    return FakeCluster(
+        brokers=3,
+        topics={
+            "orders": {"partitions": 6, "replication_factor": 3},
+            "order-totals": {"partitions": 3, "replication_factor": 3},
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -172,8 +196,11 @@ def test_first_run_totals_match_plain_python(spark, cluster, job, capsys):
     clients = {e.client_id for e in cluster.events if e.kind == "client_connected"}
     assert any(c.startswith("consumer-order-totals-") and "-executor-" in c for c in clients), clients
     assert_no_broker_errors(cluster)
-    say(capsys, f"first run, 10,000 orders: {time.monotonic() - began:.1f} s "
-                f"(Spark {report.seconds:.1f} s, batches {report.batches})")
+    say(
+        capsys,
+        f"first run, 10,000 orders: {time.monotonic() - began:.1f} s "
+        f"(Spark {report.seconds:.1f} s, batches {report.batches})",
+    )
 
 
 def test_restart_from_checkpoint_reads_only_new_orders(spark, cluster, job, capsys):
@@ -196,8 +223,10 @@ def test_restart_from_checkpoint_reads_only_new_orders(spark, cluster, job, caps
     backfill = pipeline.orders_since(spark, cluster.bootstrap_servers, since_ms).select("order_id").collect()
     assert sorted(r.order_id for r in backfill) == sorted(o.order_id for o in more)
     assert_no_broker_errors(cluster)
-    say(capsys, f"restart from checkpoint, 5,000 more orders: {time.monotonic() - began:.1f} s "
-                f"(Spark {report.seconds:.1f} s)")
+    say(
+        capsys,
+        f"restart from checkpoint, 5,000 more orders: {time.monotonic() - began:.1f} s (Spark {report.seconds:.1f} s)",
+    )
 
 
 def test_broker_restart_and_leader_move_during_a_run(spark, tmp_path, capsys):
@@ -254,5 +283,8 @@ def test_broker_restart_and_leader_move_during_a_run(spark, tmp_path, capsys):
         expected = expected_totals(orders)
         assert parquet_totals(spark, paths.parquet) == expected
         assert sorted(set(kafka_totals(cluster))) == expected  # at-least-once: duplicates allowed
-    say(capsys, f"run with a broker restart and leader moves ({'; '.join(done)}): "
-                f"{time.monotonic() - began:.1f} s (Spark {report.seconds:.1f} s, batches {report.batches})")
+    say(
+        capsys,
+        f"run with a broker restart and leader moves ({'; '.join(done)}): "
+        f"{time.monotonic() - began:.1f} s (Spark {report.seconds:.1f} s, batches {report.batches})",
+    )

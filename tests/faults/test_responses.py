@@ -44,14 +44,23 @@ def test_error_response_encodes_and_names_what_the_request_named(api_key, versio
 
 
 def test_produce_split_fails_only_the_hit_partition():
-    request = request_type(0).new(acks=-1, timeout_ms=1000, topic_data=[
-        {"name": "orders", "partition_data": [{"index": 0}, {"index": 1}]}, {"name": "audit", "partition_data": [{"index": 0}]}])
+    request = request_type(0).new(
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            {"name": "orders", "partition_data": [{"index": 0}, {"index": 1}]},
+            {"name": "audit", "partition_data": [{"index": 0}]},
+        ],
+    )
     hit, rest = split(request, lambda leaf: leaf.topic == "orders" and leaf.partition == 1, names)
     assert [(t.name, [p.index for p in t.partition_data]) for t in hit.topic_data] == [("orders", [1])]
     assert [(t.name, [p.index for p in t.partition_data]) for t in rest.topic_data] == [("orders", [0]), ("audit", [0])]
-    handled = response_type(0).new(responses=[
-        {"name": "orders", "partition_responses": [{"index": 0, "base_offset": 5}]},
-        {"name": "audit", "partition_responses": [{"index": 0, "base_offset": 9}]}])
+    handled = response_type(0).new(
+        responses=[
+            {"name": "orders", "partition_responses": [{"index": 0, "base_offset": 5}]},
+            {"name": "audit", "partition_responses": [{"index": 0, "base_offset": 9}]},
+        ]
+    )
     merged = merge(handled, error_response(0, hit, 6, top_level=False))
     got = {(t.name, p.index): (p.error_code, p.base_offset) for t in merged.responses for p in t.partition_responses}
     assert got == {("orders", 0): (0, 5), ("orders", 1): (6, -1), ("audit", 0): (0, 9)}
@@ -63,8 +72,13 @@ def test_fetch_by_topic_id_and_group_batches():
     fetch = request_type(1).new(topics=[{"topic_id": tid, "partitions": [{"partition": 3}]}])
     answer = error_response(1, fetch, 6)
     assert answer.error_code == 6 and answer.responses[0].topic_id == tid
-    assert (answer.responses[0].partitions[0].partition_index, answer.responses[0].partitions[0].high_watermark) == (3, -1)
-    batched = request_type(9).new(groups=[{"group_id": "a", "topics": [{"name": "t", "partition_indexes": [0]}]}, {"group_id": "b"}])
+    assert (answer.responses[0].partitions[0].partition_index, answer.responses[0].partitions[0].high_watermark) == (
+        3,
+        -1,
+    )
+    batched = request_type(9).new(
+        groups=[{"group_id": "a", "topics": [{"name": "t", "partition_indexes": [0]}]}, {"group_id": "b"}]
+    )
     answer = error_response(9, batched, 16)
     assert [(g.group_id, g.error_code) for g in answer.groups] == [("a", 16), ("b", 16)]
     assert answer.groups[0].topics[0].partitions[0].committed_offset == -1

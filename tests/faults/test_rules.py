@@ -97,5 +97,14 @@ def test_to_dict_is_plain_json():
 
     rule = Faults().add(api="Fetch", broker=1, delay=0.5, times=2)
     data = json.loads(json.dumps(rule.to_dict()))
-    assert data == {"id": 1, "action": "delay", "matched": 0, "fired": 0, "active": True, "api": ["Fetch"],
-                    "times": 2, "brokers": [1], "delay": 0.5}
+    assert data == {
+        "id": 1,
+        "action": "delay",
+        "matched": 0,
+        "fired": 0,
+        "active": True,
+        "api": ["Fetch"],
+        "times": 2,
+        "brokers": [1],
+        "delay": 0.5,
+    }

@@ -28,8 +28,15 @@ class Endpoint:
     def __init__(self, control: ControlEndpoint):
         self.url, self.token = control.url, control.token
 
-    def call(self, method: str, path: str, body: Any = None, *, token: str | None = "default",
-             headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = "default",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
         if token is not None:
@@ -59,14 +66,23 @@ def api(cluster):
 
 
 def produce_body(topic="t", partition=0, value=b"v"):
-    return {"acks": -1, "timeout_ms": 5000, "topic_data": [
-        {"name": topic, "partition_data": [{"index": partition, "records": rec.build_batch([(None, value)])}]}]}
+    return {
+        "acks": -1,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {"name": topic, "partition_data": [{"index": partition, "records": rec.build_batch([(None, value)])}]}
+        ],
+    }
 
 
 # -- token and OpenAPI ------------------------------------------------------------------------------
 def test_every_call_needs_the_token(api):
-    for token, headers in ((None, {}), ("wrong", {}), (None, {"Authorization": f"Basic {api.token}"}),
-                           (api.token + "x", {})):
+    for token, headers in (
+        (None, {}),
+        ("wrong", {}),
+        (None, {"Authorization": f"Basic {api.token}"}),
+        (api.token + "x", {}),
+    ):
         status, payload = api.call("GET", "/faults", token=token, headers=headers)
         assert status == 401 and "token" in payload["error"]
     assert api.call("POST", "/brokers/0/stop", token=None)[0] == 401
@@ -82,19 +98,35 @@ def test_openapi_is_open_and_describes_every_route(api):
     listed = {(method.upper(), path) for path, ops in doc["paths"].items() for method in ops}
     table = {(r.method, r.path.replace(":int", "")) for r in ROUTES}
     assert listed == table
-    for needed in ("POST /faults", "GET /faults", "DELETE /faults/{id}", "POST /brokers/{id}/stop", "POST /brokers/{id}/start",
-                   "POST /clock/advance", "GET /events", "GET /groups", "GET /groups/{id}", "POST /groups/{id}/coordinator",
-                   "POST /topics", "POST /topics/{name}/partitions/{p}/leader"):
+    for needed in (
+        "POST /faults",
+        "GET /faults",
+        "DELETE /faults/{id}",
+        "POST /brokers/{id}/stop",
+        "POST /brokers/{id}/start",
+        "POST /clock/advance",
+        "GET /events",
+        "GET /groups",
+        "GET /groups/{id}",
+        "POST /groups/{id}/coordinator",
+        "POST /topics",
+        "POST /topics/{name}/partitions/{p}/leader",
+    ):
         assert tuple(needed.split(" ")) in listed
     assert doc["paths"]["/openapi.json"]["get"]["security"] == []
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
-    assert "error" in doc["paths"]["/faults"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert (
+        "error" in doc["paths"]["/faults"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    )
 
 
 # -- faults ------------------------------------------------------------------------------------------
 def test_fault_crud_and_a_rule_that_fires_on_the_wire(cluster, api):
-    status, rule = api.call("POST", "/faults", {"api": "Produce", "topic": "t", "error": "CORRUPT_MESSAGE", "times": 1,
-                                                "client_id": "raw-*"})
+    status, rule = api.call(
+        "POST",
+        "/faults",
+        {"api": "Produce", "topic": "t", "error": "CORRUPT_MESSAGE", "times": 1, "client_id": "raw-*"},
+    )
     assert status == 201 and rule["error"] == "CORRUPT_MESSAGE" and rule["fired"] == 0 and rule["active"]
     other = api.ok("POST", "/faults", {"api": "Fetch", "broker": 2, "delay": 0.5})
     assert [r["id"] for r in api.ok("GET", "/faults")["faults"]] == [rule["id"], other["id"]]
@@ -121,8 +153,14 @@ def test_confluent_producer_retries_through_errors_set_over_http(cluster, api):
     from confluent_kafka import Producer
 
     rule = api.ok("POST", "/faults", {"api": "Produce", "error": "NOT_ENOUGH_REPLICAS", "times": 2})
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True,
-                         "retry.backoff.ms": 50, "log_level": 3})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "enable.idempotence": True,
+            "retry.backoff.ms": 50,
+            "log_level": 3,
+        }
+    )
     delivered = []
     producer.produce("t", b"only-once", partition=1, on_delivery=lambda err, msg: delivered.append(err))
     assert producer.flush(15) == 0
@@ -147,8 +185,9 @@ def test_bad_fault_input_is_a_400_with_the_valid_names(api):
     assert status == 400 and "times" in payload["error"]
     status, payload = api.call("POST", "/faults", ["not", "an", "object"])
     assert status == 400
-    req = urllib.request.Request(api.url + "/faults", data=b"{nope", method="POST",
-                                 headers={"Authorization": f"Bearer {api.token}"})
+    req = urllib.request.Request(
+        api.url + "/faults", data=b"{nope", method="POST", headers={"Authorization": f"Bearer {api.token}"}
+    )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(req, timeout=10)
     assert caught.value.code == 400 and "not JSON" in json.loads(caught.value.read())["error"]
@@ -217,23 +256,39 @@ def test_topics_create_grow_move_leader_delete(cluster, api):
 
 # -- clock and events ---------------------------------------------------------------------------------
 def join(client, group, session_ms=45000):
-    body = {"group_id": group, "session_timeout_ms": session_ms, "rebalance_timeout_ms": 60000, "member_id": "",
-            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""}]}
+    body = {
+        "group_id": group,
+        "session_timeout_ms": session_ms,
+        "rebalance_timeout_ms": 60000,
+        "member_id": "",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}],
+    }
     first = client.request(JOIN, 5, body)
     return client.request(JOIN, 5, {**body, "member_id": first.member_id})
 
 
 def test_clock_advance_expires_a_session_on_a_virtual_cluster():
-    with (FakeCluster(virtual_time=True).run_in_thread() as cluster,
-          ControlEndpoint(cluster, token="secret-token") as control):
+    with (
+        FakeCluster(virtual_time=True).run_in_thread() as cluster,
+        ControlEndpoint(cluster, token="secret-token") as control,
+    ):
         api = Endpoint(control)
         assert api.token == "secret-token"
         before = api.ok("GET", "/clock")
         assert before["virtual"] is True
         with RawClient(cluster.servers[0].port, client_id="lonely") as client:
             joined = join(client, "g")
-            client.request(SYNC, 3, {"group_id": "g", "generation_id": joined.generation_id, "member_id": joined.member_id,
-                                     "assignments": [{"member_id": joined.member_id, "assignment": b""}]})
+            client.request(
+                SYNC,
+                3,
+                {
+                    "group_id": "g",
+                    "generation_id": joined.generation_id,
+                    "member_id": joined.member_id,
+                    "assignments": [{"member_id": joined.member_id, "assignment": b""}],
+                },
+            )
             assert api.ok("GET", "/groups/g")["state"] == "Stable"
             began = time.monotonic()
             after = api.ok("POST", "/clock/advance", {"seconds": 46})
@@ -271,8 +326,14 @@ def test_events_filtering_and_polling(cluster, api):
     assert fresh["next_since"] == mark + 3
     assert api.ok("GET", f"/events?since={fresh['next_since']}") == {"events": [], "next_since": mark + 3}
     cuts = api.ok("GET", f"/events?since={mark}&kind=network_cut&kind=network_healed")["events"]
-    assert [(e["kind"], e["client_id"], e["broker"]) for e in cuts] == [("network_cut", "svc-a", 2), ("network_healed", "svc-a", 2)]
-    assert [e["kind"] for e in api.ok("GET", f"/events?since={mark}&client_id=svc-a&broker=2")["events"]] == ["network_cut", "network_healed"]
+    assert [(e["kind"], e["client_id"], e["broker"]) for e in cuts] == [
+        ("network_cut", "svc-a", 2),
+        ("network_healed", "svc-a", 2),
+    ]
+    assert [e["kind"] for e in api.ok("GET", f"/events?since={mark}&client_id=svc-a&broker=2")["events"]] == [
+        "network_cut",
+        "network_healed",
+    ]
     page = api.ok("GET", f"/events?since={mark}&limit=1")
     assert [e["kind"] for e in page["events"]] == ["network_cut"] and page["next_since"] == mark + 1
     assert api.ok("GET", "/events?kind=topic_created")["events"][0]["details"]["topic"] == "t"
@@ -281,7 +342,9 @@ def test_events_filtering_and_polling(cluster, api):
 
 def test_network_cut_and_heal(cluster, api):
     port = cluster.servers[1].port
-    assert api.ok("POST", "/network/cut", {"client_id": "svc-*", "broker": 1}) == {"cuts": [{"client_id": "svc-*", "broker": 1}]}
+    assert api.ok("POST", "/network/cut", {"client_id": "svc-*", "broker": 1}) == {
+        "cuts": [{"client_id": "svc-*", "broker": 1}]
+    }
     with RawClient(port, client_id="svc-1") as victim, pytest.raises((ConnectionError, OSError)):
         victim.request(METADATA, 12, {"topics": None})
     with RawClient(port, client_id="other") as bystander:
@@ -302,9 +365,18 @@ def test_group_view_coordinator_move_and_offsets(cluster, api):
     for i in range(30):
         producer.produce("t", f"v{i}".encode(), partition=i % 3)
     assert producer.flush(10) == 0
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid, "client.id": "ctl-consumer",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 6000,
-                         "heartbeat.interval.ms": 300, "log_level": 3})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": gid,
+            "client.id": "ctl-consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 300,
+            "log_level": 3,
+        }
+    )
     got: list[bytes] = []
     try:
         consumer.subscribe(["t"])
@@ -338,11 +410,15 @@ def test_group_view_coordinator_move_and_offsets(cluster, api):
                 got.append(msg.value())
         assert sorted(set(got)) == sorted(f"v{i}".encode() for i in range(45))
         consumer.commit(asynchronous=False)  # lands on the new coordinator
-        assert api.ok("GET", f"/groups/{gid}/offsets")["offsets"] == [{"topic": "t", "partition": p, "offset": 15}
-                                                                       for p in range(3)]
+        assert api.ok("GET", f"/groups/{gid}/offsets")["offsets"] == [
+            {"topic": "t", "partition": p, "offset": 15} for p in range(3)
+        ]
         assert api.ok("GET", f"/groups/{gid}")["coordinator"] == target
-        waited = api.ok("POST", "/wait", {"condition": "committed_offset", "group": gid, "topic": "t", "partition": 0,
-                                          "at_least": 15, "timeout": 5})
+        waited = api.ok(
+            "POST",
+            "/wait",
+            {"condition": "committed_offset", "group": gid, "topic": "t", "partition": 0, "at_least": 15, "timeout": 5},
+        )
         assert waited["ok"] is True
     finally:
         consumer.close()
@@ -354,10 +430,15 @@ def test_group_view_coordinator_move_and_offsets(cluster, api):
 def test_wait_conditions_and_timeouts(cluster, api):
     mark = api.ok("GET", "/events")["next_since"]
     cluster.cut("late", broker=0)
-    found = api.ok("POST", "/wait", {"condition": "event", "kind": "network_cut", "since": mark,
-                                     "details": {"client_id": "late"}, "timeout": 2})
+    found = api.ok(
+        "POST",
+        "/wait",
+        {"condition": "event", "kind": "network_cut", "since": mark, "details": {"client_id": "late"}, "timeout": 2},
+    )
     assert found["result"]["client_id"] == "late" and found["result"]["broker"] == 0
-    status, payload = api.call("POST", "/wait", {"condition": "group_state", "group": "nope", "members": 2, "timeout": 0.2})
+    status, payload = api.call(
+        "POST", "/wait", {"condition": "group_state", "group": "nope", "members": 2, "timeout": 0.2}
+    )
     assert status == 408 and "group 'nope'" in payload["error"]
     status, payload = api.call("POST", "/wait", {"condition": "sunrise"})
     assert status == 400 and "group_state" in payload["error"]

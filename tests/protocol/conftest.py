@@ -23,8 +23,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     write = terminalreporter.write_line
     terminalreporter.write_sep("=", "kio cross-check")
     directions = Counter(direction for _, _, direction in compared)
-    write(f"compared (message, version, direction) cases: {len(compared)} "
-          f"({', '.join(f'{d}: {n}' for d, n in sorted(directions.items()))})")
+    write(
+        f"compared (message, version, direction) cases: {len(compared)} "
+        f"({', '.join(f'{d}: {n}' for d, n in sorted(directions.items()))})"
+    )
     if not_comparable is not None:
         write("not comparable:" if not_comparable else "not comparable: none")
         for line in not_comparable:

@@ -66,7 +66,11 @@ def message_strategy(mt: MessageType, version: int) -> st.SearchStrategy[Any]:
         nullable = version in VersionRange.parse(f.get("nullableVersions"))
         if t.startswith("[]"):
             inner = t[2:]
-            element = _scalar(inner) if inner in _SCALARS else struct(inner, f.get("fields") or spec.common_structs[inner], depth + 1)
+            element = (
+                _scalar(inner)
+                if inner in _SCALARS
+                else struct(inner, f.get("fields") or spec.common_structs[inner], depth + 1)
+            )
             base = st.lists(element, max_size=3 if depth < 2 else 1)
         elif t in _SCALARS:
             base = _scalar(t)

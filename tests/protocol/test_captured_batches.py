@@ -34,7 +34,7 @@ WHY_NOT_IDENTICAL = {
     "gzip": "different deflate implementation (cramjam/flate2 vs zlib) and gzip header (OS byte, mtime)",
     "snappy": "librdkafka writes raw snappy blocks; we write snappy-java (xerial) framing as Java does",
     "lz4": "different LZ4 compressor and frame flags (we set block checksums; librdkafka and Java do not; "
-           "kafka-python writes the content size)",
+    "kafka-python writes the content size)",
     "zstd": "librdkafka streams without the frame content size; we (and kafka-python) write it",
 }
 
@@ -49,8 +49,10 @@ def _bytes(text: str | None) -> bytes | None:
 
 
 def expected(meta: dict) -> list[dict]:
-    return [{"key": _bytes(k), "value": _bytes(v), "headers": [(hk, _bytes(hv)) for hk, hv in hs], "timestamp": ts}
-            for k, v, hs, ts in meta["records"]]
+    return [
+        {"key": _bytes(k), "value": _bytes(v), "headers": [(hk, _bytes(hv)) for hk, hv in hs], "timestamp": ts}
+        for k, v, hs, ts in meta["records"]
+    ]
 
 
 def split_batches(data: bytes) -> list[bytes]:
@@ -68,9 +70,15 @@ def decoded_records(batches) -> list[dict]:
     out = []
     for batch in batches:
         for r in batch.records:
-            out.append({"key": r.key, "value": r.value, "headers": list(r.headers),
-                        "timestamp": batch.base_timestamp + r.timestamp_delta,
-                        "offset": batch.base_offset + r.offset_delta})
+            out.append(
+                {
+                    "key": r.key,
+                    "value": r.value,
+                    "headers": list(r.headers),
+                    "timestamp": batch.base_timestamp + r.timestamp_delta,
+                    "offset": batch.base_offset + r.offset_delta,
+                }
+            )
     return out
 
 
@@ -138,7 +146,8 @@ def test_records_are_the_ones_the_client_sent(name):
     got = decoded_records(records.read_batches(data))
     want = expected(meta)
     assert [(g["key"], g["value"], g["headers"], g["timestamp"]) for g in got] == [
-        (w["key"], w["value"], w["headers"], w["timestamp"]) for w in want]
+        (w["key"], w["value"], w["headers"], w["timestamp"]) for w in want
+    ]
     assert [g["offset"] for g in got] == list(range(len(want)))  # clients write base offset 0
     assert sum(g["value"] is None for g in got) == 1
 
@@ -153,12 +162,26 @@ def test_header_walk_agrees_with_full_decode(name):
     for h, batch, blob in zip(walked, decoded, split_batches(data)):
         assert not h.truncated and h.position == position and h.size == len(blob)
         position += len(blob)
-        for attr in ("base_offset", "partition_leader_epoch", "magic", "crc", "attributes", "last_offset_delta",
-                     "base_timestamp", "max_timestamp", "producer_id", "producer_epoch", "base_sequence"):
+        for attr in (
+            "base_offset",
+            "partition_leader_epoch",
+            "magic",
+            "crc",
+            "attributes",
+            "last_offset_delta",
+            "base_timestamp",
+            "max_timestamp",
+            "producer_id",
+            "producer_epoch",
+            "base_sequence",
+        ):
             assert getattr(h, attr) == getattr(batch, attr), attr
         assert h.records_count == len(batch.records)
         assert (h.compression, h.is_transactional, h.is_control) == (
-            batch.compression, batch.is_transactional, batch.is_control)
+            batch.compression,
+            batch.is_transactional,
+            batch.is_control,
+        )
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -187,7 +210,11 @@ def test_compressed_batches_rebuild_to_the_same_records(name):
         plain = rebuild(batch, compression.NONE)
         assert plain[RECORDS_OFFSET:] == compression.decompress(codec, blob[RECORDS_OFFSET:])
         # The header apart from length, CRC and codec bits is the client's too.
-        assert plain[:8] == blob[:8] and plain[12:17] == blob[12:17] and plain[23:RECORDS_OFFSET] == blob[23:RECORDS_OFFSET]
+        assert (
+            plain[:8] == blob[:8]
+            and plain[12:17] == blob[12:17]
+            and plain[23:RECORDS_OFFSET] == blob[23:RECORDS_OFFSET]
+        )
         # Compressed rebuild: a valid batch holding the same records.
         again = rebuild(batch, codec)
         assert records.verify_crc(again)
@@ -218,13 +245,22 @@ def test_transaction_marker_after_a_captured_transaction_is_recognized(name):
     meta, data = fixture(name)
     (blob,) = split_batches(data)
     kind = "commit" if meta["committed"] else "abort"
-    marker = records.build_control_batch(kind, meta["producer_id"], meta["producer_epoch"], coordinator_epoch=3,
-                                          base_offset=meta["num_records"], timestamp=meta["records"][-1][3] + 1)
+    marker = records.build_control_batch(
+        kind,
+        meta["producer_id"],
+        meta["producer_epoch"],
+        coordinator_epoch=3,
+        base_offset=meta["num_records"],
+        timestamp=meta["records"][-1][3] + 1,
+    )
     assert records.verify_crc(marker)
     data_batch, control_batch = records.read_batches(blob + marker)
     assert data_batch.is_transactional and not data_batch.is_control
     assert control_batch.is_transactional and control_batch.is_control
-    assert (control_batch.producer_id, control_batch.producer_epoch) == (data_batch.producer_id, data_batch.producer_epoch)
+    assert (control_batch.producer_id, control_batch.producer_epoch) == (
+        data_batch.producer_id,
+        data_batch.producer_epoch,
+    )
     assert control_batch.base_offset == data_batch.last_offset + 1
     (ctl,) = control_batch.control_records()
     assert (ctl.is_commit, ctl.is_abort, ctl.coordinator_epoch) == (meta["committed"], not meta["committed"], 3)
@@ -265,8 +301,9 @@ def test_captured_request_decodes_and_reencodes(label):
     request = headers.decode_request(payload)
     assert (request.api_key, request.api_version) == (meta["api_key"], meta["api_version"])
     assert request.header.client_id == meta["client_id"]
-    again = headers.encode_request(request.api_key, request.api_version, request.correlation_id, request.body,
-                                   client_id=request.header.client_id)
+    again = headers.encode_request(
+        request.api_key, request.api_version, request.correlation_id, request.body, client_id=request.header.client_id
+    )
     assert again == payload
 
 

@@ -16,12 +16,18 @@ from fakebroker.protocol.framing import FrameDecoder, frame
 @pytest.mark.parametrize(
     ("key", "version", "request_v", "response_v"),
     [
-        (0, 8, 1, 0), (0, 9, 2, 1),      # Produce flexible from 9
-        (1, 11, 1, 0), (1, 12, 2, 1),    # Fetch from 12
-        (3, 9, 2, 1), (11, 5, 1, 0), (11, 6, 2, 1),
-        (18, 2, 1, 0), (18, 3, 2, 0),    # ApiVersions responses: always header v0
-        (17, 1, 1, 0),                   # SaslHandshake: never flexible
-        (7, 0, 0, 0), (7, 1, 1, 0),      # ControlledShutdown v0: request header v0
+        (0, 8, 1, 0),
+        (0, 9, 2, 1),  # Produce flexible from 9
+        (1, 11, 1, 0),
+        (1, 12, 2, 1),  # Fetch from 12
+        (3, 9, 2, 1),
+        (11, 5, 1, 0),
+        (11, 6, 2, 1),
+        (18, 2, 1, 0),
+        (18, 3, 2, 0),  # ApiVersions responses: always header v0
+        (17, 1, 1, 0),  # SaslHandshake: never flexible
+        (7, 0, 0, 0),
+        (7, 1, 1, 0),  # ControlledShutdown v0: request header v0
     ],
 )
 def test_header_versions(key, version, request_v, response_v):
@@ -31,10 +37,18 @@ def test_header_versions(key, version, request_v, response_v):
 
 def test_known_bytes_of_a_flexible_request():
     # Heartbeat v4: header v2 (client id keeps its int16 length), then compact strings.
-    payload = headers.encode_request(12, 4, 0x01020304, {"group_id": "g", "generation_id": 5, "member_id": "m"}, client_id="c")
+    payload = headers.encode_request(
+        12, 4, 0x01020304, {"group_id": "g", "generation_id": 5, "member_id": "m"}, client_id="c"
+    )
     expected = (
-        struct.pack(">hhi", 12, 4, 0x01020304) + b"\x00\x01c" + b"\x00"  # header v2 + empty tagged section
-        + b"\x02g" + struct.pack(">i", 5) + b"\x02m" + b"\x00" + b"\x00"  # group, gen, member, null instance, tags
+        struct.pack(">hhi", 12, 4, 0x01020304)
+        + b"\x00\x01c"
+        + b"\x00"  # header v2 + empty tagged section
+        + b"\x02g"
+        + struct.pack(">i", 5)
+        + b"\x02m"
+        + b"\x00"
+        + b"\x00"  # group, gen, member, null instance, tags
     )
     assert payload == expected
     request = headers.decode_request(payload)

@@ -58,11 +58,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Union, get_args, get_origin
 
+import kio  # noqa: E402
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-import kio  # noqa: E402
 from kio.index import load_entity_schema  # noqa: E402
 from kio.schema.index import schema_name_map  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
@@ -98,7 +97,12 @@ KIO_VERSION = kio.__version__
 _KIO_SEMANTIC = {"error_code": "int16", "timedelta_i32": "int32", "timedelta_i64": "int64", "datetime_i64": "int64"}
 _INTS = {"int8", "int16", "int32", "int64", "uint16", "uint32"}
 _KIND = {"bool": "bool", "float64": "float", "string": "str", "bytes": "bytes", "records": "bytes", "uuid": "uuid"}
-_KIO_KIND = {"error_code": "error_code", "timedelta_i32": "timedelta", "timedelta_i64": "timedelta", "datetime_i64": "datetime"}
+_KIO_KIND = {
+    "error_code": "error_code",
+    "timedelta_i32": "timedelta",
+    "timedelta_i64": "timedelta",
+    "datetime_i64": "datetime",
+}
 
 # Cases excluded although both schemas agree, because kio (not ours) departs from Kafka.
 # key: (message name, version) -> reason. Empty: no such kio quirk was found.
@@ -137,24 +141,32 @@ def _carried(field_json: dict[str, Any], version: int) -> bool:
     return version in VersionRange.parse(field_json.get("versions") or field_json.get("taggedVersions"))
 
 
-def _build_layout(kcls: type, cls: type[Message], fields: list[dict[str, Any]], common: dict[str, list],
-                  version: int, flexible: bool, path: str, diffs: list[str]) -> Layout:
+def _build_layout(
+    kcls: type,
+    cls: type[Message],
+    fields: list[dict[str, Any]],
+    common: dict[str, list],
+    version: int,
+    flexible: bool,
+    path: str,
+    diffs: list[str],
+) -> Layout:
     """Pair our spec's fields with kio's dataclass fields; note every disagreement in ``diffs``."""
     carried = [f for f in fields if _carried(f, version)]
     kfields = dataclasses.fields(kcls)
     if getattr(kcls, "__flexible__", flexible) != flexible:
         diffs.append(f"{path}: flexible {flexible} here, {kcls.__flexible__} in kio")
     if len(carried) != len(kfields):
-        diffs.append(f"{path}: fields {[snake_case(f['name']) for f in carried]} here, "
-                     f"{[k.name for k in kfields]} in kio")
+        diffs.append(
+            f"{path}: fields {[snake_case(f['name']) for f in carried]} here, {[k.name for k in kfields]} in kio"
+        )
         return Layout(cls, [])
     layout = Layout(cls, [])
     for f, k in zip(carried, kfields):
         attr = snake_case(f["name"])
         where = f"{path}.{attr}"
         kio_type = k.metadata.get("kafka_type")
-        if not (k.name == attr or k.name == attr + "_"
-                or (kio_type in _KIO_KIND and k.name + "_ms" == attr)):
+        if not (k.name == attr or k.name == attr + "_" or (kio_type in _KIO_KIND and k.name + "_ms" == attr)):
             diffs.append(f"{where}: named {k.name!r} in kio")
             continue
         shape = classify_field(k)
@@ -177,8 +189,9 @@ def _build_layout(kcls: type, cls: type[Message], fields: list[dict[str, Any]], 
                 diffs.append(f"{where}: nullable={nullable} here, {kio_nullable(k)} in kio")
         if isinstance(shape, (EntityField, EntityTupleField)):
             sub_cls = cls._by_attr[attr].struct
-            sub = _build_layout(shape.type_, sub_cls, f.get("fields") or common[base], common,
-                                version, flexible, where, diffs)
+            sub = _build_layout(
+                shape.type_, sub_cls, f.get("fields") or common[base], common, version, flexible, where, diffs
+            )
             layout.fields.append(FieldMap(attr, k.name, "struct", array, nullable, sub))
             continue
         if _KIO_SEMANTIC.get(kio_type, kio_type) != base:
@@ -347,8 +360,16 @@ class Case:
     def layout_and_diffs(self) -> tuple[Layout, list[str]]:
         spec = self.mt.family.spec(self.version)
         diffs: list[str] = []
-        layout = _build_layout(self.kcls, self.mt.cls, spec.fields, spec.common_structs, self.version,
-                               self.version in spec.flexible_versions, self.name, diffs)
+        layout = _build_layout(
+            self.kcls,
+            self.mt.cls,
+            spec.fields,
+            spec.common_structs,
+            self.version,
+            self.version in spec.flexible_versions,
+            self.name,
+            diffs,
+        )
         return layout, diffs
 
     @property
@@ -379,6 +400,7 @@ class Case:
                 elif f.metadata.get("kafka_type") == "timedelta_i64":
                     return True
             return False
+
         return walk(self.kcls)
 
     def kio_reads_back(self, entity: Any) -> bool:

@@ -49,13 +49,34 @@ def zz(value: int) -> bytes:
     return bytes(out)
 
 
-def hand_batch(records_section: bytes, count: int, *, last_offset_delta: int | None = None,
-               attributes: int = 0, base_offset: int = 0, producer_id: int = -1,
-               base_sequence: int = -1, ts: int = 1000) -> bytes:
+def hand_batch(
+    records_section: bytes,
+    count: int,
+    *,
+    last_offset_delta: int | None = None,
+    attributes: int = 0,
+    base_offset: int = 0,
+    producer_id: int = -1,
+    base_sequence: int = -1,
+    ts: int = 1000,
+) -> bytes:
     """A v2 batch assembled with struct + crc32c only."""
     lod = count - 1 if last_offset_delta is None else last_offset_delta
-    header = V2_HEADER.pack(base_offset, 49 + len(records_section), -1, 2, 0, attributes, lod, ts, ts,
-                            producer_id, 0 if producer_id >= 0 else -1, base_sequence, count)
+    header = V2_HEADER.pack(
+        base_offset,
+        49 + len(records_section),
+        -1,
+        2,
+        0,
+        attributes,
+        lod,
+        ts,
+        ts,
+        producer_id,
+        0 if producer_id >= 0 else -1,
+        base_sequence,
+        count,
+    )
     buf = bytearray(header + records_section)
     fix_crc(buf)
     return bytes(buf)
@@ -65,8 +86,9 @@ def hand_record(body: bytes) -> bytes:
     return zz(len(body)) + body
 
 
-def simple_body(offset_delta: int = 0, key: bytes | None = None, value: bytes | None = b"v",
-                headers: bytes = b"\x00") -> bytes:
+def simple_body(
+    offset_delta: int = 0, key: bytes | None = None, value: bytes | None = b"v", headers: bytes = b"\x00"
+) -> bytes:
     body = b"\x00" + zz(0) + zz(offset_delta)
     body += zz(-1) if key is None else zz(len(key)) + key
     body += zz(-1) if value is None else zz(len(value)) + value
@@ -119,8 +141,9 @@ def test_known_answer_tiny_batch():
     assert struct.unpack(">I", built[17:21])[0] == crc
     assert R.verify_crc(built)
     # the same with gzip: attributes byte 22 carries the codec
-    gz = R.build_batch([(None, b"v", [], ts)], compression=1, transactional=True, producer_id=3,
-                       producer_epoch=0, base_sequence=0)
+    gz = R.build_batch(
+        [(None, b"v", [], ts)], compression=1, transactional=True, producer_id=3, producer_epoch=0, base_sequence=0
+    )
     assert gz[21:23] == b"\x00\x11"
     assert struct.unpack(">I", gz[17:21])[0] == crc32c.crc32c(gz[21:])
 
@@ -149,8 +172,15 @@ def test_round_trip_each_codec(codec):
         (b"tombstone", None, [("\u00e9t\u00e9", b"")], 999),
         (b"", b"", [], None),
     ]
-    data = R.build_batch(items, compression=codec, base_offset=42, producer_id=9, producer_epoch=2,
-                         base_sequence=17, partition_leader_epoch=3)
+    data = R.build_batch(
+        items,
+        compression=codec,
+        base_offset=42,
+        producer_id=9,
+        producer_epoch=2,
+        base_sequence=17,
+        partition_leader_epoch=3,
+    )
     assert R.verify_crc(data)
     [batch] = R.read_batches(data)
     assert isinstance(batch, RecordBatch)
@@ -172,8 +202,15 @@ def test_round_trip_each_codec(codec):
 
 
 def test_flags_and_properties():
-    data = R.build_batch([(b"k", b"v")], transactional=True, producer_id=1, producer_epoch=0, base_sequence=0,
-                         timestamp_type=1, max_timestamp=77)
+    data = R.build_batch(
+        [(b"k", b"v")],
+        transactional=True,
+        producer_id=1,
+        producer_epoch=0,
+        base_sequence=0,
+        timestamp_type=1,
+        max_timestamp=77,
+    )
     [b] = R.read_batches(data)
     assert b.is_transactional and not b.is_control and b.timestamp_type == 1 and not b.has_delete_horizon
     assert b.timestamp_of(b.records[0]) == 77
@@ -237,7 +274,10 @@ def test_iter_headers_and_trailing_partial_batch():
     blob = b1 + b2 + b3
     headers = list(R.iter_batch_headers(blob))
     assert [(h.position, h.base_offset, h.last_offset, h.truncated) for h in headers] == [
-        (0, 0, 0, False), (len(b1), 1, 2, False), (len(b1) + len(b2), 3, 3, False)]
+        (0, 0, 0, False),
+        (len(b1), 1, 2, False),
+        (len(b1) + len(b2), 3, 3, False),
+    ]
     assert headers[1].end == len(b1) + len(b2)
     for cut in (1, 11, 12, 16, 17, 40, 61, len(b3) - 1):
         partial = blob[: len(b1) + len(b2) + cut]
@@ -311,8 +351,14 @@ def test_in_place_offset_and_epoch_keep_crc(codec):
 
 
 def test_in_place_log_append_time():
-    original = R.build_batch([(b"a", b"1", [], 10), (b"b", b"2", [], 20)], compression=1, transactional=True,
-                             producer_id=1, producer_epoch=0, base_sequence=0)
+    original = R.build_batch(
+        [(b"a", b"1", [], 10), (b"b", b"2", [], 20)],
+        compression=1,
+        transactional=True,
+        producer_id=1,
+        producer_epoch=0,
+        base_sequence=0,
+    )
     buf = bytearray(original)
     R.set_log_append_time(buf, 0, 123456)
     assert changed(original, buf) <= set(range(17, 23)) | set(range(35, 43))
@@ -369,8 +415,9 @@ def test_in_place_legacy():
 
 @pytest.mark.parametrize("kind,expected", [("commit", 1), ("abort", 0), (ControlRecordType.COMMIT, 1)])
 def test_control_batch_encode_decode(kind, expected):
-    data = R.build_control_batch(kind, producer_id=77, producer_epoch=3, coordinator_epoch=9, base_offset=10,
-                                 timestamp=1234)
+    data = R.build_control_batch(
+        kind, producer_id=77, producer_epoch=3, coordinator_epoch=9, base_offset=10, timestamp=1234
+    )
     assert R.verify_crc(data)
     header = V2_HEADER.unpack(data[:61])
     # attributes: transactional | control; baseSequence -1; one record
@@ -426,7 +473,10 @@ def test_legacy_round_trip(magic, codec):
     entries = R.read_batches(data)
     messages = [m for e in entries for m in e.messages]
     assert [(m.offset, m.key, m.value) for m in messages] == [
-        (1000, b"k1", b"v1"), (1001, None, b"v2"), (1002, b"k3", None)]
+        (1000, b"k1", b"v1"),
+        (1001, None, b"v2"),
+        (1002, b"k3", None),
+    ]
     assert all(m.magic == magic for m in messages)
     if magic == 1:
         assert [m.timestamp for m in messages] == [100, 300, 200]
@@ -436,7 +486,9 @@ def test_legacy_round_trip(magic, codec):
         [wrapper] = entries
         assert wrapper.is_compressed and wrapper.key is None and wrapper.offset == 1002
         assert wrapper.timestamp == (300 if magic == 1 else None)
-        inner_offsets = [h.base_offset for h in R.iter_batch_headers(C.decompress(codec, wrapper.value, broken_lz4_checksum=True))]
+        inner_offsets = [
+            h.base_offset for h in R.iter_batch_headers(C.decompress(codec, wrapper.value, broken_lz4_checksum=True))
+        ]
         assert inner_offsets == ([0, 1, 2] if magic == 1 else [1000, 1001, 1002])
         [header] = R.iter_batch_headers(data)
         assert header.records_count == -1 and header.last_offset == 1002
@@ -639,8 +691,11 @@ def test_compressed_garbage_payload_is_corrupt():
 
 def valid_blobs() -> list[bytes]:
     blobs = [R.build_batch([(b"k%d" % i, b"v" * i, [("h", b"x")], i) for i in range(5)], compression=c) for c in CODECS]
-    blobs += [R.build_message_set([(b"k", b"v", 1), (None, b"w", 2)], magic=m, compression=c)
-              for m in (0, 1) for c in (0, 1, 2, 3)]
+    blobs += [
+        R.build_message_set([(b"k", b"v", 1), (None, b"w", 2)], magic=m, compression=c)
+        for m in (0, 1)
+        for c in (0, 1, 2, 3)
+    ]
     blobs.append(R.build_control_batch("abort", 1, 0, 3))
     return blobs
 
@@ -720,8 +775,9 @@ def good_batch(**kw) -> bytes:
 
 
 def test_validate_accepts_a_normal_produce():
-    [batch] = R.validate_produce_records(good_batch(producer_id=1, producer_epoch=0, base_sequence=0),
-                                         produce_version=9, now=1000)
+    [batch] = R.validate_produce_records(
+        good_batch(producer_id=1, producer_epoch=0, base_sequence=0), produce_version=9, now=1000
+    )
     assert batch.record_count == 2
 
 
@@ -799,8 +855,7 @@ def test_validate_record_level_errors():
     assert info.value.error_code == 32 and len(info.value.record_errors) == 2
     R.validate_produce_records(good_batch(), produce_version=9, now=1050, timestamp_before_max_ms=100)
     with pytest.raises(InvalidTimestampError, match="timestamp"):
-        R.validate_produce_records(good_batch(timestamp_type=1), produce_version=9, now=1000,
-                                   message_timestamp_type=1)
+        R.validate_produce_records(good_batch(timestamp_type=1), produce_version=9, now=1000, message_timestamp_type=1)
 
 
 def test_validate_legacy():

@@ -28,8 +28,12 @@ def leader_port(cluster: FakeCluster, topic: str, partition: int) -> int:
 
 
 def produce_body(topic: str, partition: int, batch: bytes, acks: int = -1, transactional_id=None) -> dict:
-    return {"acks": acks, "timeout_ms": 5000, "transactional_id": transactional_id,
-            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
+    return {
+        "acks": acks,
+        "timeout_ms": 5000,
+        "transactional_id": transactional_id,
+        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}],
+    }
 
 
 def partition_result(response):
@@ -82,7 +86,10 @@ def test_metadata_auto_creates_unless_told_not_to(cluster):
 
 
 def test_auto_create_can_be_disabled():
-    with FakeCluster(config={"auto.create.topics.enable": False}).run_in_thread() as c, RawClient(c.servers[0].port) as client:
+    with (
+        FakeCluster(config={"auto.create.topics.enable": False}).run_in_thread() as c,
+        RawClient(c.servers[0].port) as client,
+    ):
         body = client.request(METADATA, 12, {"topics": [{"name": "x"}], "allow_auto_topic_creation": True})
         assert body.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
@@ -137,28 +144,59 @@ def test_idempotent_duplicates_gaps_and_fencing(cluster):
         again = partition_result(client.request(PRODUCE, 9, produce_body("t", 0, first)))  # a retry
         assert (r1.error_code, again.error_code, again.base_offset) == (0, 0, r1.base_offset)
         gap = batch([b"c"], producer_id=pid, producer_epoch=0, base_sequence=5)
-        assert partition_result(client.request(PRODUCE, 9, produce_body("t", 0, gap))).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        assert (
+            partition_result(client.request(PRODUCE, 9, produce_body("t", 0, gap))).error_code
+            == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        )
         nxt = batch([b"c"], producer_id=pid, producer_epoch=0, base_sequence=2)
         assert partition_result(client.request(PRODUCE, 9, produce_body("t", 0, nxt))).base_offset == 2
-        bumped = client.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
-                                                      "producer_id": pid, "producer_epoch": 0})
+        bumped = client.request(
+            INIT_PRODUCER_ID,
+            4,
+            {"transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": pid, "producer_epoch": 0},
+        )
         # No transactional id: Kafka hands out a new producer id whatever was sent; an idempotent
         # producer bumps its epoch locally instead (the Java client does), which the partition accepts.
         assert bumped.error_code == 0 and bumped.producer_id != pid and bumped.producer_epoch == 0
         new_epoch = batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=0)
         assert partition_result(client.request(PRODUCE, 9, produce_body("t", 0, new_epoch))).error_code == 0
         stale = batch([b"e"], producer_id=pid, producer_epoch=0, base_sequence=3)
-        assert partition_result(client.request(PRODUCE, 9, produce_body("t", 0, stale))).error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert (
+            partition_result(client.request(PRODUCE, 9, produce_body("t", 0, stale))).error_code
+            == ErrorCode.INVALID_PRODUCER_EPOCH
+        )
     assert [v for *_, v in cluster.records("t", 0)] == [b"a", b"b", b"c", b"d"]
 
 
 # -- Fetch ------------------------------------------------------------------------------
-def fetch_body(topic: str, partition: int, offset: int, *, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
-               partition_max_bytes=2**20, session_id=0, session_epoch=-1) -> dict:
-    return {"max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes, "isolation_level": 0,
-            "session_id": session_id, "session_epoch": session_epoch,
-            "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
-                                                        "partition_max_bytes": partition_max_bytes}]}]}
+def fetch_body(
+    topic: str,
+    partition: int,
+    offset: int,
+    *,
+    max_wait_ms=0,
+    min_bytes=1,
+    max_bytes=2**20,
+    partition_max_bytes=2**20,
+    session_id=0,
+    session_epoch=-1,
+) -> dict:
+    return {
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": min_bytes,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "session_id": session_id,
+        "session_epoch": session_epoch,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_max_bytes}
+                ],
+            }
+        ],
+    }
 
 
 def test_fetch_long_poll_returns_when_data_arrives(cluster):
@@ -201,12 +239,24 @@ def test_fetch_limits_and_errors(cluster):
 # -- ListOffsets and retention ---------------------------------------------------------------
 def test_list_offsets_by_timestamp_and_max_timestamp(cluster):
     with RawClient(leader_port(cluster, "t", 0)) as client:
-        client.request(PRODUCE, 9, produce_body("t", 0, records.build_batch(
-            [records.Record(i, ts, None, b"x", []) for i, ts in enumerate([0, 10, 50, 20])], base_timestamp=1000)))
+        client.request(
+            PRODUCE,
+            9,
+            produce_body(
+                "t",
+                0,
+                records.build_batch(
+                    [records.Record(i, ts, None, b"x", []) for i, ts in enumerate([0, 10, 50, 20])], base_timestamp=1000
+                ),
+            ),
+        )
 
         def lookup(ts: int):
-            body = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
-                {"name": "t", "partitions": [{"partition_index": 0, "timestamp": ts}]}]})
+            body = client.request(
+                LIST_OFFSETS,
+                7,
+                {"replica_id": -1, "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": ts}]}]},
+            )
             p = body.topics[0].partitions[0]
             return p.offset, p.timestamp
 

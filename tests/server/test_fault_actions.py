@@ -26,8 +26,11 @@ def cluster():
 
 def produce_body(partitions=(0, 1), value=b"v"):
     batch = rec.build_batch([(None, value)])
-    return {"acks": -1, "timeout_ms": 5000, "topic_data": [
-        {"name": "t", "partition_data": [{"index": p, "records": batch} for p in partitions]}]}
+    return {
+        "acks": -1,
+        "timeout_ms": 5000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": p, "records": batch} for p in partitions]}],
+    }
 
 
 def leader_client(cluster, partition=0, client_id="raw-test"):
@@ -47,7 +50,9 @@ def test_error_without_handling_and_partition_scope(cluster):
     assert cluster.offsets("t", 0)[1] == 2 and cluster.offsets("t", 1)[1] == 1  # the failed one was not appended
     assert (rule.fired, rule.active) == (1, False)
     fired = [e for e in cluster.events if e.kind == "fault_fired"]
-    assert len(fired) == 1 and fired[0].details["error"] == "NOT_LEADER_OR_FOLLOWER" and fired[0].client_id == "raw-test"
+    assert (
+        len(fired) == 1 and fired[0].details["error"] == "NOT_LEADER_OR_FOLLOWER" and fired[0].client_id == "raw-test"
+    )
 
 
 def test_replace_error_keeps_the_side_effect(cluster):
@@ -117,7 +122,10 @@ def test_fault_errors_are_request_errors_too(cluster):
 
 
 def test_network_cut_and_heal(cluster):
-    with RawClient(cluster.servers[1].port, client_id="svc-1") as victim, RawClient(cluster.servers[1].port, client_id="other") as bystander:
+    with (
+        RawClient(cluster.servers[1].port, client_id="svc-1") as victim,
+        RawClient(cluster.servers[1].port, client_id="other") as bystander,
+    ):
         victim.request(METADATA, 12, {"topics": None})
         bystander.request(METADATA, 12, {"topics": None})
         cluster.cut("svc-*", broker=1)
@@ -173,8 +181,14 @@ def test_rf1_partitions_go_offline_until_their_broker_returns(cluster):
 
 def join(client, group="g", session_ms=45000):
     """JoinGroup v5 twice: the first answer is MEMBER_ID_REQUIRED with the id to use."""
-    body = {"group_id": group, "session_timeout_ms": session_ms, "rebalance_timeout_ms": 60000, "member_id": "",
-            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""}]}
+    body = {
+        "group_id": group,
+        "session_timeout_ms": session_ms,
+        "rebalance_timeout_ms": 60000,
+        "member_id": "",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}],
+    }
     first = client.request(JOIN, 5, body)
     assert first.error_code == E.MEMBER_ID_REQUIRED
     return client.request(JOIN, 5, {**body, "member_id": first.member_id})
@@ -184,8 +198,16 @@ def test_virtual_time_expires_a_session_at_once():
     with FakeCluster(virtual_time=True).run_in_thread() as cluster:
         with RawClient(cluster.servers[0].port, client_id="lonely") as client:
             joined = join(client)
-            client.request(SYNC, 3, {"group_id": "g", "generation_id": joined.generation_id, "member_id": joined.member_id,
-                                     "assignments": [{"member_id": joined.member_id, "assignment": b""}]})
+            client.request(
+                SYNC,
+                3,
+                {
+                    "group_id": "g",
+                    "generation_id": joined.generation_id,
+                    "member_id": joined.member_id,
+                    "assignments": [{"member_id": joined.member_id, "assignment": b""}],
+                },
+            )
             assert cluster.group("g").state == "Stable"
             start = cluster.clock.now_ms()
             cluster.clock.advance(44)
@@ -214,9 +236,19 @@ def test_wait_for_timeout_names_the_condition(cluster):
 def test_a_parked_fetch_ends_at_once_when_its_leader_moves(cluster):
     leader = cluster.leader("t", 0)
     with RawClient(cluster.servers[leader].port) as client:
-        client.send(FETCH, 12, {"replica_id": -1, "max_wait_ms": 5000, "min_bytes": 1, "max_bytes": 1 << 20,
-                                "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0,
-                                                                          "partition_max_bytes": 1 << 20}]}]})
+        client.send(
+            FETCH,
+            12,
+            {
+                "replica_id": -1,
+                "max_wait_ms": 5000,
+                "min_bytes": 1,
+                "max_bytes": 1 << 20,
+                "topics": [
+                    {"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+                ],
+            },
+        )
         time.sleep(0.2)  # parked: nothing to read yet
         start = time.monotonic()
         cluster.move_leader("t", 0, (leader + 1) % 3)

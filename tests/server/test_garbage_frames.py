@@ -7,27 +7,36 @@ import socket
 import struct
 
 import pytest
+from confluent_kafka import Producer  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
-from confluent_kafka import Producer  # noqa: E402
-
 # A valid Metadata v12 and Produce v9 request to cut and corrupt.
 METADATA = headers.encode_request(3, 12, 1, {"topics": None})
-PRODUCE = headers.encode_request(0, 9, 2, {"acks": 1, "timeout_ms": 1000, "topic_data": [
-    {"name": "t", "partition_data": [{"index": 0, "records": b"\x00" * 70}]}]})
+PRODUCE = headers.encode_request(
+    0,
+    9,
+    2,
+    {
+        "acks": 1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": b"\x00" * 70}]}],
+    },
+)
 
 frames = st.one_of(
-    st.binary(max_size=300).map(lambda b: struct.pack(">i", len(b)) + b),                       # random payload
-    st.tuples(st.sampled_from([METADATA, PRODUCE]), st.integers(0, 200)).map(                   # truncated request
-        lambda t: struct.pack(">i", min(t[1], len(t[0]))) + t[0][: t[1]]),
+    st.binary(max_size=300).map(lambda b: struct.pack(">i", len(b)) + b),  # random payload
+    st.tuples(st.sampled_from([METADATA, PRODUCE]), st.integers(0, 200)).map(  # truncated request
+        lambda t: struct.pack(">i", min(t[1], len(t[0]))) + t[0][: t[1]]
+    ),
     st.tuples(st.sampled_from([METADATA, PRODUCE]), st.integers(0, 60), st.integers(0, 255)).map(  # one byte flipped
-        lambda t: struct.pack(">i", len(t[0])) + t[0][: t[1] % len(t[0])] + bytes([t[2]]) + t[0][t[1] % len(t[0]) + 1:]),
-    st.integers(-(2**31), 2**31 - 1).map(lambda n: struct.pack(">i", n) + b"\x00" * 16),      # any size prefix
-    st.binary(max_size=3),                                                                      # not even a size
+        lambda t: struct.pack(">i", len(t[0])) + t[0][: t[1] % len(t[0])] + bytes([t[2]]) + t[0][t[1] % len(t[0]) + 1 :]
+    ),
+    st.integers(-(2**31), 2**31 - 1).map(lambda n: struct.pack(">i", n) + b"\x00" * 16),  # any size prefix
+    st.binary(max_size=3),  # not even a size
 )
 
 
@@ -77,4 +86,6 @@ def test_garbage_never_hurts_other_clients_or_acknowledged_data():
         _produce(cluster.bootstrap_servers, after)
         assert [v for *_, v in cluster.records("t")] == before + after
         assert any(e.kind == "connection_closed" for e in cluster.events)
-        assert not any(e.kind == "handler_error" for e in cluster.events), [e for e in cluster.events if e.kind == "handler_error"][:3]
+        assert not any(e.kind == "handler_error" for e in cluster.events), [
+            e for e in cluster.events if e.kind == "handler_error"
+        ][:3]

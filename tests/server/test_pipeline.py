@@ -1,8 +1,9 @@
 """The request pipeline without sockets: bytes in, bytes out, and the path a request takes.
 
 A JoinGroup walks connection -> pipeline -> fault stage (which consults the fault rules) ->
-handler stage -> apis -> core and back; no call goes from a lower room to a higher one (the core never calls the server, the facade or a
-handler back), so every room is entered from above only.
+handler stage -> apis -> core and back; no call goes from a lower room to a higher one (the
+core never calls the server, the facade or a handler back), so every room is entered from
+above only.
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ def runtime(**config) -> Runtime:
 
 
 def join_payload(correlation_id: int, member_id: str = "") -> bytes:
-    body = {"group_id": "g", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000, "member_id": member_id,
-            "protocol_type": "consumer",
-            "protocols": [{"name": "range", "metadata": data.encode_subscription(["orders"])}]}
+    body = {
+        "group_id": "g",
+        "session_timeout_ms": 10_000,
+        "rebalance_timeout_ms": 10_000,
+        "member_id": member_id,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": data.encode_subscription(["orders"])}],
+    }
     return headers.encode_request(JOIN_GROUP, 9, correlation_id, body, client_id="svc")
 
 
@@ -77,8 +83,9 @@ def test_unsupported_versions_close_the_connection_or_get_kip_511():
     peer = Peer()
 
     async def main():
-        too_new = headers.encode_request(API_VERSIONS, 3, 7, {"client_software_name": "x",
-                                                               "client_software_version": "1"}, client_id="c")
+        too_new = headers.encode_request(
+            API_VERSIONS, 3, 7, {"client_software_name": "x", "client_software_version": "1"}, client_id="c"
+        )
         too_new = too_new[:2] + (99).to_bytes(2, "big") + too_new[4:]  # ApiVersions v99
         kip_511 = answer(API_VERSIONS, 0, await pipeline.process(too_new, peer))
         with pytest.raises(CloseConnection, match="unsupported API key 3 version 99"):
@@ -140,15 +147,49 @@ def test_handlers_report_new_data_and_wake_parked_fetches():
     rt.state.create_topic("t", 1)
     pipeline = Pipeline(rt, 0)
     batch = rec.build_batch([(b"k", b"v", [], 1_000)])
-    fetch = headers.encode_request(1, 12, 1, {
-        "replica_id": -1, "max_wait_ms": 5_000, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
-        "session_id": 0, "session_epoch": -1,
-        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-                                                  "current_leader_epoch": -1, "log_start_offset": -1}]}],
-        "forgotten_topics_data": [], "rack_id": ""}, client_id="reader")
-    produce = headers.encode_request(0, 9, 2, {
-        "transactional_id": None, "acks": -1, "timeout_ms": 1000,
-        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}, client_id="writer")
+    fetch = headers.encode_request(
+        1,
+        12,
+        1,
+        {
+            "replica_id": -1,
+            "max_wait_ms": 5_000,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "isolation_level": 0,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "fetch_offset": 0,
+                            "partition_max_bytes": 1 << 20,
+                            "current_leader_epoch": -1,
+                            "log_start_offset": -1,
+                        }
+                    ],
+                }
+            ],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        },
+        client_id="reader",
+    )
+    produce = headers.encode_request(
+        0,
+        9,
+        2,
+        {
+            "transactional_id": None,
+            "acks": -1,
+            "timeout_ms": 1000,
+            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+        },
+        client_id="writer",
+    )
 
     async def main():
         got = {}

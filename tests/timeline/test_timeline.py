@@ -11,12 +11,22 @@ from pathlib import Path
 import pytest
 
 from fakebroker.core.events import Event, make
-from fakebroker.timeline import (draw_timeline, format_assignment, select_events, swimlanes, timeline, timeline_text,
-                                 write_timeline)
+from fakebroker.timeline import (
+    draw_timeline,
+    format_assignment,
+    select_events,
+    swimlanes,
+    timeline,
+    timeline_text,
+    write_timeline,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-U1, U2, U3 = ("0e9080ea-1111-4222-8333-444455556666", "c91479cc-1111-4222-8333-444455556666",
-              "dd3ef48c-1111-4222-8333-444455556666")
+U1, U2, U3 = (
+    "0e9080ea-1111-4222-8333-444455556666",
+    "c91479cc-1111-4222-8333-444455556666",
+    "dd3ef48c-1111-4222-8333-444455556666",
+)
 M1, M2, M3 = f"c1-{U1}", f"c2-{U2}", f"c3-{U3}"
 
 
@@ -33,8 +43,9 @@ class Log:
         return self
 
     def add(self, kind: str, broker: int | None = None, **details) -> Event:
-        event = make(kind, broker, time_ms=self.now, seq=len(self.events) + 1, wall=self.now / 1000 + self.wall_offset,
-                     **details)
+        event = make(
+            kind, broker, time_ms=self.now, seq=len(self.events) + 1, wall=self.now / 1000 + self.wall_offset, **details
+        )
         self.events.append(event)
         return event
 
@@ -50,11 +61,20 @@ def three_members_one_expiry() -> list[Event]:
         log.add("group_state_changed", None, group="g", old="Stable", new="PreparingRebalance", generation=i - 1)
         log.at(1000 * i + 300).add("generation_started", None, group="g", generation=i, members=i)
         log.add("group_state_changed", None, group="g", old="PreparingRebalance", new="Stable", generation=i)
-        parts = [list(range(6))[k * 6 // i:(k + 1) * 6 // i] for k in range(i)]
+        parts = [list(range(6))[k * 6 // i : (k + 1) * 6 // i] for k in range(i)]
         for (mid, cid), ps in zip([(M1, "c1"), (M2, "c2"), (M3, "c3")], parts):
-            log.add("assignment_delivered", None, group="g", member=mid, client_id=cid, generation=i,
-                    assignment={"orders": ps})
-    log.at(3500).add("fault_fired", 0, rule=1, action="blackhole", api="Heartbeat", version=4, client_id="c2", group="g")
+            log.add(
+                "assignment_delivered",
+                None,
+                group="g",
+                member=mid,
+                client_id=cid,
+                generation=i,
+                assignment={"orders": ps},
+            )
+    log.at(3500).add(
+        "fault_fired", 0, rule=1, action="blackhole", api="Heartbeat", version=4, client_id="c2", group="g"
+    )
     log.at(9500).add("member_expired", None, group="g", member=M2, client_id="c2", session_timeout_ms=6000)
     log.add("member_removed", None, group="g", member=M2, client_id="c2", reason=f"member {M2} session expired")
     log.add("rebalance_started", None, group="g", reason=f"member {M2} session expired", generation=3)
@@ -63,8 +83,24 @@ def three_members_one_expiry() -> list[Event]:
         log.add("request_error", 0, api="Heartbeat", client_id="c1", error="REBALANCE_IN_PROGRESS")
     log.at(9600).add("generation_started", None, group="g", generation=4, members=2)
     log.add("group_state_changed", None, group="g", old="PreparingRebalance", new="Stable", generation=4)
-    log.add("assignment_delivered", None, group="g", member=M1, client_id="c1", generation=4, assignment={"orders": [0, 1, 2]})
-    log.add("assignment_delivered", None, group="g", member=M3, client_id="c3", generation=4, assignment={"orders": [3, 4, 5]})
+    log.add(
+        "assignment_delivered",
+        None,
+        group="g",
+        member=M1,
+        client_id="c1",
+        generation=4,
+        assignment={"orders": [0, 1, 2]},
+    )
+    log.add(
+        "assignment_delivered",
+        None,
+        group="g",
+        member=M3,
+        client_id="c3",
+        generation=4,
+        assignment={"orders": [3, 4, 5]},
+    )
     log.at(9700).add("member_joined", 1, group="other", member="x-1", client_id="x")
     log.add("leader_moved", None, topic="__consumer_offsets", partition=7, leader=2, epoch=1)
     log.add("fault_fired", 1, rule=2, action="delay", api="Fetch", version=12, client_id="x", group=None)
@@ -84,7 +120,7 @@ def test_text_has_one_aligned_line_per_event_with_times_since_the_first():
         col = lines[0].index(name)
         for line in lines[1:]:
             if len(line) > col:  # a line without details ends early
-                assert line[col - 2:col] == "  " and line[col] != " ", (name, line)
+                assert line[col - 2 : col] == "  " and line[col] != " ", (name, line)
     assert lines[1].split()[:3] == ["+0.000s", "b0", "broker_started"] and lines[-1].startswith("+10.000s")
     expired = next(line for line in lines if "member_expired" in line)
     assert expired.startswith(" +9.500s") and " g " in expired and " c2 " in expired
@@ -154,7 +190,9 @@ def test_swimlanes_follow_members_generations_and_assignments():
     assert "broker_stopped" in kinds and not any(m.client_id == "x" for m in data.markers)  # another group's client
     assert any(m.client_id == "x" for m in swimlanes(three_members_one_expiry()).markers)
     assert data.states["g"][-1][2] == "Stable" and data.end == pytest.approx(10.0)
-    assert swimlanes(three_members_one_expiry(), group="g", until=data.end + 5 + 1_700_000_000).end == pytest.approx(15.0)
+    assert swimlanes(three_members_one_expiry(), group="g", until=data.end + 5 + 1_700_000_000).end == pytest.approx(
+        15.0
+    )
 
 
 def test_static_member_keeps_its_lane_when_fenced():
@@ -173,9 +211,16 @@ def test_a_picture_of_many_members_is_drawn(tmp_path):
     for i, (cid, mid) in enumerate(members):
         log.at(500 * i).add("member_joined", 0, group="big", member=mid, client_id=cid)
         log.add("generation_started", None, group="big", generation=i + 1, members=i + 1)
-        for cid2, mid2 in members[:i + 1]:
-            log.add("assignment_delivered", None, group="big", member=mid2, client_id=cid2, generation=i + 1,
-                    assignment={"orders": [int(mid2.split("-")[1])]})
+        for cid2, mid2 in members[: i + 1]:
+            log.add(
+                "assignment_delivered",
+                None,
+                group="big",
+                member=mid2,
+                client_id=cid2,
+                generation=i + 1,
+                assignment={"orders": [int(mid2.split("-")[1])]},
+            )
     log.at(6000).add("clock_advanced", None, by_ms=1000, now_ms=log.now)
     svg = draw_timeline(log.events, tmp_path / "big.svg", title="ten members")
     text = svg.read_text()
@@ -184,7 +229,9 @@ def test_a_picture_of_many_members_is_drawn(tmp_path):
 
 # -- the real thing: 3 confluent-kafka consumers, one fails -------------------------------------------
 def _scenario():
-    spec = importlib.util.spec_from_file_location("draw_example_timeline", ROOT / "scripts" / "draw_example_timeline.py")
+    spec = importlib.util.spec_from_file_location(
+        "draw_example_timeline", ROOT / "scripts" / "draw_example_timeline.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(spec.name, module)
     spec.loader.exec_module(module)
@@ -207,7 +254,9 @@ def test_timeline_of_a_three_member_rebalance_with_one_failure(tmp_path):
     # What the clients saw: 2/2/2 with three members, 3/3 for the two survivors, each time all six partitions.
     assert sorted(map(len, outcome.before.values())) == [2, 2, 2]
     assert sorted(p for ps in outcome.before.values() for p in ps) == list(range(6))
-    assert sorted(outcome.after) == ["c1", "c3"] and sorted(p for ps in outcome.after.values() for p in ps) == list(range(6))
+    assert sorted(outcome.after) == ["c1", "c3"] and sorted(p for ps in outcome.after.values() for p in ps) == list(
+        range(6)
+    )
     assert len(outcome.generations) == 4 and outcome.generations == sorted(set(outcome.generations))
     assert view.state == "Stable" and sorted(m.client_id for m in view.members) == ["c1", "c3"]
     last = outcome.generations[-1]
@@ -217,8 +266,11 @@ def test_timeline_of_a_three_member_rebalance_with_one_failure(tmp_path):
     assert re.search(r"member_expired\s+orders-app\s+c2\s+member=c2-[0-9a-f]{8} session_timeout_ms=6000", text), text
     for gen in outcome.generations:
         assert re.search(rf"generation_started\s+orders-app\s+-\s+generation={gen} ", text), text
-    assert re.search(rf"assignment_delivered\s+orders-app\s+c1\s+member=c1-\w+ generation={last} "
-                     rf"assignment=orders\[{outcome.after['c1'][0]}-{outcome.after['c1'][-1]}\]", text), text
+    assert re.search(
+        rf"assignment_delivered\s+orders-app\s+c1\s+member=c1-\w+ generation={last} "
+        rf"assignment=orders\[{outcome.after['c1'][0]}-{outcome.after['c1'][-1]}\]",
+        text,
+    ), text
     assert "fault_fired" in text and txt.read_text() == text + "\n"
 
     # The pictures: there, not trivial, naming the members, the generations and the failure.

@@ -79,13 +79,16 @@ class GroupCoordinator:
     def _transition(self, group: ClassicGroup, state: GroupState, now_ms: int) -> None:
         old = group.state
         group.transition_to(state, now_ms)
-        self.emit(ev.GroupStateChanged(group=group.group_id, old=old.value, new=state.value,
-                                       generation=group.generation_id), now_ms)
+        self.emit(
+            ev.GroupStateChanged(group=group.group_id, old=old.value, new=state.value, generation=group.generation_id),
+            now_ms,
+        )
 
     def _rearm(self, group: ClassicGroup, member_id: str, now_ms: int, timeout_ms: int) -> None:
         gid = group.group_id
-        self.timers.schedule(heartbeat_key(gid, member_id), now_ms + timeout_ms,
-                             lambda t: self._expire_heartbeat(gid, member_id, t))
+        self.timers.schedule(
+            heartbeat_key(gid, member_id), now_ms + timeout_ms, lambda t: self._expire_heartbeat(gid, member_id, t)
+        )
 
     def keep_alive(self, group: ClassicGroup, member: Member, now_ms: int) -> None:
         """A request that counts as a heartbeat (an offset commit) restarts the member's session."""
@@ -93,12 +96,27 @@ class GroupCoordinator:
 
     def _persist(self, group: ClassicGroup) -> None:
         self.snapshots[group.group_id] = GroupSnapshot(
-            group.group_id, group.protocol_type, group.generation_id, group.protocol_name, group.leader_id,
+            group.group_id,
+            group.protocol_type,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
             group.state_timestamp_ms,
-            [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-              "client_host": m.client_host, "rebalance_timeout_ms": m.rebalance_timeout_ms,
-              "session_timeout_ms": m.session_timeout_ms, "protocol_type": m.protocol_type,
-              "protocols": list(m.protocols), "assignment": m.assignment} for m in group.members.values()])
+            [
+                {
+                    "member_id": m.member_id,
+                    "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                    "session_timeout_ms": m.session_timeout_ms,
+                    "protocol_type": m.protocol_type,
+                    "protocols": list(m.protocols),
+                    "assignment": m.assignment,
+                }
+                for m in group.members.values()
+            ],
+        )
 
     def validate_member(self, group: ClassicGroup, member_id: str, instance_id: str | None) -> E:
         """Kafka's ``validateMember``."""
@@ -116,9 +134,21 @@ class GroupCoordinator:
         return f"{instance_id or client_id or ''}-{uuid.uuid4()}"
 
     # -- JoinGroup ----------------------------------------------------------------------------
-    def join(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, client_id: str | None,
-             client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
-             protocols: list[tuple[str, bytes]], version: int) -> JoinResult | Pending:
+    def join(
+        self,
+        now_ms: int,
+        *,
+        group_id: str | None,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str | None,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        version: int,
+    ) -> JoinResult | Pending:
         if not group_id:
             return join_error(E.INVALID_GROUP_ID, member_id)
         low = self.config.get_int("group.min.session.timeout.ms")
@@ -139,9 +169,16 @@ class GroupCoordinator:
             if removed is not None:
                 self.timers.cancel(heartbeat_key(group.group_id, member_id))
             return join_error(E.GROUP_MAX_SIZE_REACHED)
-        request = dict(group_instance_id=group_instance_id, client_id=client_id or "", client_host=client_host,
-                       session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=rebalance_timeout_ms,
-                       protocol_type=protocol_type, protocols=list(protocols), version=version)
+        request = dict(
+            group_instance_id=group_instance_id,
+            client_id=client_id or "",
+            client_host=client_host,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=list(protocols),
+            version=version,
+        )
         if not member_id:
             return self._join_new_member(group, now_ms, request)
         return self._join_existing_member(group, now_ms, member_id, request)
@@ -169,13 +206,18 @@ class GroupCoordinator:
         if req["version"] >= 4:  # KIP-394: hand out an id first, the member joins with it
             group.pending_members.add(new_id)
             gid = group.group_id
-            self.timers.schedule(heartbeat_key(group.group_id, new_id), now_ms + req["session_timeout_ms"],
-                                 lambda t: self._expire_heartbeat(gid, new_id, t))
+            self.timers.schedule(
+                heartbeat_key(group.group_id, new_id),
+                now_ms + req["session_timeout_ms"],
+                lambda t: self._expire_heartbeat(gid, new_id, t),
+            )
             self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req["client_id"] or None), now_ms)
             return join_error(E.MEMBER_ID_REQUIRED, new_id)
         return self._add_member_and_rebalance(group, now_ms, new_id, req)
 
-    def _join_existing_member(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> JoinResult | Pending:
+    def _join_existing_member(
+        self, group: ClassicGroup, now_ms: int, member_id: str, req: dict
+    ) -> JoinResult | Pending:
         if group.is_state(S.DEAD):
             return join_error(E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports_protocols(req["protocol_type"], [n for n, _ in req["protocols"]]):
@@ -200,25 +242,59 @@ class GroupCoordinator:
             return self._join_success(group, member, req["version"])
         return join_error(E.UNKNOWN_MEMBER_ID, member_id)  # Empty
 
-    def _join_success(self, group: ClassicGroup, member: Member, version: int, *, leader: str | None = None,
-                      skip_assignment: bool = False) -> JoinResult:
+    def _join_success(
+        self,
+        group: ClassicGroup,
+        member: Member,
+        version: int,
+        *,
+        leader: str | None = None,
+        skip_assignment: bool = False,
+    ) -> JoinResult:
         is_leader = member.member_id == group.leader_id
-        members = tuple(JoinedMember(m.member_id, m.group_instance_id, m.metadata(group.protocol_name))
-                        for m in group.members.values()) if is_leader else ()
-        return JoinResult(E.NONE, member.member_id, group.generation_id, group.protocol_type, group.protocol_name,
-                          leader if leader is not None else group.leader_id or "", members, skip_assignment)
+        members = (
+            tuple(
+                JoinedMember(m.member_id, m.group_instance_id, m.metadata(group.protocol_name))
+                for m in group.members.values()
+            )
+            if is_leader
+            else ()
+        )
+        return JoinResult(
+            E.NONE,
+            member.member_id,
+            group.generation_id,
+            group.protocol_type,
+            group.protocol_name,
+            leader if leader is not None else group.leader_id or "",
+            members,
+            skip_assignment,
+        )
 
     def _add_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> Pending:
-        member = Member(member_id, req["group_instance_id"], req["client_id"], req["client_host"], req["rebalance_timeout_ms"],
-                        req["session_timeout_ms"], req["protocol_type"], req["protocols"], is_new=True)
+        member = Member(
+            member_id,
+            req["group_instance_id"],
+            req["client_id"],
+            req["client_host"],
+            req["rebalance_timeout_ms"],
+            req["session_timeout_ms"],
+            req["protocol_type"],
+            req["protocols"],
+            is_new=True,
+        )
         pending = member.join_pending = Pending()
         member.join_version = req["version"]
         group.pending_members.discard(member_id)
         group.add(member)
         if group.is_state(S.PREPARING_REBALANCE) and group.previous_state == S.EMPTY:
             group.new_member_added = True  # extends the initial delay window (Kafka's newMemberAdded)
-        self.emit(ev.MemberJoined(group=group.group_id, member=member_id, instance=member.group_instance_id,
-                                  client_id=member.client_id), now_ms)
+        self.emit(
+            ev.MemberJoined(
+                group=group.group_id, member=member_id, instance=member.group_instance_id, client_id=member.client_id
+            ),
+            now_ms,
+        )
         # A new member gets a fixed window to complete its join before it can expire.
         self._rearm(group, member_id, now_ms, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if group.is_state(S.PREPARING_REBALANCE):
@@ -255,16 +331,29 @@ class GroupCoordinator:
         self.timers.cancel(heartbeat_key(group.group_id, old_id))
         # The new member takes the old one's place, position, assignment and leadership.
         members = list(group.members.values())
-        new = Member(new_id, instance_id, old.client_id, old.client_host, req["rebalance_timeout_ms"],
-                     req["session_timeout_ms"], req["protocol_type"], req["protocols"], assignment=old.assignment)
-        group.members = {(new_id if m.member_id == old_id else m.member_id): (new if m.member_id == old_id else m) for m in members}
+        new = Member(
+            new_id,
+            instance_id,
+            old.client_id,
+            old.client_host,
+            req["rebalance_timeout_ms"],
+            req["session_timeout_ms"],
+            req["protocol_type"],
+            req["protocols"],
+            assignment=old.assignment,
+        )
+        group.members = {
+            (new_id if m.member_id == old_id else m.member_id): (new if m.member_id == old_id else m) for m in members
+        }
         group.static_members[instance_id] = new_id
         if group.pending_sync and old_id in group.pending_sync:
             group.pending_sync.discard(old_id)
             group.pending_sync.add(new_id)
         if was_leader:
             group.leader_id = new_id
-        self.emit(ev.MemberFenced(group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id), now_ms)
+        self.emit(
+            ev.MemberFenced(group=group.group_id, member=old_id, instance=instance_id, replaced_by=new_id), now_ms
+        )
         self._rearm(group, new_id, now_ms, new.session_timeout_ms)
         if group.is_state(S.STABLE) and group.select_protocol() == old_protocol:
             self._persist(group)
@@ -320,12 +409,18 @@ class GroupCoordinator:
             self._complete_join(group, now_ms)
         else:
             gid = group.group_id
-            self.timers.schedule(join_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
-                                 lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None)
+            self.timers.schedule(
+                join_key(group.group_id),
+                now_ms + group.rebalance_timeout_ms(),
+                lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None,
+            )
 
     def _maybe_complete_join_phase(self, group: ClassicGroup, now_ms: int, *, even_initial: bool = False) -> None:
-        if (group.is_state(S.PREPARING_REBALANCE) and group.has_all_members_joined()
-                and (even_initial or group.previous_state != S.EMPTY)):
+        if (
+            group.is_state(S.PREPARING_REBALANCE)
+            and group.has_all_members_joined()
+            and (even_initial or group.previous_state != S.EMPTY)
+        ):
             self._complete_join(group, now_ms)
 
     def _complete_join(self, group: ClassicGroup, now_ms: int) -> None:
@@ -338,8 +433,11 @@ class GroupCoordinator:
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only absent static members remain: wait another rebalance timeout for them.
             gid = group.group_id
-            self.timers.schedule(join_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
-                                 lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None)
+            self.timers.schedule(
+                join_key(group.group_id),
+                now_ms + group.rebalance_timeout_ms(),
+                lambda t: self._complete_join(self.groups[gid], t) if gid in self.groups else None,
+            )
             return
         group.generation_id += 1
         if group.members:
@@ -351,8 +449,16 @@ class GroupCoordinator:
             self._persist(group)
             self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id, members=0), now_ms)
             return
-        self.emit(ev.GenerationStarted(group=group.group_id, generation=group.generation_id,
-                                       members=len(group.members), protocol=group.protocol_name, leader=group.leader_id), now_ms)
+        self.emit(
+            ev.GenerationStarted(
+                group=group.group_id,
+                generation=group.generation_id,
+                members=len(group.members),
+                protocol=group.protocol_name,
+                leader=group.leader_id,
+            ),
+            now_ms,
+        )
         for member in group.members.values():
             if member.join_pending is not None:
                 pending, member.join_pending = member.join_pending, None
@@ -361,8 +467,11 @@ class GroupCoordinator:
             member.is_new = False
             group.pending_sync.add(member.member_id)
         gid, generation = group.group_id, group.generation_id
-        self.timers.schedule(sync_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
-                             lambda t: self._expire_pending_sync(gid, generation, t))
+        self.timers.schedule(
+            sync_key(group.group_id),
+            now_ms + group.rebalance_timeout_ms(),
+            lambda t: self._expire_pending_sync(gid, generation, t),
+        )
 
     def _reset_assignments_with_error(self, group: ClassicGroup, error: E) -> None:
         for member in group.members.values():
@@ -380,7 +489,10 @@ class GroupCoordinator:
             member.join_pending.complete(join_error(E.UNKNOWN_MEMBER_ID))
         if member.sync_pending is not None:
             member.sync_pending.complete(sync_error(E.UNKNOWN_MEMBER_ID))
-        self.emit(ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None), now_ms)
+        self.emit(
+            ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None),
+            now_ms,
+        )
         return member
 
     def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now_ms: int, reason: str) -> None:
@@ -403,14 +515,23 @@ class GroupCoordinator:
         if member is None:
             return
         if member.is_new:
-            self.emit(ev.MemberExpired(group=group_id, member=member_id, new=True, client_id=member.client_id or None), now_ms)
+            self.emit(
+                ev.MemberExpired(group=group_id, member=member_id, new=True, client_id=member.client_id or None), now_ms
+            )
             self._remove_member(group, member_id, "new member did not complete its join", now_ms)
             self._maybe_complete_join_phase(group, now_ms, even_initial=True)
             return
         if member.awaiting_join or member.awaiting_sync:
             return  # waiting in a request counts as alive; the timer is not re-armed
-        self.emit(ev.MemberExpired(group=group_id, member=member_id, session_timeout_ms=member.session_timeout_ms,
-                                   client_id=member.client_id or None), now_ms)
+        self.emit(
+            ev.MemberExpired(
+                group=group_id,
+                member=member_id,
+                session_timeout_ms=member.session_timeout_ms,
+                client_id=member.client_id or None,
+            ),
+            now_ms,
+        )
         self._remove_and_rebalance(group, member_id, now_ms, f"member {member_id} session expired")
 
     def _expire_pending_sync(self, group_id: str, generation: int, now_ms: int) -> None:
@@ -425,8 +546,19 @@ class GroupCoordinator:
         self._prepare_rebalance(group, now_ms, "members did not sync in time")
 
     # -- SyncGroup ------------------------------------------------------------------------------
-    def sync(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, generation_id: int,
-             protocol_type: str | None, protocol_name: str | None, assignments: dict[str, bytes], version: int) -> JoinResult | Pending:
+    def sync(
+        self,
+        now_ms: int,
+        *,
+        group_id: str | None,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        assignments: dict[str, bytes],
+        version: int,
+    ) -> JoinResult | Pending:
         if version >= 5 and (protocol_type is None or protocol_name is None):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         if not group_id:
@@ -442,15 +574,23 @@ class GroupCoordinator:
         if generation_id != group.generation_id:
             return sync_error(E.ILLEGAL_GENERATION)
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
-                protocol_name is not None and protocol_name != group.protocol_name):
+            protocol_name is not None and protocol_name != group.protocol_name
+        ):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         if group.is_state(S.PREPARING_REBALANCE):
             return sync_error(E.REBALANCE_IN_PROGRESS)
         member = group.members[member_id]
         if group.is_state(S.STABLE):
             self._remove_pending_sync(group, member_id)
-            self.emit(ev.AssignmentDelivered(group=group_id, member=member_id, generation=group.generation_id,
-                                             assignment=_decoded_assignment(group, member)), now_ms)
+            self.emit(
+                ev.AssignmentDelivered(
+                    group=group_id,
+                    member=member_id,
+                    generation=group.generation_id,
+                    assignment=_decoded_assignment(group, member),
+                ),
+                now_ms,
+            )
             return self._sync_success(group, member)
         # CompletingRebalance: park until the leader's assignment arrives.
         member.sync_pending = Pending()
@@ -461,14 +601,25 @@ class GroupCoordinator:
                 m.assignment = assignments.get(mid, b"")
             self._persist(group)
             self._transition(group, S.STABLE, now_ms)
-            self.emit(ev.LeaderAssigned(group=group_id, leader=member_id, generation=group.generation_id,
-                                        members=len(group.members)), now_ms)
+            self.emit(
+                ev.LeaderAssigned(
+                    group=group_id, leader=member_id, generation=group.generation_id, members=len(group.members)
+                ),
+                now_ms,
+            )
             for m in group.members.values():
                 if m.sync_pending is not None:
                     p, m.sync_pending = m.sync_pending, None
                     p.complete(self._sync_success(group, m))
-                    self.emit(ev.AssignmentDelivered(group=group_id, member=m.member_id, generation=group.generation_id,
-                                                     assignment=_decoded_assignment(group, m)), now_ms)
+                    self.emit(
+                        ev.AssignmentDelivered(
+                            group=group_id,
+                            member=m.member_id,
+                            generation=group.generation_id,
+                            assignment=_decoded_assignment(group, m),
+                        ),
+                        now_ms,
+                    )
                     self._rearm(group, m.member_id, now_ms, m.session_timeout_ms)
         return pending
 
@@ -481,8 +632,9 @@ class GroupCoordinator:
             self.timers.cancel(sync_key(group.group_id))
 
     # -- Heartbeat and LeaveGroup -------------------------------------------------------------------
-    def heartbeat(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None,
-                  generation_id: int) -> E:
+    def heartbeat(
+        self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> E:
         if not group_id:
             return E.INVALID_GROUP_ID
         group = self.groups.get(group_id)
@@ -603,9 +755,14 @@ class GroupCoordinator:
             if snap is None:
                 self.groups.pop(gid, None)
                 continue
-            group = ClassicGroup(gid, state_timestamp_ms=snap.state_timestamp_ms, generation_id=snap.generation_id,
-                                 protocol_type=snap.protocol_type, protocol_name=snap.protocol_name,
-                                 leader_id=snap.leader_id)
+            group = ClassicGroup(
+                gid,
+                state_timestamp_ms=snap.state_timestamp_ms,
+                generation_id=snap.generation_id,
+                protocol_type=snap.protocol_type,
+                protocol_name=snap.protocol_name,
+                leader_id=snap.leader_id,
+            )
             for m in snap.members:
                 member = Member(**m)
                 group.members[member.member_id] = member

@@ -87,7 +87,9 @@ class ClassicGroup:
 
     def transition_to(self, new: GroupState, now_ms: int) -> None:
         if self.state not in TRANSITIONS[new]:
-            raise IllegalTransition(f"group {self.group_id}: {self.state.value} -> {new.value} is not a legal transition")
+            raise IllegalTransition(
+                f"group {self.group_id}: {self.state.value} -> {new.value} is not a legal transition"
+            )
         self.previous_state, self.state = self.state, new
         self.state_timestamp_ms = now_ms
 
@@ -169,5 +171,11 @@ class ClassicGroup:
 
     def member_list(self) -> list[dict]:
         """The members as the leader's JoinGroup answer lists them (selected protocol's metadata)."""
-        return [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata(self.protocol_name)}
-                for m in self.members.values()]
+        return [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "metadata": m.metadata(self.protocol_name),
+            }
+            for m in self.members.values()
+        ]

@@ -33,8 +33,16 @@ class OffsetStore:
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
 
     # -- OffsetCommit ---------------------------------------------------------------------------
-    def validate_commit(self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None,
-                        generation_id: int, version: int) -> E:
+    def validate_commit(
+        self,
+        now_ms: int,
+        *,
+        group_id: str | None,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        version: int,
+    ) -> E:
         """The group-level checks of OffsetCommit, in Kafka's order (``validateOffsetCommit``)."""
         coord = self.coordinator
         if group_id is None:
@@ -64,19 +72,34 @@ class OffsetStore:
             coord.keep_alive(group, member, now_ms)
         return E.NONE
 
-    def commit(self, now_ms: int, group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
-               metadata: str | None, retention_ms: int = -1) -> E:
+    def commit(
+        self,
+        now_ms: int,
+        group_id: str,
+        topic: str,
+        partition: int,
+        offset: int,
+        leader_epoch: int,
+        metadata: str | None,
+        retention_ms: int = -1,
+    ) -> E:
         limit = self.coordinator.config.get_int("offset.metadata.max.bytes")
         text = metadata or ""
         if len(text.encode("utf-16-le")) // 2 > limit:  # Java measures String.length in UTF-16 units
             return E.OFFSET_METADATA_TOO_LARGE
         expire = now_ms + retention_ms if retention_ms not in (-1, None) and retention_ms >= 0 else -1
-        self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(offset, leader_epoch, text, now_ms, expire)
-        self.coordinator.emit(ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset), now_ms)
+        self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(
+            offset, leader_epoch, text, now_ms, expire
+        )
+        self.coordinator.emit(
+            ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset), now_ms
+        )
         return E.NONE
 
     # -- OffsetFetch ----------------------------------------------------------------------------
-    def fetch(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, CommittedOffset | None]]:
+    def fetch(
+        self, group_id: str, partitions: list[tuple[str, int]] | None
+    ) -> list[tuple[str, int, CommittedOffset | None]]:
         """Stored offsets; a missing group is no error (every offset -1); ``None`` = all stored."""
         stored = self.offsets.get(group_id, {})
         if partitions is None:
@@ -147,15 +170,25 @@ def describe_group(store: OffsetStore, group_id: str) -> GroupDescription:
     if group is None or group.is_state(S.DEAD):
         return GroupDescription(E.GROUP_ID_NOT_FOUND, "Dead")
     stable = group.is_state(S.STABLE)
-    members = tuple(DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                    m.metadata(group.protocol_name) if stable else b"", m.assignment)
-                    for m in group.members.values())
-    return GroupDescription(E.NONE, group.state.value, group.protocol_type or "",
-                            (group.protocol_name or "") if stable else "", members)
+    members = tuple(
+        DescribedMember(
+            m.member_id,
+            m.group_instance_id,
+            m.client_id,
+            m.client_host,
+            m.metadata(group.protocol_name) if stable else b"",
+            m.assignment,
+        )
+        for m in group.members.values()
+    )
+    return GroupDescription(
+        E.NONE, group.state.value, group.protocol_type or "", (group.protocol_name or "") if stable else "", members
+    )
 
 
-def list_groups(store: OffsetStore, states: list[str] | None = None,
-                types: list[str] | None = None) -> list[GroupListing]:
+def list_groups(
+    store: OffsetStore, states: list[str] | None = None, types: list[str] | None = None
+) -> list[GroupListing]:
     wanted_states = {s.lower() for s in states} if states else None
     wanted_types = {t.lower() for t in types} if types else None
     out = []

@@ -58,20 +58,41 @@ from .errors import (
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
 )
-from .layout import (
+
+# Not in __all__, but reachable as ``records.X`` as they were before the split (tests use them).
+from .layout import (  # noqa: F401
+    _BATCH_HEADER_FAST,
+    _LEGACY_HEADER_FAST,
+    ATTRIBUTES_OFFSET,
     BATCH_HEADER,
     CONTROL_RECORD_KEY,
+    CRC_OFFSET,
     CREATE_TIME,
     END_TXN_MARKER,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_ATTRIBUTES_OFFSET,
     LEGACY_BODY,
+    LEGACY_CRC_OFFSET,
     LEGACY_HEADER,
+    LEGACY_HEADER_SIZE,
     LEGACY_PREFIX,
+    LEGACY_RECORD_OVERHEAD_V0,
+    LEGACY_RECORD_OVERHEAD_V1,
+    LEGACY_TIMESTAMP_OFFSET,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
 )
-from .legacy import LegacyInput, LegacyMessage, build_message_set
+from .legacy import (
+    LegacyInput,
+    LegacyMessage,
+    _encode_legacy,  # noqa: F401
+    build_message_set,
+)
 from .record import Header, Record, RecordInput
 from .rewrite import (
     set_base_offset,
@@ -81,25 +102,6 @@ from .rewrite import (
     set_partition_leader_epoch,
 )
 from .validation import validate_produce_records
-
-# Not in __all__, but reachable as ``records.X`` as they were before the split (tests use them).
-from .layout import (  # noqa: F401
-    _BATCH_HEADER_FAST,
-    _LEGACY_HEADER_FAST,
-    ATTRIBUTES_OFFSET,
-    CRC_OFFSET,
-    HEADER_SIZE_UP_TO_MAGIC,
-    LEGACY_ATTRIBUTES_OFFSET,
-    LEGACY_CRC_OFFSET,
-    LEGACY_HEADER_SIZE,
-    LEGACY_RECORD_OVERHEAD_V0,
-    LEGACY_RECORD_OVERHEAD_V1,
-    LEGACY_TIMESTAMP_OFFSET,
-    MAGIC_OFFSET,
-    MAX_TIMESTAMP_OFFSET,
-    RECORDS_COUNT_OFFSET,
-)
-from .legacy import _encode_legacy  # noqa: F401
 
 __all__ = [
     # data

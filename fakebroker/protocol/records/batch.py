@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Literal
 
 import crc32c as _crc32c
 from construct import ConstructError

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import crc32c as _crc32c
 
@@ -134,12 +135,40 @@ def _truncated_header(data: Any, pos: int, n: int) -> BatchHeader:
     if magic in (0, 1) and remaining >= LEGACY_HEADER_SIZE:
         _, _, crc, _, attributes = _LEGACY_HEADER_FAST.unpack_from(data, pos)
         return BatchHeader(
-            pos, base_offset, batch_length, -1, magic, crc, attributes & 0xFF, 0, -1, -1, -1, -1, -1, -1,
-            truncated=True, available=remaining,
+            pos,
+            base_offset,
+            batch_length,
+            -1,
+            magic,
+            crc,
+            attributes & 0xFF,
+            0,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            truncated=True,
+            available=remaining,
         )
     return BatchHeader(
-        pos, base_offset, batch_length, -1, magic, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-        truncated=True, available=remaining,
+        pos,
+        base_offset,
+        batch_length,
+        -1,
+        magic,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        truncated=True,
+        available=remaining,
     )
 
 
@@ -162,8 +191,7 @@ def iter_batch_headers(data: bytes | bytearray | memoryview, *, allow_truncated:
         base_offset, batch_length = struct.unpack_from(">qi", data, pos)
         if batch_length < LEGACY_RECORD_OVERHEAD_V0:
             raise CorruptRecordsError(
-                f"Record size {batch_length} is less than the minimum record overhead "
-                f"({LEGACY_RECORD_OVERHEAD_V0})",
+                f"Record size {batch_length} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})",
                 offset=pos,
             )
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
@@ -198,8 +226,20 @@ def iter_batch_headers(data: bytes | bytearray | memoryview, *, allow_truncated:
             if magic == 1:
                 (timestamp,) = struct.unpack_from(">q", data, pos + LEGACY_TIMESTAMP_OFFSET)
             yield BatchHeader(
-                pos, base_offset, batch_length, -1, magic, crc, attributes, 0, timestamp, timestamp,
-                -1, -1, -1, -1 if attributes & _COMPRESSION_MASK else 1,
+                pos,
+                base_offset,
+                batch_length,
+                -1,
+                magic,
+                crc,
+                attributes,
+                0,
+                timestamp,
+                timestamp,
+                -1,
+                -1,
+                -1,
+                -1 if attributes & _COMPRESSION_MASK else 1,
             )
         pos += size
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from collections.abc import Sequence
+from typing import ClassVar
 
 # --------------------------------------------------------------------------------------------
 # Errors

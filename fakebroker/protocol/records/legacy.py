@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Union
 
 from construct import ConstructError
 
@@ -114,8 +114,7 @@ def _decode_legacy_inner(wrapper: LegacyMessage, position: int, check_crc: bool)
             message = _decode_legacy(raw, header, check_crc, nested=True)
             if message.is_compressed:
                 raise InvalidRecordError(
-                    "Compressed outer record should not have an inner record with a compression "
-                    "attribute set",
+                    "Compressed outer record should not have an inner record with a compression attribute set",
                     offset=position,
                     record_index=index,
                 )
@@ -143,14 +142,12 @@ def _decode_legacy_inner(wrapper: LegacyMessage, position: int, check_crc: bool)
 
 #: What :func:`build_message_set` accepts per message: a :class:`LegacyMessage` (its key,
 #: value and timestamp are used) or ``(key, value)`` / ``(key, value, timestamp)``.
-LegacyInput = Union[
-    LegacyMessage,
-    tuple[Union[bytes, None], Union[bytes, None]],
-    tuple[Union[bytes, None], Union[bytes, None], Union[int, None]],
-]
+LegacyInput = LegacyMessage | tuple[bytes | None, bytes | None] | tuple[bytes | None, bytes | None, int | None]
 
 
-def _encode_legacy(offset: int, magic: int, attributes: int, timestamp: int | None, key: bytes | None, value: bytes | None) -> bytes:
+def _encode_legacy(
+    offset: int, magic: int, attributes: int, timestamp: int | None, key: bytes | None, value: bytes | None
+) -> bytes:
     body = LEGACY_BODY.build(
         dict(magic=magic, attributes=attributes, timestamp=timestamp if magic >= 1 else None, key=key, value=value)
     )
@@ -203,8 +200,8 @@ def build_message_set(
         for i, (key, value, ts) in enumerate(normalized)
     )
     wrapped = _compression.compress(compression, inner, broken_lz4_checksum=(magic == 0))
-    wrapper_ts = log_append_time if log_append_time is not None else max(
-        [NO_TIMESTAMP] + [ts for _, _, ts in normalized]
+    wrapper_ts = (
+        log_append_time if log_append_time is not None else max([NO_TIMESTAMP] + [ts for _, _, ts in normalized])
     )
     return _encode_legacy(
         base_offset + len(normalized) - 1, magic, compression | timestamp_bit, wrapper_ts, None, wrapped

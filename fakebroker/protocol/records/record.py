@@ -5,8 +5,8 @@ Record fields are zig-zag varints, decoded by hand (see :func:`_decode_records` 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence, Union
 
 from .errors import InvalidRecordError
 from .layout import NO_TIMESTAMP
@@ -17,7 +17,7 @@ from .varints import _ONE_BYTE_VARINTS, _BadVarint, _Underflow, _varint32, _vari
 # --------------------------------------------------------------------------------------------
 
 #: A record header: UTF-8 key (never null) and nullable value.
-Header = tuple[str, Union[bytes, None]]
+Header = tuple[str, bytes | None]
 
 
 @dataclass(slots=True)
@@ -161,9 +161,7 @@ def _decode_records(buf: bytes, count: int, batch_pos: int) -> list[Record]:
     except (IndexError, _Underflow, _BadVarint) as exc:
         raise invalid("Found invalid record structure") from exc
     if pos != n:
-        raise InvalidRecordError(
-            "Incorrect declared batch size, records still remaining in file", offset=batch_pos
-        )
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", offset=batch_pos)
     return records
 
 
@@ -175,12 +173,12 @@ def _decode_records(buf: bytes, count: int, batch_pos: int) -> list[Record]:
 #: What :func:`build_batch` accepts per record: a :class:`Record` (deltas as given), or a tuple
 #: ``(key, value)``, ``(key, value, headers)`` or ``(key, value, headers, timestamp)`` whose
 #: offset delta is its index and whose timestamp (absolute, or None) is optional.
-RecordInput = Union[
-    Record,
-    tuple[Union[bytes, None], Union[bytes, None]],
-    tuple[Union[bytes, None], Union[bytes, None], Sequence[Header]],
-    tuple[Union[bytes, None], Union[bytes, None], Sequence[Header], Union[int, None]],
-]
+RecordInput = (
+    Record
+    | tuple[bytes | None, bytes | None]
+    | tuple[bytes | None, bytes | None, Sequence[Header]]
+    | tuple[bytes | None, bytes | None, Sequence[Header], int | None]
+)
 
 
 def _encode_record(out: bytearray, record: Record) -> None:

@@ -77,7 +77,9 @@ def set_partition_leader_epoch(buf: bytearray | memoryview, pos: int, epoch: int
     if magic == 2:
         _put(buf, pos, "partition_leader_epoch", epoch)
     elif epoch != -1:
-        raise RecordsError(f"Magic versions prior to 2 do not support partition leader epoch (magic {magic})", offset=pos)
+        raise RecordsError(
+            f"Magic versions prior to 2 do not support partition leader epoch (magic {magic})", offset=pos
+        )
 
 
 def set_max_timestamp(buf: bytearray | memoryview, pos: int, timestamp_type: int, max_timestamp: int) -> None:

@@ -63,11 +63,14 @@ def validate_produce_records(
         if produce_version is not None and produce_version >= 3:
             v = produce_version
             if not headers:
-                raise InvalidRecordError(f"Produce requests with version {v} must have at least one record batch per partition")
+                raise InvalidRecordError(
+                    f"Produce requests with version {v} must have at least one record batch per partition"
+                )
             first = headers[0]
             if first.magic != 2:
                 raise InvalidRecordError(
-                    f"Produce requests with version {v} are only allowed to contain record batches with magic version 2",
+                    f"Produce requests with version {v} are only allowed to contain record batches "
+                    "with magic version 2",
                     offset=first.position,
                 )
             if v < 7 and first.compression == _compression.ZSTD:
@@ -77,7 +80,8 @@ def validate_produce_records(
                 )
             if len(headers) > 1:
                 raise InvalidRecordError(
-                    f"Produce requests with version {v} are only allowed to contain exactly one record batch per partition",
+                    f"Produce requests with version {v} are only allowed to contain exactly one "
+                    "record batch per partition",
                     offset=headers[1].position,
                 )
         if not headers:
@@ -140,15 +144,31 @@ def validate_produce_records(
             if h.magic == 2:
                 batch = _decode_v2(blob, h, check_crc=False)
                 entries.append(batch)
-                _validate_v2_records(batch, h, compacted, now, message_timestamp_type,
-                                     timestamp_before_max_ms, timestamp_after_max_ms, tp)
+                _validate_v2_records(
+                    batch,
+                    h,
+                    compacted,
+                    now,
+                    message_timestamp_type,
+                    timestamp_before_max_ms,
+                    timestamp_after_max_ms,
+                    tp,
+                )
             else:
                 # Outer CRC already checked; this also checks inner CRCs, which Kafka reports
                 # as CORRUPT_MESSAGE ("verify the record-level CRC ... of the deep entries").
                 message = _decode_legacy(blob, h, check_crc=True)
                 entries.append(message)
-                _validate_legacy_records(message, h, compacted, now, message_timestamp_type,
-                                         timestamp_before_max_ms, timestamp_after_max_ms, tp)
+                _validate_legacy_records(
+                    message,
+                    h,
+                    compacted,
+                    now,
+                    message_timestamp_type,
+                    timestamp_before_max_ms,
+                    timestamp_after_max_ms,
+                    tp,
+                )
         return entries
     except RecordsError:
         raise
@@ -157,8 +177,14 @@ def validate_produce_records(
 
 
 def _timestamp_error(
-    timestamp: int, offset: int, batch_timestamp_type: int | None, now: int | None, message_timestamp_type: int,
-    before: int, after: int, index: int,
+    timestamp: int,
+    offset: int,
+    batch_timestamp_type: int | None,
+    now: int | None,
+    message_timestamp_type: int,
+    before: int,
+    after: int,
+    index: int,
 ) -> str | None:
     if now is None:
         return None
@@ -170,7 +196,10 @@ def _timestamp_error(
                 f"within [{now - before}, {now + after}]"
             )
     elif batch_timestamp_type == LOG_APPEND_TIME:
-        return f"Invalid timestamp type in message at index {index}. Producer should not set timestamp type to LogAppendTime."
+        return (
+            f"Invalid timestamp type in message at index {index}. "
+            "Producer should not set timestamp type to LogAppendTime."
+        )
     return None
 
 
@@ -196,8 +225,14 @@ def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> 
 
 
 def _validate_v2_records(
-    batch: RecordBatch, header: BatchHeader, compacted: bool, now: int | None, message_timestamp_type: int,
-    before: int, after: int, tp: str,
+    batch: RecordBatch,
+    header: BatchHeader,
+    compacted: bool,
+    now: int | None,
+    message_timestamp_type: int,
+    before: int,
+    after: int,
+    tp: str,
 ) -> None:
     errors: list[tuple[int, str, bool]] = []
     for index, record in enumerate(batch.records):
@@ -205,8 +240,14 @@ def _validate_v2_records(
             errors.append((index, f"Compacted topic cannot accept message without key{tp}", False))
             continue
         message = _timestamp_error(
-            batch.timestamp_of(record), batch.offset_of(record), batch.timestamp_type, now,
-            message_timestamp_type, before, after, index,
+            batch.timestamp_of(record),
+            batch.offset_of(record),
+            batch.timestamp_type,
+            now,
+            message_timestamp_type,
+            before,
+            after,
+            index,
         )
         if message:
             errors.append((index, message, True))
@@ -214,8 +255,14 @@ def _validate_v2_records(
 
 
 def _validate_legacy_records(
-    message: LegacyMessage, header: BatchHeader, compacted: bool, now: int | None, message_timestamp_type: int,
-    before: int, after: int, tp: str,
+    message: LegacyMessage,
+    header: BatchHeader,
+    compacted: bool,
+    now: int | None,
+    message_timestamp_type: int,
+    before: int,
+    after: int,
+    tp: str,
 ) -> None:
     errors: list[tuple[int, str, bool]] = []
     for index, inner in enumerate(message.messages):
