@@ -57,6 +57,8 @@ from fakebroker.core.timers import Pending
 from fakebroker.protocol.data import assignment_dict, decode_subscription, encode_assignment, encode_subscription
 from fakebroker.protocol.error_codes import ErrorCode as E
 
+from ..conftest import examples
+
 S = GroupState
 GROUP = "g"
 TOPIC = "t"
@@ -934,7 +936,7 @@ class GroupMachine(RuleBasedStateMachine):
 
 
 GroupMachine.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(150), stateful_step_count=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 TestGroupStateful = GroupMachine.TestCase
 

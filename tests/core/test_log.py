@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from fakebroker.core.log import PartitionLog, StoredBatch
 from fakebroker.protocol import records as R
 
+from ..conftest import examples
+
 BIG = 1 << 30
 
 
@@ -490,7 +492,7 @@ def test_truncate_all():
 # ------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     counts=st.lists(st.integers(1, 6), min_size=1, max_size=10),
     epoch=st.integers(0, 50),

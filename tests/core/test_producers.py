@@ -26,6 +26,8 @@ from fakebroker.core.producers import (
 )
 from fakebroker.protocol.error_codes import ErrorCode
 
+from ..conftest import examples
+
 PID = 1000
 
 
@@ -414,7 +416,7 @@ def test_transactional_stale_epoch_at_exhaustion_is_an_unexpected_error():
 # ------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     first_seq=st.one_of(st.just(0), st.integers(INT32_MAX - 40, INT32_MAX)),
     counts=st.lists(st.integers(1, 8), min_size=1, max_size=15),
