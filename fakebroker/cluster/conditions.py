@@ -16,7 +16,7 @@ from ..core.events import Event
 from .views import GroupView
 
 
-class FakeCluster(Protocol):
+class ClusterLike(Protocol):
     """What conditions read of the cluster (the facade's public methods)."""
 
     def group(self, group_id: str) -> GroupView | None: ...
@@ -30,7 +30,7 @@ class Condition(abc.ABC):
     last_seen: Any = None
 
     @abc.abstractmethod
-    def __call__(self, cluster: FakeCluster) -> Any:
+    def __call__(self, cluster: ClusterLike) -> Any:
         """Truthy (the value ``wait_for`` returns) once the condition holds."""
 
     def describe(self) -> str:
@@ -47,7 +47,7 @@ class GroupState(Condition):
     members: int | None = None
     generation_above: int | None = None
 
-    def __call__(self, cluster: FakeCluster) -> Any:
+    def __call__(self, cluster: ClusterLike) -> Any:
         view = cluster.group(self.group)
         self.last_seen = (
             None if view is None else f"{view.state}, generation {view.generation}, {len(view.members)} members"
@@ -87,7 +87,7 @@ class EventSeen(Condition):
     details: dict[str, Any]
     since: int = 0
 
-    def __call__(self, cluster: FakeCluster) -> Any:
+    def __call__(self, cluster: ClusterLike) -> Any:
         for event in cluster.events_since(self.since):
             if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
                 return event
@@ -116,7 +116,7 @@ class CommittedOffset(Condition):
     partition: int
     at_least: int
 
-    def __call__(self, cluster: FakeCluster) -> Any:
+    def __call__(self, cluster: ClusterLike) -> Any:
         self.last_seen = cluster.committed(self.group).get((self.topic, self.partition))
         return self.last_seen is not None and self.last_seen >= self.at_least
 

@@ -48,10 +48,6 @@ class Runtime:
         self._timers_changed = anyio.Event()
         self._ticker_deadline: int | None = None  # the earliest deadline the ticker sleeps towards
 
-    @property
-    def events(self):
-        return self.state.events
-
     # -- after a change -------------------------------------------------------------------------
     def emit(self, event: Event) -> Event:
         """Append an event of the server's own (connections, requests, faults) and tell everyone."""

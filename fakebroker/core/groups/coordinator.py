@@ -3,6 +3,11 @@
 Pure and synchronous: each request method takes ``now_ms`` and returns either a result or a
 :class:`Pending` that a later request or timer completes. Error checks run in Kafka's order
 (see shared/kafka-protocol/GROUP-COORDINATOR.md, which names the Kafka methods mirrored here).
+
+It is longer than the project's other modules on purpose: like h11's ``_state.py`` (and Kafka's
+GroupMetadataManager), one file holding every transition is what lets a reader check them
+against each other; the data and the state table are in ``model.py``, the answers in
+``results.py``.
 """
 
 from __future__ import annotations
