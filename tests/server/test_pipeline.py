@@ -74,7 +74,7 @@ def test_bytes_in_bytes_out_without_a_socket():
     assert first.error_code == E.MEMBER_ID_REQUIRED and first.member_id.startswith("svc-")
     assert second.error_code == E.NONE and second.generation_id == 1 and second.leader == first.member_id
     assert peer.client_id == "svc"
-    kinds = [e.kind for e in rt.events]
+    kinds = [e.kind for e in rt.state.events]
     assert kinds[:2] == ["broker_started", "client_connected"] and "generation_started" in kinds
 
 
@@ -142,70 +142,73 @@ def test_a_join_group_walks_down_the_rooms_and_never_back_up():
     assert paths == [["server.pipeline", "server.fault_stage", "server.handler_stage", "apis", "core"]]
 
 
-def test_handlers_report_new_data_and_wake_parked_fetches():
+def fetch_request(correlation_id: int) -> bytes:
+    partition = {
+        "partition": 0,
+        "fetch_offset": 0,
+        "partition_max_bytes": 1 << 20,
+        "current_leader_epoch": -1,
+        "log_start_offset": -1,
+    }
+    body = {
+        "replica_id": -1,
+        "max_wait_ms": 5_000,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [{"topic": "t", "partitions": [partition]}],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+    return headers.encode_request(1, 12, correlation_id, body, client_id="reader")
+
+
+def parked_fetch_then(request: tuple[int, int, bytes]) -> dict:
+    """Park a Fetch on the empty partition t-0, send ``request`` (api key, version, payload) from
+    another client, and return both answers and how long the Fetch waited."""
     rt = runtime()
     rt.state.create_topic("t", 1)
     pipeline = Pipeline(rt, 0)
-    batch = rec.build_batch([(b"k", b"v", [], 1_000)])
-    fetch = headers.encode_request(
-        1,
-        12,
-        1,
-        {
-            "replica_id": -1,
-            "max_wait_ms": 5_000,
-            "min_bytes": 1,
-            "max_bytes": 1 << 20,
-            "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
-            "topics": [
-                {
-                    "topic": "t",
-                    "partitions": [
-                        {
-                            "partition": 0,
-                            "fetch_offset": 0,
-                            "partition_max_bytes": 1 << 20,
-                            "current_leader_epoch": -1,
-                            "log_start_offset": -1,
-                        }
-                    ],
-                }
-            ],
-            "forgotten_topics_data": [],
-            "rack_id": "",
-        },
-        client_id="reader",
-    )
-    produce = headers.encode_request(
-        0,
-        9,
-        2,
-        {
-            "transactional_id": None,
-            "acks": -1,
-            "timeout_ms": 1000,
-            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
-        },
-        client_id="writer",
-    )
 
-    async def main():
-        got = {}
+    async def main() -> dict:
+        got: dict = {}
 
-        async def reader():
+        async def reader() -> None:
             start = anyio.current_time()
-            got["fetch"] = answer(1, 12, await pipeline.process(fetch, Peer()))
+            got["fetch"] = answer(1, 12, await pipeline.process(fetch_request(1), Peer()))
             got["waited"] = anyio.current_time() - start
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader)
             await anyio.sleep(0.05)
-            got["produce"] = answer(0, 9, await pipeline.process(produce, Peer()))
+            api_key, version, payload = request
+            got["other"] = answer(api_key, version, await pipeline.process(payload, Peer()))
         return got
 
-    got = anyio.run(main, backend="trio")
-    assert got["produce"].responses[0].partition_responses[0].error_code == E.NONE
+    return anyio.run(main, backend="trio")
+
+
+def test_a_produce_wakes_a_parked_fetch():
+    batch = rec.build_batch([(b"k", b"v", [], 1_000)])
+    body = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+    }
+    got = parked_fetch_then((0, 9, headers.encode_request(0, 9, 2, body, client_id="writer")))
+    assert got["other"].responses[0].partition_responses[0].error_code == E.NONE
     assert got["fetch"].responses[0].partitions[0].records  # woken by the append, not by max_wait_ms
+    assert got["waited"] < 2.0
+
+
+def test_a_deleted_topic_wakes_a_parked_fetch():
+    # DeleteTopics reports changed data too, so the Fetch answers at once instead of after 5 s
+    got = parked_fetch_then(
+        (20, 5, headers.encode_request(20, 5, 2, {"topic_names": ["t"], "timeout_ms": 1000}, client_id="admin"))
+    )
+    assert got["other"].responses[0].error_code == E.NONE
+    assert got["fetch"].responses[0].partitions[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert got["waited"] < 2.0

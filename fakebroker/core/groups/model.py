@@ -168,14 +168,3 @@ class ClassicGroup:
             votes[next(name for name, _ in member.protocols if name in candidates)] += 1
         best = max(votes.values())
         return next(name for name in candidates if votes[name] == best)
-
-    def member_list(self) -> list[dict]:
-        """The members as the leader's JoinGroup answer lists them (selected protocol's metadata)."""
-        return [
-            {
-                "member_id": m.member_id,
-                "group_instance_id": m.group_instance_id,
-                "metadata": m.metadata(self.protocol_name),
-            }
-            for m in self.members.values()
-        ]
