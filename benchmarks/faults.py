@@ -5,9 +5,9 @@
 One raw client sends Metadata requests (one topic) back to back to a 1-broker FakeCluster,
 with no rules (the baseline), with 10 and 100 rules that never match (other APIs, other
 clients), and with one matching rule that only throttles. The table shows requests per
-second (the best of ``rounds`` interleaved measurements) and the ratio to the baseline; the last line
-is ``fault_hook_overhead_100_rules: X``
-(baseline rate / rate with 100 non-matching rules; 1.0 = free).
+second (the best of ``rounds`` interleaved measurements) and the ratio to the baseline; the last
+line is ``fault_hook_overhead_100_rules: X`` (baseline rate / rate with 100 non-matching rules;
+1.0 = free).
 """
 
 from __future__ import annotations
