@@ -62,7 +62,10 @@ class Runtime:
         for event in new:
             log.debug("%s", event.describe())
             for listener in list(self.listeners):
-                listener(event)
+                try:
+                    listener(event)
+                except Exception:  # a test's listener must not take a broker down
+                    log.exception("event listener %r failed on %s", listener, event.kind)
         if new:
             self._event_added.set()
             self._event_added = anyio.Event()

@@ -212,3 +212,15 @@ def test_a_deleted_topic_wakes_a_parked_fetch():
     assert got["other"].responses[0].error_code == E.NONE
     assert got["fetch"].responses[0].partitions[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert got["waited"] < 2.0
+
+
+def test_a_failing_event_listener_does_not_fail_the_request(caplog):
+    rt = runtime()
+    rt.listeners.append(lambda event: 1 / 0)
+    pipeline = Pipeline(rt, 0)
+
+    async def main():
+        return answer(JOIN_GROUP, 9, await pipeline.process(join_payload(1), Peer()))
+
+    assert anyio.run(main, backend="trio").error_code == E.MEMBER_ID_REQUIRED
+    assert "event listener" in caplog.text and "ZeroDivisionError" in caplog.text
