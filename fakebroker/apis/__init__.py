@@ -11,6 +11,8 @@ from __future__ import annotations
 from . import (  # noqa: F401
     api_versions,
     configs,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     create_partitions,
     create_topics,
     delete_records,

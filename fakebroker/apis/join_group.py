@@ -21,6 +21,12 @@ def handle(ctx: RequestContext, request: Message):
             error = coordinator_error(ctx, request.group_id)
             if error:
                 return respond(ctx, join_error(error))
+    consumer_group = ctx.cluster.consumer_groups.groups.get(request.group_id or "")
+    if consumer_group is not None and not consumer_group.dead:
+        if consumer_group.members:
+            # classic members in a consumer group (KIP-848's mixed groups) are not supported yet
+            return respond(ctx, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
+        ctx.cluster.consumer_groups.delete(request.group_id, ctx.now_ms)  # an empty group of the other type goes
     result = coordinator.join(
         ctx.now_ms,
         group_id=request.group_id,

@@ -307,7 +307,8 @@ class FakeCluster:
         return self._proxy.read(group_view, self.state, group_id)
 
     def groups(self) -> list[str]:
-        return self._proxy.read(lambda: sorted(self.state.groups.groups))
+        """Every group the coordinators know, classic and consumer (KIP-848)."""
+        return self._proxy.read(lambda: sorted(set(self.state.groups.groups) | set(self.state.consumer_groups.groups)))
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the group's committed offset."""

@@ -21,15 +21,22 @@ class MemberView:
     client_host: str
     assignment: dict[str, list[int]] | None  # None when the group is not a consumer group
     raw_assignment: bytes = field(repr=False, default=b"")
+    # KIP-848 consumer groups only: the member's epoch, its target and what it must still revoke
+    member_epoch: int | None = None
+    target: dict[str, list[int]] | None = None
+    revoking: dict[str, list[int]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "member_id": self.member_id,
             "client_id": self.client_id,
             "group_instance_id": self.group_instance_id,
             "client_host": self.client_host,
             "assignment": self.assignment,
         }
+        if self.member_epoch is not None:
+            out.update(member_epoch=self.member_epoch, target=self.target, revoking=self.revoking)
+        return out
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class GroupView:
     leader: str | None
     members: tuple[MemberView, ...]
     coordinator: int
+    group_type: str = "classic"  # or "consumer" (KIP-848): then generation is the group epoch
+    assignment_epoch: int | None = None  # consumer groups: the epoch of the target assignment
 
     @property
     def assignment(self) -> dict[str, dict[str, list[int]]]:
@@ -64,6 +73,8 @@ class GroupView:
             "protocol": self.protocol,
             "leader": self.leader,
             "coordinator": self.coordinator,
+            "group_type": self.group_type,
+            **({"assignment_epoch": self.assignment_epoch} if self.assignment_epoch is not None else {}),
             "members": [m.to_dict() for m in self.members],
         }
 
@@ -83,7 +94,7 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
     """The group as the coordinator sees it now; None if the coordinator does not know it."""
     group = state.groups.groups.get(group_id)
     if group is None:
-        return None
+        return consumer_group_view(state, group_id)
     members = tuple(
         MemberView(
             m.member_id,
@@ -104,6 +115,42 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
         group.leader_id,
         members,
         state.coordinator_of(group_id),
+    )
+
+
+def _plain(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
+    return {t: sorted(ps) for t, ps in sorted(assignment.items()) if ps}
+
+
+def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
+    group = state.consumer_groups.groups.get(group_id)
+    if group is None:
+        return None
+    members = tuple(
+        MemberView(
+            m.member_id,
+            m.client_id,
+            m.instance_id,
+            m.client_host,
+            _plain(m.assigned),
+            member_epoch=m.member_epoch,
+            target=_plain(group.target.get(m.member_id, {})),
+            revoking=_plain(m.revoking),
+        )
+        for m in group.members.values()
+    )
+    assignor = next((m.server_assignor for m in group.members.values() if m.server_assignor), None)
+    return GroupView(
+        group.group_id,
+        group.state.value,
+        group.group_epoch,
+        "consumer",
+        assignor or state.consumer_groups.assignors()[0],
+        None,
+        members,
+        state.coordinator_of(group_id),
+        "consumer",
+        group.assignment_epoch,
     )
 
 

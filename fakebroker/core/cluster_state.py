@@ -16,6 +16,7 @@ from . import events as ev
 from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig
 from .events import EventLog
+from .groups.consumer.coordinator import ConsumerCoordinator
 from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, partition_for
@@ -66,12 +67,16 @@ class ClusterState:
         self.events = EventLog(now_ms, wall, self._coordinator_or_none, self._member_client)
         self.timers = Timers()
         self.groups = GroupCoordinator(self.config, self.timers, self.events)
-        self.offsets = OffsetStore(self.groups)
+        self.consumer_groups = ConsumerCoordinator(self.config, self.timers, self.events, self._topics_view)
+        self.offsets = OffsetStore(self.groups, self.consumer_groups)
         self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
         self.coordinator_load_time_ms = coordinator_load_time_ms
 
     def _coordinator_or_none(self, group_id: str) -> int:
         return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1
+
+    def _topics_view(self) -> dict[str, tuple[uuid.UUID, int]]:
+        return {t.name: (t.topic_id, len(t.partitions)) for t in self.topics.values() if not t.internal}
 
     def _member_client(self, group_id: str, member_id: str) -> str | None:
         group = self.groups.groups.get(group_id)
@@ -405,10 +410,11 @@ class ClusterState:
 
     def groups_of_partition(self, partition: int) -> list[str]:
         n = len(self.offsets_topic().partitions)
-        names = set(self.groups.groups) | set(self.groups.snapshots)
+        names = set(self.groups.groups) | set(self.groups.snapshots) | set(self.consumer_groups.groups)
         return sorted(g for g in names if partition_for(g, n) == partition)
 
     def forget_groups(self, group_ids: list[str]) -> None:
         """Drop groups and their offsets without a trace (a shared cluster between tests)."""
         self.groups.forget(group_ids)
+        self.consumer_groups.forget(group_ids)
         self.offsets.forget(group_ids)

@@ -322,6 +322,22 @@ class OffsetCommitted(GroupEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GroupEpochBumped(GroupEvent):
+    """A consumer group (KIP-848) moved to a new group epoch: its target assignment follows."""
+
+    epoch: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetAssignmentComputed(GroupEvent):
+    """The server-side assignor's target for a consumer group's epoch (member id -> partitions)."""
+
+    epoch: int
+    assignment: dict[str, dict[str, list[int]]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class MemberIdRequired(MemberEvent):
     client_id: str | None = None
 
@@ -362,6 +378,17 @@ class MemberExpired(MemberEvent):
 @dataclass(frozen=True, kw_only=True)
 class MemberLeft(MemberEvent):
     instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberReconciled(MemberEvent):
+    """A consumer group member's epoch, state or partitions moved towards its target."""
+
+    epoch: int
+    state: str
+    assignment: dict[str, list[int]]
+    revoking: dict[str, list[int]] | None = None
     client_id: str | None = None
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from ...protocol import data as consumer_protocol
 from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
+from .consumer.coordinator import ConsumerCoordinator
+from .consumer.model import ConsumerGroup
 from .coordinator import GroupCoordinator
 from .model import ClassicGroup, GroupState
 from .results import DescribedMember, GroupDescription, GroupListing
@@ -28,9 +30,16 @@ class CommittedOffset:
 
 
 class OffsetStore:
-    def __init__(self, coordinator: GroupCoordinator):
+    def __init__(self, coordinator: GroupCoordinator, consumer: ConsumerCoordinator | None = None):
         self.coordinator = coordinator
+        self.consumer = consumer  # KIP-848 consumer groups, whose members commit with their epoch
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+
+    def consumer_group(self, group_id: str | None) -> ConsumerGroup | None:
+        if self.consumer is None or group_id is None:
+            return None
+        group = self.consumer.groups.get(group_id)
+        return group if group is not None and not group.dead else None
 
     # -- OffsetCommit ---------------------------------------------------------------------------
     def validate_commit(
@@ -44,6 +53,10 @@ class OffsetStore:
         version: int,
     ) -> E:
         """The group-level checks of OffsetCommit, in Kafka's order (``validateOffsetCommit``)."""
+        consumer_group = self.consumer_group(group_id)
+        if consumer_group is not None:
+            assert self.consumer is not None
+            return self.consumer.validate_commit(consumer_group, member_id, generation_id, version)
         coord = self.coordinator
         if group_id is None:
             return E.INVALID_GROUP_ID
@@ -111,6 +124,18 @@ class OffsetStore:
         group = self.coordinator.groups.get(group_id)
         if not group_id:
             return E.INVALID_GROUP_ID, {}
+        consumer_group = self.consumer_group(group_id)
+        if consumer_group is not None:
+            subscribed = consumer_group.subscribed_topics() if consumer_group.members else set()
+            stored = self.offsets.get(group_id, {})
+            out = {}
+            for tp in partitions:
+                if tp[0] in subscribed:
+                    out[tp] = E.GROUP_SUBSCRIBED_TO_TOPIC
+                else:
+                    stored.pop(tp, None)
+                    out[tp] = E.NONE
+            return E.NONE, out
         if group is None or group.is_state(S.DEAD):
             return E.GROUP_ID_NOT_FOUND, {}
         if not group.is_state(S.EMPTY) and group.protocol_type != "consumer":
@@ -137,6 +162,9 @@ class OffsetStore:
         dropped = 0
         for gid, stored in list(self.offsets.items()):
             group = self.coordinator.groups.get(gid)
+            consumer_group = self.consumer_group(gid)
+            if consumer_group is not None and consumer_group.members:
+                continue  # a live consumer group keeps its offsets
             for tp, o in list(stored.items()):
                 if o.expire_timestamp_ms >= 0:
                     gone = now_ms >= o.expire_timestamp_ms
@@ -200,6 +228,13 @@ def list_groups(
         if wanted_types is not None and "classic" not in wanted_types:
             continue
         out.append(GroupListing(group.group_id, group.protocol_type or "", group.state.value))
+    for consumer_group in store.consumer.groups.values() if store.consumer is not None else ():
+        state = consumer_group.state.value
+        if consumer_group.dead or wanted_states is not None and state.lower() not in wanted_states:
+            continue
+        if wanted_types is not None and "consumer" not in wanted_types:
+            continue
+        out.append(GroupListing(consumer_group.group_id, "consumer", state, "consumer"))
     return out
 
 
@@ -207,6 +242,14 @@ def delete_group(store: OffsetStore, group_id: str | None) -> E:
     coord = store.coordinator
     if group_id is None:
         return E.INVALID_GROUP_ID
+    consumer_group = store.consumer_group(group_id)
+    if consumer_group is not None:
+        if consumer_group.members:
+            return E.NON_EMPTY_GROUP
+        assert store.consumer is not None
+        store.offsets.pop(group_id, None)
+        store.consumer.delete(group_id)
+        return E.NONE
     group = coord.groups.get(group_id)
     if group is None or group.is_state(S.DEAD):
         return E.GROUP_ID_NOT_FOUND

@@ -1,0 +1,93 @@
+"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer groups; every rule is in
+core/groups/consumer/coordinator.py. Here: the feature gate, the coordinator checks, the group
+type, and topic ids <-> names."""
+
+from __future__ import annotations
+
+from ..core.groups.model import GroupState
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import coordinator_error, topic_name_by_id
+from .context import RequestContext
+from .registry import api
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    consumer = cluster.consumer_groups
+    if not consumer.enabled():
+        return error(
+            ctx,
+            ErrorCode.UNSUPPORTED_VERSION,
+            "The new group coordinator is not enabled: group.coordinator.rebalance.protocols has no consumer.",
+        )
+    if request.group_id:
+        found = coordinator_error(ctx, request.group_id)
+        if found:
+            return error(ctx, found)
+        classic = cluster.groups.groups.get(request.group_id)
+        if classic is not None and not classic.is_state(GroupState.DEAD):
+            if not classic.is_state(GroupState.EMPTY):
+                # a classic group in use is not converted (group.consumer.migration.policy is not supported yet)
+                return error(ctx, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
+            cluster.groups.delete(request.group_id)  # an empty group of the other type is replaced
+    owned = None
+    if request.topic_partitions is not None:
+        owned = {}
+        for tp in request.topic_partitions:
+            name = topic_name_by_id(cluster, tp.topic_id)
+            if name is not None:
+                owned.setdefault(name, set()).update(tp.partitions)
+    version = ctx.api_version
+    result = consumer.heartbeat(
+        ctx.now_ms,
+        group_id=request.group_id,
+        member_id=request.member_id,
+        member_epoch=request.member_epoch,
+        instance_id=request.instance_id,
+        rack_id=request.rack_id,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_names=request.subscribed_topic_names,
+        subscribed_regex=request.subscribed_topic_regex if version >= 1 else None,
+        server_assignor=request.server_assignor,
+        owned=owned,
+        client_id=ctx.client_id or "",
+        client_host=f"/{ctx.client_host}",
+        version=version,
+    )
+    if result.error:
+        return error(ctx, result.error, result.message)
+    assignment = None
+    if result.assignment is not None:
+        topics = cluster.topics
+        assignment = {
+            "topic_partitions": [
+                {"topic_id": topics[name].topic_id, "partitions": sorted(parts)}
+                for name, parts in sorted(result.assignment.items())
+                if name in topics
+            ]
+        }
+    return ctx.response(
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        member_id=result.member_id,
+        member_epoch=result.member_epoch,
+        heartbeat_interval_ms=result.heartbeat_interval_ms,
+        assignment=assignment,
+        throttle_time_ms=0,
+    )
+
+
+def error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> Message:
+    return ctx.response(
+        error_code=code,
+        error_message=message,
+        member_id=None,
+        member_epoch=0,
+        heartbeat_interval_ms=0,
+        assignment=None,
+        throttle_time_ms=0,
+    )
+
+
+API = api(68, (0, 1), handle)

@@ -1,0 +1,555 @@
+"""The KIP-848 consumer group coordinator (ConsumerGroupHeartbeat): every transition of a
+consumer group happens here, with Kafka's checks in Kafka's order (GroupMetadataManager's
+``consumerGroupHeartbeat`` path, CurrentAssignmentBuilder, TargetAssignmentBuilder).
+
+The server decides the assignment: a heartbeat that changes membership or subscriptions bumps
+the group epoch; the target assignment is recomputed for that epoch by the group's assignor;
+each member then reconciles towards its target: partitions it keeps, partitions it must revoke
+first (its epoch stays until it reports them gone), partitions it gets once nobody else owns
+them. Pure and synchronous like the classic coordinator: time comes in as ``now_ms``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ....protocol.error_codes import ErrorCode as E
+from ... import events as ev
+from ...configs import BrokerConfig
+from ...events import EventLog
+from ...timers import Timers
+from .assignors import ASSIGNORS, AssignorMember
+from .model import (
+    LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
+    Assignment,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+)
+
+# topic name -> (topic id, partition count), for the topics that exist
+TopicsView = Callable[[], dict[str, tuple[uuid.UUID, int]]]
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    error: E
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Assignment | None = None  # None: unchanged since the member was last told
+
+
+class HeartbeatError(Exception):
+    def __init__(self, error: E, message: str | None = None):
+        super().__init__(message or error.name)
+        self.error = error
+        self.message = message
+
+
+def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("consumer-session", group_id, member_id)
+
+
+def revocation_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("consumer-revocation", group_id, member_id)
+
+
+def new_member_id() -> str:
+    """A Kafka ``Uuid`` as a member id: 22 characters of URL-safe base64 (v0: the server makes it)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _copy(assignment: Assignment) -> Assignment:
+    return {t: set(ps) for t, ps in assignment.items() if ps}
+
+
+def _minus(a: Assignment, b: Assignment) -> Assignment:
+    return {t: ps - b.get(t, set()) for t, ps in a.items() if ps - b.get(t, set())}
+
+
+def _and(a: Assignment, b: Assignment) -> Assignment:
+    return {t: ps & b.get(t, set()) for t, ps in a.items() if ps & b.get(t, set())}
+
+
+def _plain(assignment: Assignment) -> dict[str, list[int]]:
+    return {t: sorted(ps) for t, ps in sorted(assignment.items()) if ps}
+
+
+class ConsumerCoordinator:
+    def __init__(self, config: BrokerConfig, timers: Timers, events: EventLog, topics: TopicsView):
+        self.config = config
+        self.timers = timers
+        self.events = events
+        self.topics = topics
+        self.groups: dict[str, ConsumerGroup] = {}
+
+    def enabled(self) -> bool:
+        protocols = {p.strip() for p in self.config.get("group.coordinator.rebalance.protocols").split(",")}
+        return "consumer" in protocols
+
+    def assignors(self) -> list[str]:
+        return [a.strip() for a in self.config.get("group.consumer.assignors").split(",") if a.strip()]
+
+    # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
+    def heartbeat(
+        self,
+        now_ms: int,
+        *,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None,
+        rack_id: str | None,
+        rebalance_timeout_ms: int,
+        subscribed_names: list[str] | None,
+        subscribed_regex: str | None,
+        server_assignor: str | None,
+        owned: Assignment | None,
+        client_id: str,
+        client_host: str,
+        version: int,
+    ) -> HeartbeatResult:
+        try:
+            self._validate(
+                group_id,
+                member_id,
+                member_epoch,
+                instance_id,
+                rack_id,
+                rebalance_timeout_ms,
+                subscribed_names,
+                subscribed_regex,
+                server_assignor,
+                owned,
+                version,
+            )
+            if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                return self._leave(now_ms, group_id, member_id, member_epoch, instance_id)
+            return self._heartbeat(
+                now_ms,
+                group_id,
+                member_id or new_member_id(),
+                member_epoch,
+                instance_id,
+                rack_id,
+                rebalance_timeout_ms,
+                subscribed_names,
+                subscribed_regex,
+                server_assignor,
+                owned,
+                client_id,
+                client_host,
+            )
+        except HeartbeatError as exc:
+            return HeartbeatResult(exc.error, exc.message)
+
+    def _validate(
+        self,
+        group_id: str,
+        member_id: str,
+        epoch: int,
+        instance_id: str | None,
+        rack_id: str | None,
+        rebalance_timeout_ms: int,
+        names: list[str] | None,
+        regex: str | None,
+        assignor: str | None,
+        owned: Assignment | None,
+        version: int,
+    ) -> None:
+        """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid, in its order."""
+        if version >= 1 and not member_id.strip():
+            raise HeartbeatError(E.INVALID_REQUEST, "MemberId can't be empty.")
+        if not group_id.strip():
+            raise HeartbeatError(E.INVALID_REQUEST, "GroupId can't be empty.")
+        if instance_id is not None and not instance_id.strip():
+            raise HeartbeatError(E.INVALID_REQUEST, "InstanceId can't be empty.")
+        if rack_id is not None and not rack_id.strip():
+            raise HeartbeatError(E.INVALID_REQUEST, "RackId can't be empty.")
+        if epoch == 0:
+            if rebalance_timeout_ms == -1:
+                raise HeartbeatError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+            if owned is None or any(owned.values()):
+                raise HeartbeatError(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+            if names is None and regex is None:
+                raise HeartbeatError(
+                    E.INVALID_REQUEST, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+                )
+        elif epoch == STATIC_LEAVE_EPOCH:
+            if instance_id is None:
+                raise HeartbeatError(E.INVALID_REQUEST, "InstanceId can't be null.")
+        elif epoch < STATIC_LEAVE_EPOCH:
+            raise HeartbeatError(E.INVALID_REQUEST, f"MemberEpoch is invalid: {epoch}.")
+        if version == 0 and epoch != 0 and not member_id.strip():
+            raise HeartbeatError(E.INVALID_REQUEST, "MemberId can't be empty.")
+        if assignor is not None and assignor not in self.assignors():
+            raise HeartbeatError(
+                E.UNSUPPORTED_ASSIGNOR,
+                f"ServerAssignor {assignor} is not supported. Supported assignors: {', '.join(self.assignors())}.",
+            )
+        if regex is not None:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise HeartbeatError(
+                    E.INVALID_REGULAR_EXPRESSION,
+                    f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.",
+                ) from None
+
+    def _heartbeat(
+        self,
+        now_ms: int,
+        group_id: str,
+        member_id: str,
+        epoch: int,
+        instance_id: str | None,
+        rack_id: str | None,
+        rebalance_timeout_ms: int,
+        names: list[str] | None,
+        regex: str | None,
+        assignor: str | None,
+        owned: Assignment | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult:
+        group = self.groups.get(group_id)
+        if group is None or group.dead:
+            if epoch != 0:
+                raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            group = self.groups[group_id] = ConsumerGroup(group_id, created_ms=now_ms)
+            self.events.append(ev.GroupCreated(group=group_id), now_ms)
+        member = group.members.get(member_id)
+        replaced = self._static_member(group, member_id, epoch, instance_id, member) if instance_id else None
+        changed = False
+        if member is None:
+            if epoch != 0:
+                raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+            if replaced is None and len(group.members) >= self.config.get_int("group.consumer.max.size"):
+                raise HeartbeatError(
+                    E.GROUP_MAX_SIZE_REACHED,
+                    f"The consumer group has reached its maximum "
+                    f"capacity of {self.config.get_int('group.consumer.max.size')} members.",
+                )
+            member = group.members[member_id] = ConsumerMember(member_id, instance_id, rack_id, client_id, client_host)
+            if replaced is not None:  # the newcomer takes the static member's place, partitions and target
+                member.assigned = _copy(replaced.assigned)
+                member.subscribed_names, member.subscribed_regex = replaced.subscribed_names, replaced.subscribed_regex
+                member.server_assignor = replaced.server_assignor
+                group.target[member_id] = group.target.pop(replaced.member_id, {})
+                self._drop(group, replaced.member_id)
+                self.events.append(
+                    ev.MemberFenced(
+                        group=group_id, member=replaced.member_id, instance=instance_id, replaced_by=member_id
+                    ),
+                    now_ms,
+                )
+            else:
+                changed = True  # a new member: the group epoch moves
+            if instance_id is not None:
+                group.static_members[instance_id] = member_id
+            self.events.append(
+                ev.MemberJoined(group=group_id, member=member_id, instance=instance_id, client_id=client_id or None),
+                now_ms,
+            )
+        elif epoch == 0:
+            # A known member rejoining with epoch 0 has lost its partitions: it starts over.
+            member.assigned, member.revoking, member.member_epoch = {}, {}, 0
+            member.state = MemberState.STABLE
+        else:
+            self._check_epoch(member, epoch, owned)
+        if rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if names is not None and tuple(sorted(names)) != member.subscribed_names:
+            member.subscribed_names, changed = tuple(sorted(names)), True
+        if regex is not None and regex != (member.subscribed_regex or ""):
+            member.subscribed_regex, changed = regex or None, True
+        if assignor is not None and assignor != member.server_assignor:
+            member.server_assignor, changed = assignor, True
+        if self._resolve_regexes(group):
+            changed = True
+        fingerprint = self._subscription_hash(group)
+        if changed or fingerprint != group.subscription_hash:
+            group.subscription_hash = fingerprint
+            self._bump(
+                group,
+                now_ms,
+                f"member {member_id} joined or changed its subscription" if changed else "subscribed topics changed",
+            )
+        self._arm_session(group, member, now_ms)
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group, now_ms)
+        self._reconcile(group, member, owned, now_ms)
+        full = epoch == 0 or (
+            rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned is not None
+        )
+        send = full or member.last_sent != member.assigned
+        if send:
+            member.last_sent = _copy(member.assigned)
+        return HeartbeatResult(
+            E.NONE,
+            None,
+            member.member_id,
+            member.member_epoch,
+            self.config.get_int("group.consumer.heartbeat.interval.ms"),
+            _copy(member.assigned) if send else None,
+        )
+
+    def _static_member(
+        self, group: ConsumerGroup, member_id: str, epoch: int, instance_id: str, member: ConsumerMember | None
+    ) -> ConsumerMember | None:
+        """Kafka's static-member checks; returns the placeholder a joining newcomer replaces."""
+        holder_id = group.static_members.get(instance_id)
+        holder = group.members.get(holder_id) if holder_id else None
+        if holder is None or holder.member_id == member_id:
+            return None
+        if epoch == 0:
+            if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                raise HeartbeatError(
+                    E.UNRELEASED_INSTANCE_ID,
+                    f"Static member {holder.member_id} with instance id {instance_id} is not released yet.",
+                )
+            return holder
+        raise HeartbeatError(
+            E.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by member {holder_id}.",
+        )
+
+    def _check_epoch(self, member: ConsumerMember, epoch: int, owned: Assignment | None) -> None:
+        """throwIfConsumerGroupMemberEpochIsInvalid: a newer epoch than known, or an older one that is
+        not the previous epoch of a lost response, is fenced."""
+        if epoch > member.member_epoch:
+            raise HeartbeatError(
+                E.FENCED_MEMBER_EPOCH,
+                f"The consumer group member has a greater member epoch "
+                f"({epoch}) than the one known by the group coordinator ({member.member_epoch}).",
+            )
+        if epoch < member.member_epoch:
+            lost_response = (
+                epoch == member.previous_epoch
+                and owned is not None
+                and all(ps <= member.assigned.get(t, set()) for t, ps in owned.items())
+            )
+            if not lost_response:
+                raise HeartbeatError(
+                    E.FENCED_MEMBER_EPOCH,
+                    f"The consumer group member has a smaller member epoch "
+                    f"({epoch}) than the one known by the group coordinator "
+                    f"({member.member_epoch}).",
+                )
+
+    # -- epochs and the target assignment ---------------------------------------------------------
+    def _bump(self, group: ConsumerGroup, now_ms: int, reason: str) -> None:
+        group.group_epoch += 1
+        self.events.append(ev.GroupEpochBumped(group=group.group_id, epoch=group.group_epoch, reason=reason), now_ms)
+
+    def _resolve_regexes(self, group: ConsumerGroup) -> bool:
+        """Regex subscriptions become the topics they match now; True when that changed a member's topics."""
+        changed = False
+        names = [t for t in self.topics() if not t.startswith("__")]
+        for member in group.members.values():
+            if member.subscribed_regex is None:
+                continue
+            pattern = re.compile(member.subscribed_regex)
+            matched = tuple(sorted(t for t in names if pattern.fullmatch(t)))
+            if matched != member.subscribed_names:
+                member.subscribed_names, changed = matched, True
+        return changed
+
+    def _subscription_hash(self, group: ConsumerGroup) -> int:
+        topics = self.topics()
+        return hash(tuple(sorted((t, topics[t][0], topics[t][1]) for t in group.subscribed_topics() if t in topics)))
+
+    def _compute_target(self, group: ConsumerGroup, now_ms: int) -> None:
+        topics = self.topics()
+        counts = {t: topics[t][1] for t in group.subscribed_topics() if t in topics}
+        choice = next((m.server_assignor for m in group.members.values() if m.server_assignor), None)
+        assignor = ASSIGNORS.get(choice or self.assignors()[0], ASSIGNORS["uniform"])
+        members = [AssignorMember(m.member_id, m.instance_id, set(m.subscribed_names)) for m in group.members.values()]
+        group.target = assignor(members, counts, group.target)
+        group.assignment_epoch = group.group_epoch
+        self.events.append(
+            ev.TargetAssignmentComputed(
+                group=group.group_id,
+                epoch=group.assignment_epoch,
+                assignment={mid: _plain(a) for mid, a in sorted(group.target.items())},
+            ),
+            now_ms,
+        )
+
+    # -- reconciliation (CurrentAssignmentBuilder) --------------------------------------------------
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, now_ms: int) -> None:
+        if member.member_epoch == STATIC_LEAVE_EPOCH:
+            return
+        if member.state == MemberState.UNREVOKED_PARTITIONS:
+            still = owned is None or any(owned.get(t, set()) & ps for t, ps in member.revoking.items())
+            if still:
+                return
+            member.revoking = {}
+        target = group.target.get(member.member_id, {})
+        if (
+            member.member_epoch == group.assignment_epoch
+            and member.state == MemberState.STABLE
+            and member.assigned == target
+        ):
+            return
+        keep = _and(member.assigned, target)
+        revoke = _minus(member.assigned, target)
+        before = (member.member_epoch, member.state, _plain(member.assigned))
+        if revoke:
+            member.assigned, member.revoking = keep, revoke
+            member.state = MemberState.UNREVOKED_PARTITIONS
+            self._arm_revocation(group, member, now_ms)
+        else:
+            wanted = _minus(target, keep)
+            free: Assignment = {}
+            unreleased = False
+            for topic, partitions in wanted.items():
+                for p in partitions:
+                    owner = group.owner_of(topic, p)
+                    if owner is None or owner == member.member_id:
+                        free.setdefault(topic, set()).add(p)
+                    else:
+                        unreleased = True
+            for topic, partitions in free.items():
+                for p in partitions:
+                    member.assignment_epochs[(topic, p)] = group.assignment_epoch
+            member.assigned = {t: keep.get(t, set()) | free.get(t, set()) for t in set(keep) | set(free)}
+            if member.member_epoch != group.assignment_epoch:
+                member.previous_epoch = member.member_epoch
+            member.member_epoch = group.assignment_epoch
+            member.state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+            self.timers.cancel(revocation_key(group.group_id, member.member_id))
+        if (member.member_epoch, member.state, _plain(member.assigned)) != before:
+            self.events.append(
+                ev.MemberReconciled(
+                    group=group.group_id,
+                    member=member.member_id,
+                    epoch=member.member_epoch,
+                    state=member.state.value,
+                    assignment=_plain(member.assigned),
+                    revoking=_plain(member.revoking) or None,
+                ),
+                now_ms,
+            )
+
+    # -- timers -----------------------------------------------------------------------------------
+    def _arm_session(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
+        gid, mid = group.group_id, member.member_id
+        timeout = self.config.get_int("group.consumer.session.timeout.ms")
+        self.timers.schedule(session_key(gid, mid), now_ms + timeout, lambda t: self._expire(gid, mid, t, "session"))
+
+    def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
+        gid, mid = group.group_id, member.member_id
+        key = revocation_key(gid, mid)
+        if self.timers.deadline(key) is None:
+            timeout = max(member.rebalance_timeout_ms, 0)
+            self.timers.schedule(key, now_ms + timeout, lambda t: self._expire(gid, mid, t, "revocation"))
+
+    def _expire(self, group_id: str, member_id: str, now_ms: int, why: str) -> None:
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is None or member is None:
+            return
+        if why == "revocation" and member.state != MemberState.UNREVOKED_PARTITIONS:
+            return
+        self.events.append(
+            ev.MemberExpired(
+                group=group_id,
+                member=member_id,
+                client_id=member.client_id or None,
+                session_timeout_ms=self.config.get_int("group.consumer.session.timeout.ms")
+                if why == "session"
+                else None,
+            ),
+            now_ms,
+        )
+        self._remove(group, member_id, now_ms, f"member {member_id} fenced: {why} timeout")
+
+    # -- leaving ------------------------------------------------------------------------------------
+    def _leave(
+        self, now_ms: int, group_id: str, member_id: str, epoch: int, instance_id: str | None
+    ) -> HeartbeatResult:
+        group = self.groups.get(group_id)
+        if group is None or group.dead:
+            raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        member = group.members.get(member_id)
+        if instance_id is not None:
+            holder_id = group.static_members.get(instance_id)
+            if holder_id is None:
+                raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if holder_id != member_id:
+                raise HeartbeatError(
+                    E.FENCED_INSTANCE_ID,
+                    f"Static member {member_id} with instance id {instance_id} was fenced by member {holder_id}.",
+                )
+        if member is None:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+        if epoch == STATIC_LEAVE_EPOCH:
+            # The static member keeps its place and partitions until its instance id comes back.
+            member.member_epoch = STATIC_LEAVE_EPOCH
+            self.timers.cancel(revocation_key(group_id, member_id))
+            self.events.append(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id), now_ms)
+            self._arm_session(group, member, now_ms)
+            return HeartbeatResult(E.NONE, None, member_id, STATIC_LEAVE_EPOCH, 0)
+        self.events.append(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id), now_ms)
+        self._remove(group, member_id, now_ms, "left the group")
+        return HeartbeatResult(E.NONE, None, member_id, LEAVE_EPOCH, 0)
+
+    def _drop(self, group: ConsumerGroup, member_id: str) -> ConsumerMember | None:
+        member = group.members.pop(member_id, None)
+        if member is None:
+            return None
+        group.target.pop(member_id, None)
+        if member.instance_id and group.static_members.get(member.instance_id) == member_id:
+            del group.static_members[member.instance_id]
+        self.timers.cancel(session_key(group.group_id, member_id))
+        self.timers.cancel(revocation_key(group.group_id, member_id))
+        return member
+
+    def _remove(self, group: ConsumerGroup, member_id: str, now_ms: int, reason: str) -> None:
+        member = self._drop(group, member_id)
+        if member is None:
+            return
+        self.events.append(
+            ev.MemberRemoved(group=group.group_id, member=member_id, reason=reason, client_id=member.client_id or None),
+            now_ms,
+        )
+        self._bump(group, now_ms, reason)
+
+    # -- offsets and admin --------------------------------------------------------------------------
+    def validate_commit(self, group: ConsumerGroup, member_id: str, epoch: int, version: int) -> E:
+        """ConsumerGroup.validateOffsetCommit: members commit with their id and current epoch."""
+        if not member_id and epoch < 0:
+            return E.NONE if not group.members else E.UNKNOWN_MEMBER_ID
+        member = group.members.get(member_id)
+        if member is None:
+            return E.UNKNOWN_MEMBER_ID
+        if version < 9:
+            return E.UNSUPPORTED_VERSION  # KIP-848 members need OffsetCommit v9+
+        if epoch != member.member_epoch:
+            return E.STALE_MEMBER_EPOCH
+        return E.NONE
+
+    def delete(self, group_id: str, now_ms: int | None = None) -> None:
+        group = self.groups.pop(group_id, None)
+        if group is not None:
+            for member_id in list(group.members):
+                self._drop(group, member_id)
+            self.events.append(ev.GroupDeleted(group=group_id), now_ms)
+
+    def forget(self, group_ids: list[str]) -> None:
+        for gid in group_ids:
+            group = self.groups.pop(gid, None)
+            if group is not None:
+                for member_id in list(group.members):
+                    self._drop(group, member_id)
+                self.events.append(ev.GroupForgotten(group=gid))
