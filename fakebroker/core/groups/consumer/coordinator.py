@@ -239,7 +239,7 @@ class ConsumerCoordinator:
                 )
             member = group.members[member_id] = ConsumerMember(member_id, instance_id, rack_id, client_id, client_host)
             if replaced is not None:  # the newcomer takes the static member's place, partitions and target
-                member.assigned = _copy(replaced.assigned)
+                member.assigned, member.member_epoch = _copy(replaced.assigned), replaced.previous_epoch
                 member.subscribed_names, member.subscribed_regex = replaced.subscribed_names, replaced.subscribed_regex
                 member.server_assignor = replaced.server_assignor
                 group.target[member_id] = group.target.pop(replaced.member_id, {})
@@ -494,8 +494,8 @@ class ConsumerCoordinator:
         if member is None:
             raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
         if epoch == STATIC_LEAVE_EPOCH:
-            # The static member keeps its place and partitions until its instance id comes back.
-            member.member_epoch = STATIC_LEAVE_EPOCH
+            # The static member keeps its place, partitions and epoch until its instance id comes back.
+            member.previous_epoch, member.member_epoch = member.member_epoch, STATIC_LEAVE_EPOCH
             self.timers.cancel(revocation_key(group_id, member_id))
             self.events.append(ev.MemberLeft(group=group_id, member=member_id, instance=instance_id), now_ms)
             self._arm_session(group, member, now_ms)

@@ -1,0 +1,217 @@
+"""A hypothesis state machine over KIP-848 consumer groups: random joins, heartbeats that
+revoke at once or late, leaves, partitions added, topics matched by a regex and clock jumps.
+
+After every step: no partition is owned by two members at once (revoke before assign), the
+group epoch and every member's epoch only grow, live clients never believe they own the same
+partition, and a fenced member's commits are refused. On demand, every live client heartbeats
+until nothing changes, and then the group is Stable with every partition assigned once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from fakebroker.core.cluster_state import ClusterState
+from fakebroker.core.configs import BrokerConfig
+from fakebroker.core.groups.consumer.model import ConsumerGroupState
+from fakebroker.protocol.error_codes import ErrorCode as E
+
+from ..conftest import examples
+
+G = "g"
+NAMES = [f"m{i}" for i in range(4)]
+SESSION_MS, REBALANCE_MS = 10_000, 6_000
+
+
+@dataclass
+class Client:
+    name: str
+    epoch: int | None = None  # None: not in the group
+    owned: dict[str, set[int]] = field(default_factory=dict)
+    fenced_epochs: list[int] = field(default_factory=list)
+
+
+class ConsumerGroupMachine(RuleBasedStateMachine):
+    @initialize(partitions=st.integers(1, 8), regex=st.booleans())
+    def setup(self, partitions: int, regex: bool) -> None:
+        self.state = ClusterState("c", BrokerConfig({"group.consumer.session.timeout.ms": SESSION_MS}))
+        self.state.broker_started(0, "127.0.0.1", 9092, 0)
+        self.state.create_topic("t-a", partitions)
+        self.regex = regex
+        self.now = 0
+        self.clients = {name: Client(name) for name in NAMES}
+        self.group_epoch = 0
+        self.member_epochs: dict[str, int] = {}
+
+    # -- what a client does ---------------------------------------------------------------------------
+    def _beat(self, client: Client, *, report: dict[str, set[int]] | None = None, epoch: int | None = None):
+        joining = client.epoch is None
+        subscription = (
+            {"subscribed_regex": "t-.*", "subscribed_names": None}
+            if self.regex
+            else {"subscribed_regex": None, "subscribed_names": ["t-a", "t-b"] if joining else None}
+        )
+        result = self.state.consumer_groups.heartbeat(
+            self.now,
+            group_id=G,
+            member_id=client.name,
+            member_epoch=0 if joining else epoch or client.epoch,
+            instance_id=None,
+            rack_id=None,
+            rebalance_timeout_ms=REBALANCE_MS if joining else -1,
+            server_assignor=None,
+            owned={} if joining else (client.owned if report is None else report),
+            client_id=client.name,
+            client_host="/h",
+            version=1,
+            **subscription,
+        )
+        if result.error in (E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND):
+            client.fenced_epochs.append(client.epoch if client.epoch is not None else -1)
+            client.epoch, client.owned = None, {}  # it lost its partitions: rejoin later with epoch 0
+            return result
+        assert result.error == E.NONE, result
+        client.epoch = result.member_epoch
+        if result.assignment is not None:
+            client.owned = {t: set(ps) for t, ps in result.assignment.items()}
+        return result
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def join_or_heartbeat(self, i: int) -> None:
+        self._beat(self.clients[NAMES[i]])
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def heartbeat_before_revoking(self, i: int) -> None:
+        """The client reports what it owned before the last answer (it has not revoked yet)."""
+        client = self.clients[NAMES[i]]
+        if client.epoch is None:
+            return
+        member = self.state.consumer_groups.groups[G].members.get(client.name)
+        before = dict(client.owned)
+        if member is not None and member.revoking:
+            before = {
+                t: client.owned.get(t, set()) | member.revoking.get(t, set())
+                for t in set(client.owned) | set(member.revoking)
+            }
+        self._beat(client, report=before)
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def leave(self, i: int) -> None:
+        client = self.clients[NAMES[i]]
+        if client.epoch is None:
+            return
+        result = self.state.consumer_groups.heartbeat(
+            self.now,
+            group_id=G,
+            member_id=client.name,
+            member_epoch=-1,
+            instance_id=None,
+            rack_id=None,
+            rebalance_timeout_ms=-1,
+            subscribed_names=None,
+            subscribed_regex=None,
+            server_assignor=None,
+            owned=None,
+            client_id=client.name,
+            client_host="/h",
+            version=1,
+        )
+        assert result.error in (E.NONE, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND)
+        client.epoch, client.owned = None, {}
+
+    @rule(more=st.integers(1, 3))
+    def add_partitions(self, more: int) -> None:
+        topic = self.state.topics["t-a"]
+        self.state.create_partitions("t-a", len(topic.partitions) + more)
+
+    @rule(count=st.integers(1, 3))
+    def create_matching_topic(self, count: int) -> None:
+        if "t-b" not in self.state.topics:
+            self.state.create_topic("t-b", count)
+
+    @rule(ms=st.integers(1, 15_000))
+    def time_passes(self, ms: int) -> None:
+        self.now += ms
+        self.state.tick(self.now)
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def commit(self, i: int) -> None:
+        client = self.clients[NAMES[i]]
+        if client.epoch is None and not client.fenced_epochs:
+            return
+        epoch = client.epoch if client.epoch is not None else client.fenced_epochs[-1]
+        error = self.state.offsets.validate_commit(
+            self.now, group_id=G, member_id=client.name, group_instance_id=None, generation_id=epoch, version=9
+        )
+        group = self.state.consumer_groups.groups.get(G)
+        member = group.members.get(client.name) if group is not None else None
+        if member is None:
+            assert error != E.NONE, "a commit of a member that is gone was accepted"
+        elif member.member_epoch == epoch:
+            assert error == E.NONE
+        else:
+            assert error == E.STALE_MEMBER_EPOCH
+
+    @rule()
+    def everyone_settles(self) -> None:
+        live = [c for c in self.clients.values() if c.epoch is not None]
+        for _ in range(12):
+            before = [(c.epoch, {t: set(p) for t, p in c.owned.items()}) for c in live]
+            for client in live:
+                self._beat(client)
+            live = [c for c in live if c.epoch is not None]
+            if before == [(c.epoch, c.owned) for c in live] and len(before) == len(live):
+                break
+        group = self.state.consumer_groups.groups.get(G)
+        if group is None or not live:
+            return
+        assert group.state == ConsumerGroupState.STABLE, group.state
+        expected = sorted(
+            (t, p)
+            for t in group.subscribed_topics()
+            if t in self.state.topics
+            for p in range(len(self.state.topics[t].partitions))
+        )
+        got = sorted((t, p) for c in live for t, ps in c.owned.items() for p in ps)
+        assert got == expected, "every subscribed partition is owned by exactly one live member"
+
+    # -- invariants -----------------------------------------------------------------------------------
+    @invariant()
+    def no_partition_has_two_owners(self) -> None:
+        group = self.state.consumer_groups.groups.get(G) if hasattr(self, "state") else None
+        if group is None:
+            return
+        seen: dict[tuple[str, int], str] = {}
+        for member in group.members.values():
+            for tp in member.owns():
+                assert tp not in seen, f"{tp} owned by {seen[tp]} and {member.member_id}"
+                seen[tp] = member.member_id
+        believed: dict[tuple[str, int], str] = {}
+        for client in self.clients.values():
+            if client.epoch is None or client.name not in group.members:
+                continue  # a fenced client's beliefs no longer count (its commits are refused)
+            for t, ps in client.owned.items():
+                for p in ps:
+                    assert (t, p) not in believed, f"{client.name} and {believed[(t, p)]} both consume {t}-{p}"
+                    believed[(t, p)] = client.name
+
+    @invariant()
+    def epochs_only_grow(self) -> None:
+        group = self.state.consumer_groups.groups.get(G) if hasattr(self, "state") else None
+        if group is None:
+            return
+        assert group.group_epoch >= self.group_epoch
+        assert group.assignment_epoch <= group.group_epoch
+        self.group_epoch = group.group_epoch
+        for member_id, member in group.members.items():
+            if member.member_epoch >= 0:
+                assert member.member_epoch >= self.member_epochs.get(member_id, 0) or member.member_epoch == 0
+                self.member_epochs[member_id] = member.member_epoch
+
+
+ConsumerGroupMachine.TestCase.settings = settings(max_examples=examples(100), stateful_step_count=40, deadline=None)
+TestConsumerGroupStateful = ConsumerGroupMachine.TestCase

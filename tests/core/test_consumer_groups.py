@@ -1,0 +1,284 @@
+"""KIP-848 consumer groups in the pure core, with explicit time: epochs, the server-side
+assignment, revoke-before-assign, fencing, leaving, static members, regexes and offsets."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakebroker.core.cluster_state import ClusterState
+from fakebroker.core.configs import BrokerConfig
+from fakebroker.core.groups.consumer.model import ConsumerGroupState, MemberState
+from fakebroker.protocol.error_codes import ErrorCode as E
+
+G = "orders-app"
+
+
+def cluster(**config) -> ClusterState:
+    state = ClusterState("c", BrokerConfig({"group.consumer.session.timeout.ms": 45_000, **config}))
+    state.broker_started(0, "127.0.0.1", 9092, 0)
+    state.create_topic("orders", 6)
+    return state
+
+
+def beat(
+    state: ClusterState,
+    now: int,
+    member: str,
+    epoch: int,
+    *,
+    topics=("orders",),
+    owned=None,
+    group=G,
+    version: int = 1,
+    **fields,
+):
+    """A heartbeat as a client sends it: the full form when joining, the short one after."""
+    joining = epoch == 0
+    args = dict(
+        group_id=group,
+        member_id=member,
+        member_epoch=epoch,
+        instance_id=None,
+        rack_id=None,
+        rebalance_timeout_ms=30_000 if joining else -1,
+        subscribed_names=list(topics) if joining else None,
+        subscribed_regex=None,
+        server_assignor=None,
+        owned={} if joining and owned is None else owned,
+        client_id=member,
+        client_host="/127.0.0.1",
+        version=version,
+    )
+    args.update(fields)
+    return state.consumer_groups.heartbeat(now, **args)
+
+
+def owned_of(result) -> dict[str, set[int]]:
+    return {t: set(ps) for t, ps in (result.assignment or {}).items()}
+
+
+def settle(state: ClusterState, now: int, epochs: dict[str, int], owned: dict[str, dict]) -> None:
+    """Every member heartbeats, reporting what it owns, until nothing changes."""
+    for _ in range(10):
+        before = {m: (epochs[m], {t: set(p) for t, p in owned[m].items()}) for m in epochs}
+        for member in sorted(epochs):
+            result = beat(state, now, member, epochs[member], owned=owned[member])
+            assert result.error == E.NONE, result
+            epochs[member] = result.member_epoch
+            if result.assignment is not None:
+                owned[member] = owned_of(result)
+        if before == {m: (epochs[m], owned[m]) for m in epochs}:
+            return
+    raise AssertionError("the group did not settle")
+
+
+def never_shared(state: ClusterState) -> None:
+    seen: dict[tuple[str, int], str] = {}
+    for member in state.consumer_groups.groups[G].members.values():
+        for tp in member.owns():
+            assert tp not in seen, f"{tp} owned by {seen[tp]} and {member.member_id}"
+            seen[tp] = member.member_id
+
+
+def join_three(state: ClusterState) -> tuple[dict[str, int], dict[str, dict]]:
+    epochs, owned = {}, {}
+    for member in ("a", "b", "c"):
+        result = beat(state, 0, member, 0)
+        assert result.error == E.NONE and result.member_id == member
+        epochs[member], owned[member] = result.member_epoch, owned_of(result)
+        never_shared(state)
+    settle(state, 0, epochs, owned)
+    return epochs, owned
+
+
+def test_three_members_split_six_partitions_two_each_and_revoke_before_assign():
+    state = cluster()
+    first = beat(state, 0, "a", 0)
+    assert (first.member_epoch, owned_of(first)) == (1, {"orders": set(range(6))})
+    assert first.heartbeat_interval_ms == 5_000
+    second = beat(state, 0, "b", 0)
+    assert second.member_epoch == 2 and owned_of(second) == {}  # its partitions are still a's
+    group = state.consumer_groups.groups[G]
+    assert group.members["b"].state == MemberState.UNRELEASED_PARTITIONS
+    assert group.state == ConsumerGroupState.RECONCILING
+    revoke = beat(state, 0, "a", 1, owned={"orders": set(range(6))})
+    assert revoke.member_epoch == 1 and len(owned_of(revoke)["orders"]) == 3  # keep three, revoke three first
+    still = beat(state, 0, "a", 1, owned={"orders": set(range(6))})
+    assert still.member_epoch == 1 and still.assignment is None  # still owns the revoked ones: nothing new
+    done = beat(state, 0, "a", 1, owned=owned_of(revoke))
+    assert done.member_epoch == 2
+    got = beat(state, 0, "b", 2, owned={})
+    assert got.member_epoch == 2 and len(owned_of(got)["orders"]) == 3
+    assert owned_of(got)["orders"].isdisjoint(owned_of(revoke)["orders"])
+    state2 = cluster()
+    epochs, owned = join_three(state2)
+    assert sorted(len(o["orders"]) for o in owned.values()) == [2, 2, 2] and set(epochs.values()) == {3}
+    assert state2.consumer_groups.groups[G].state == ConsumerGroupState.STABLE
+    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6))
+
+
+def test_epochs_are_checked_and_a_lost_response_is_forgiven():
+    state = cluster()
+    epochs, owned = join_three(state)
+    assert beat(state, 0, "a", epochs["a"] + 1, owned=owned["a"]).error == E.FENCED_MEMBER_EPOCH
+    assert beat(state, 0, "ghost", 3, owned={}).error == E.UNKNOWN_MEMBER_ID
+    assert beat(state, 0, "a", 3, owned={}, group="nope").error == E.GROUP_ID_NOT_FOUND
+    member = state.consumer_groups.groups[G].members["a"]
+    assert member.previous_epoch in (1, 2)
+    # the previous epoch is accepted when what the member owns is still its own (a response was lost)
+    lost = beat(state, 0, "a", member.previous_epoch, owned=owned["a"])
+    assert lost.error == E.NONE and lost.member_epoch == epochs["a"]
+    assert beat(state, 0, "a", member.previous_epoch, owned={"orders": set(range(6))}).error == E.FENCED_MEMBER_EPOCH
+    assert beat(state, 0, "a", 0 if member.previous_epoch else -3, owned={}).error in (E.NONE, E.INVALID_REQUEST)
+
+
+@pytest.mark.parametrize(
+    "fields, error",
+    [
+        ({"member_id": ""}, E.INVALID_REQUEST),
+        ({"group_id": " "}, E.INVALID_REQUEST),
+        ({"instance_id": ""}, E.INVALID_REQUEST),
+        ({"rack_id": " "}, E.INVALID_REQUEST),
+        ({"rebalance_timeout_ms": -1}, E.INVALID_REQUEST),
+        ({"owned": {"orders": {1}}}, E.INVALID_REQUEST),
+        ({"subscribed_names": None}, E.INVALID_REQUEST),
+        ({"member_epoch": -3}, E.INVALID_REQUEST),
+        ({"server_assignor": "sticky"}, E.UNSUPPORTED_ASSIGNOR),
+        ({"subscribed_regex": "orders[", "subscribed_names": None}, E.INVALID_REGULAR_EXPRESSION),
+    ],
+)
+def test_requests_are_validated_in_kafkas_order(fields, error):
+    state = cluster()
+    result = beat(state, 0, "a", fields.pop("member_epoch", 0), **fields)
+    assert result.error == error and result.message
+    assert G not in state.consumer_groups.groups or error == E.NONE
+
+
+def test_version_0_gets_a_member_id_from_the_server():
+    result = beat(cluster(), 0, "", 0, version=0)
+    assert result.error == E.NONE and len(result.member_id) == 22
+
+
+def test_a_silent_member_is_fenced_at_the_session_timeout_and_its_partitions_move():
+    state = cluster()
+    epochs, owned = join_three(state)
+    for now in (20_000, 40_000):  # a and b heartbeat; c falls silent after t=0
+        for member in ("a", "b"):
+            beat(state, now, member, epochs[member], owned=owned[member])
+    state.tick(44_999)
+    assert "c" in state.consumer_groups.groups[G].members
+    state.tick(45_000)
+    assert "c" not in state.consumer_groups.groups[G].members
+    assert any(e.kind == "member_expired" and e.member == "c" for e in state.events)
+    del epochs["c"], owned["c"]
+    settle(state, 45_000, epochs, owned)
+    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6)) and set(epochs.values()) == {4}
+
+
+def test_a_member_that_never_revokes_is_fenced_at_its_rebalance_timeout():
+    state = cluster()
+    a = beat(state, 0, "a", 0)
+    beat(state, 0, "b", 0)
+    revoking = beat(state, 0, "a", 1, owned=owned_of(a))  # a must give three up...
+    assert state.consumer_groups.groups[G].members["a"].state == MemberState.UNREVOKED_PARTITIONS
+    beat(state, 20_000, "a", 1, owned=owned_of(a))  # ...keeps heartbeating while still owning them...
+    state.tick(29_999)
+    assert "a" in state.consumer_groups.groups[G].members
+    state.tick(30_000)  # ...and is fenced when its 30 s rebalance timeout runs out
+    assert "a" not in state.consumer_groups.groups[G].members
+    assert revoking.member_epoch == 1
+    took = beat(state, 30_000, "b", 2, owned={})
+    assert owned_of(took) == {"orders": set(range(6))} and took.member_epoch == 3
+
+
+def test_leaving_moves_the_partitions_and_bumps_the_epoch():
+    state = cluster()
+    epochs, owned = join_three(state)
+    left = beat(state, 0, "b", -1, owned=None)
+    assert (left.error, left.member_epoch) == (E.NONE, -1)
+    assert state.consumer_groups.groups[G].group_epoch == 4
+    del epochs["b"], owned["b"]
+    settle(state, 0, epochs, owned)
+    assert sorted(len(o["orders"]) for o in owned.values()) == [3, 3]
+    kinds = [e.kind for e in state.events if e.group == G]
+    assert "member_left" in kinds and "member_removed" in kinds
+
+
+def test_a_static_member_keeps_its_partitions_across_a_restart_without_a_rebalance():
+    state = cluster()
+    first = beat(state, 0, "s1", 0, instance_id="box-1")
+    beat(state, 0, "other", 0)
+    epochs, owned = {"s1": first.member_epoch, "other": 2}, {"s1": owned_of(first), "other": {}}
+    settle(state, 0, epochs, owned)
+    mine, epoch_before = owned["s1"], state.consumer_groups.groups[G].group_epoch
+    assert beat(state, 500, "x", 0, instance_id="box-1").error == E.UNRELEASED_INSTANCE_ID  # s1 still holds it
+    gone = beat(state, 1_000, "s1", -2, owned=mine, instance_id="box-1")
+    assert gone.member_epoch == -2 and state.consumer_groups.groups[G].members["s1"].assigned == mine
+    back = beat(state, 2_000, "s1-new", 0, instance_id="box-1")
+    assert back.error == E.NONE and owned_of(back) == mine and back.member_epoch == epochs["s1"]
+    assert "s1" not in state.consumer_groups.groups[G].members
+    assert beat(state, 2_000, "s1", 5, owned={}, instance_id="box-1").error == E.FENCED_INSTANCE_ID
+    assert any(e.kind == "member_fenced" and e.replaced_by == "s1-new" for e in state.events)
+    assert state.consumer_groups.groups[G].group_epoch == epoch_before  # a static restart is no rebalance
+
+
+def test_added_partitions_and_new_topics_matching_a_regex_are_assigned_without_rejoining():
+    state = cluster()
+    epochs, owned = join_three(state)
+    state.create_partitions("orders", 9)
+    settle(state, 0, epochs, owned)
+    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(9)) and set(epochs.values()) == {4}
+    regex = beat(state, 0, "r", 0, group="by-regex", topics=(), subscribed_names=None, subscribed_regex="pay-.*")
+    assert regex.error == E.NONE and owned_of(regex) == {}
+    state.create_topic("pay-eu", 2)
+    state.create_topic("payroll", 2)  # does not match the whole name
+    again = beat(state, 0, "r", regex.member_epoch, group="by-regex", owned={})
+    assert owned_of(again) == {"pay-eu": {0, 1}} and again.member_epoch == regex.member_epoch + 1
+
+
+def test_the_range_assignor_is_chosen_per_group():
+    state = cluster()
+    result = beat(state, 0, "a", 0, server_assignor="range")
+    beat(state, 0, "b", 0, server_assignor="range")
+    settle(state, 0, {"a": result.member_epoch, "b": 2}, {"a": owned_of(result), "b": {}})
+    group = state.consumer_groups.groups[G]
+    assert {m: sorted(a["orders"]) for m, a in group.target.items()} == {"a": [0, 1, 2], "b": [3, 4, 5]}
+
+
+def test_members_commit_offsets_with_their_current_epoch():
+    state = cluster()
+    epochs, owned = join_three(state)
+    offsets = state.offsets
+
+    def commit(member, epoch, version=9):
+        return offsets.validate_commit(
+            0, group_id=G, member_id=member, group_instance_id=None, generation_id=epoch, version=version
+        )
+
+    assert commit("a", epochs["a"]) == E.NONE
+    assert commit("a", epochs["a"] - 1) == E.STALE_MEMBER_EPOCH
+    assert commit("a", epochs["a"], version=8) == E.UNSUPPORTED_VERSION
+    assert commit("ghost", 3) == E.UNKNOWN_MEMBER_ID
+    beat(state, 0, "a", -1, owned=None)
+    assert commit("a", epochs["a"]) == E.UNKNOWN_MEMBER_ID  # a fenced or gone member commits nothing
+
+
+def test_admin_views_list_describe_and_delete():
+    from fakebroker.core.groups.offsets import delete_group, list_groups
+
+    state = cluster()
+    join_three(state)
+    listed = [(g.group_id, g.group_state, g.group_type) for g in list_groups(state.offsets, types=["consumer"])]
+    assert listed == [(G, "Stable", "consumer")]
+    assert list_groups(state.offsets, types=["classic"]) == []
+    assert delete_group(state.offsets, G) == E.NON_EMPTY_GROUP
+    for member in ("a", "b", "c"):
+        beat(state, 0, member, -1, owned=None)
+    assert state.consumer_groups.groups[G].state == ConsumerGroupState.EMPTY
+    assert delete_group(state.offsets, G) == E.NONE and G not in state.consumer_groups.groups
+
+
+def test_the_protocol_can_be_turned_off():
+    state = cluster(**{"group.coordinator.rebalance.protocols": "classic"})
+    assert not state.consumer_groups.enabled()
+    assert cluster().consumer_groups.enabled()
