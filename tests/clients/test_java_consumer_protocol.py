@@ -1,0 +1,82 @@
+"""The Java KafkaConsumer (kafka-clients 4.x) with ``group.protocol=consumer`` (KIP-848) against
+fakebroker's consumer-group coordinator, driven through the same GroupScenarios JVM as the
+classic tests (tests/clients/test_java_groups.py): the broker assigns, members reconcile."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from fakebroker.cluster import FakeCluster
+
+from .group_state import group_off_first_broker, live_offsets
+from .test_java_client import java_client_jar  # noqa: F401 (fixture)
+from .test_java_groups import PARTITIONS, TOPIC, Driver, assert_no_loss
+
+pytestmark = [pytest.mark.clients, pytest.mark.java]
+
+
+@pytest.fixture
+def cluster():
+    config = {"group.consumer.heartbeat.interval.ms": 300}
+    with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}, config=config).run_in_thread() as c:
+        yield c
+        assert not [e.describe() for e in c.events if e.kind == "handler_error"]
+
+
+@pytest.fixture
+def driver(java_client_jar, cluster):  # noqa: F811
+    d = Driver(java_client_jar, cluster)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+def consumer_group(cluster: FakeCluster, gid: str, members: int) -> bool:
+    view = cluster.group(gid)
+    return view is not None and view.state == "Stable" and len(view.members) == members
+
+
+def test_three_java_consumers_split_six_partitions_and_read_each_record_once(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848")
+    for name in "abc":
+        driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer")
+    got = driver.call("waitAssigned", names=list("abc"), topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    assert sorted(len(ps) for ps in got["assignments"].values()) == [2, 2, 2]
+    cluster.wait_for_sync(lambda c: consumer_group(c, gid, 3), timeout=10)
+    view = cluster.group(gid)
+    assert view.group_type == "consumer" and view.protocol == "uniform"
+    assert {m.client_id: sorted(m.assignment[TOPIC]) for m in view.members} == {
+        f"fakebroker-java-{n}": sorted(ps) for n, ps in got["assignments"].items()
+    }
+    assert {m.member_epoch for m in view.members} == {view.generation}
+
+    driver.call("produce", topic=TOPIC, n=600, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=600)
+    driver.call("waitCommitted", group=gid, topic=TOPIC)
+    records = driver.call("consumed")["records"]
+    assert assert_no_loss(records, 600) == 0 and len(records) == 600, "every record exactly once"
+    assert collections.Counter(r[0] for r in records) == {"a": 200, "b": 200, "c": 200}
+    assert live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
+    assert not driver.of_type("commit_failed")
+
+
+def test_a_java_member_leaves_and_the_others_take_its_partitions_without_loss(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-leave")
+    for name in "abc":
+        driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer")
+    driver.call("waitAssigned", names=list("abc"), topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    driver.call("produce", topic=TOPIC, n=300, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=300)
+    driver.call("waitCommitted", group=gid, topic=TOPIC)
+    driver.call("close", name="c")
+    got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    assert sorted(len(ps) for ps in got["assignments"].values()) == [3, 3]
+    driver.call("produce", topic=TOPIC, first=300, n=300, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=600)
+    records = driver.call("consumed")["records"]
+    assert assert_no_loss(records, 600) == 0, "no record lost or read twice"
+    assert any(e.kind == "member_left" and e.group == gid for e in cluster.events)
+    cluster.wait_for_sync(lambda c: consumer_group(c, gid, 2), timeout=10)
