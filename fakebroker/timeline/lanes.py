@@ -131,6 +131,16 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
             seg = lane_of[(gid, member)].segments[-1]
             if seg.generation == d.get("generation") and "assignment" in d:
                 seg.assignment = d["assignment"]
+        elif e.kind == "member_reconciled" and gid and (gid, member) in lane_of:
+            # KIP-848: each member moves on its own, epoch by epoch; hatched while it revokes
+            lane = lane_of[(gid, member)]
+            close(lane, x)
+            seg = Segment(x, generation=d.get("epoch"), assignment=d.get("assignment"))
+            if d.get("revoking"):
+                seg.rebalancing_from = x
+            lane.segments.append(seg)
+        elif e.kind == "group_epoch_bumped" and gid:
+            markers.append(Marker(x, "rebalance_started", f"epoch {d.get('epoch')}", gid))
         elif e.kind in ("member_expired", "member_left") and gid:
             verb = "expired" if e.kind == "member_expired" else "left"
             markers.append(Marker(x, e.kind, f"{e.client_id or member} {verb}", gid, e.client_id))

@@ -195,6 +195,52 @@ def test_swimlanes_follow_members_generations_and_assignments():
     )
 
 
+def test_consumer_protocol_members_move_epoch_by_epoch_and_revoking_is_hatched():
+    log = Log()
+    log.add("member_joined", 2, group="k", member="a", client_id="ca", instance=None)
+    log.add("group_epoch_bumped", 2, group="k", epoch=1, reason="member a joined")
+    log.at(10).add(
+        "member_reconciled",
+        2,
+        group="k",
+        member="a",
+        epoch=1,
+        state="stable",
+        assignment={"t": [0, 1, 2, 3]},
+        client_id="ca",
+    )
+    log.at(500).add("member_joined", 2, group="k", member="b", client_id="cb", instance=None)
+    log.add("group_epoch_bumped", 2, group="k", epoch=2, reason="member b joined")
+    log.at(510).add(
+        "member_reconciled",
+        2,
+        group="k",
+        member="a",
+        epoch=1,
+        state="unrevoked_partitions",
+        assignment={"t": [0, 1]},
+        revoking={"t": [2, 3]},
+        client_id="ca",
+    )
+    log.at(700).add(
+        "member_reconciled", 2, group="k", member="a", epoch=2, state="stable", assignment={"t": [0, 1]}, client_id="ca"
+    )
+    log.at(710).add(
+        "member_reconciled", 2, group="k", member="b", epoch=2, state="stable", assignment={"t": [2, 3]}, client_id="cb"
+    )
+    data = swimlanes(log.events, group="k")
+    lanes = {lane.client_id: lane for lane in data.lanes}
+    assert [(s.generation, s.assignment) for s in lanes["ca"].segments] == [
+        (None, None),
+        (1, {"t": [0, 1, 2, 3]}),
+        (1, {"t": [0, 1]}),
+        (2, {"t": [0, 1]}),
+    ]
+    assert lanes["ca"].segments[2].rebalancing_from == pytest.approx(0.51)  # revoking
+    assert [(s.generation, s.assignment) for s in lanes["cb"].segments][-1] == (2, {"t": [2, 3]})
+    assert [m.label for m in data.markers if m.kind == "rebalance_started"] == ["epoch 1", "epoch 2"]
+
+
 def test_static_member_keeps_its_lane_when_fenced():
     log = Log()
     log.add("member_joined", 0, group="g", member="a-1", client_id="a", instance="i-1")
