@@ -7,7 +7,9 @@
    id), the leader computes a round-robin assignment, SyncGroup. Timed from the first
    request to the last SyncGroup answer, i.e. until the group is Stable for everyone.
 2. Three confluent-kafka consumers subscribe to a 6-partition topic; timed until all three
-   hold two partitions each.
+   hold two partitions each; with the classic protocol and with KIP-848's consumer protocol.
+3. A second consumer joins a group whose one member owns all 4 partitions; timed until each
+   holds two, under each protocol.
 
 Both run against a 3-broker FakeCluster and a 3-broker librdkafka mock cluster. The table
 shows seconds and the ratio mock / fakebroker (above 1 = fakebroker faster); the last line
@@ -147,19 +149,14 @@ async def form_group(
     return elapsed
 
 
-def three_consumers_split(bootstrap: str, group: str, topic: str = TOPIC, split: tuple[int, ...] = (2, 2, 2)) -> float:
-    consumers = [
-        Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 200,
-                **QUIET,
-            }
-        )
-        for _ in range(3)
-    ]
+CLASSIC = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
+CONSUMER = {"group.protocol": "consumer"}  # KIP-848: the broker sets the heartbeat interval
+
+
+def three_consumers_split(
+    bootstrap: str, group: str, topic: str = TOPIC, split: tuple[int, ...] = (2, 2, 2), protocol: dict = CLASSIC
+) -> float:
+    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, **protocol, **QUIET}) for _ in range(3)]
     start = time.perf_counter()
     for c in consumers:
         c.subscribe([topic])
@@ -176,12 +173,42 @@ def three_consumers_split(bootstrap: str, group: str, topic: str = TOPIC, split:
             c.close()
 
 
+def second_member_joins(bootstrap: str, group: str, topic: str, protocol: dict) -> float:
+    """One consumer owns every partition; a second subscribes: seconds until each holds half."""
+    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, **protocol, **QUIET}) for _ in range(2)]
+    try:
+        consumers[0].subscribe([topic])
+        deadline = time.perf_counter() + 60
+        while not consumers[0].assignment() or len(consumers[0].assignment()) < 4:
+            consumers[0].poll(0.01)
+            if time.perf_counter() > deadline:
+                raise RuntimeError("the first member never got every partition")
+        start = time.perf_counter()
+        consumers[1].subscribe([topic])
+        while time.perf_counter() < start + 60:
+            for c in consumers:
+                c.poll(0.01)
+            if [len(c.assignment()) for c in consumers] == [2, 2]:
+                return time.perf_counter() - start
+        raise RuntimeError(f"no 2/2 split: {[len(c.assignment()) for c in consumers]}")
+    finally:
+        for c in consumers:
+            c.close()
+
+
 def parse_bootstrap(text: str) -> list[tuple[str, int]]:
     return [(hp.rsplit(":", 1)[0], int(hp.rsplit(":", 1)[1])) for hp in text.split(",")]
 
 
 SPLIT_4 = "3 confluent-kafka consumers, 4-partition topic, to a 2/1/1 split"
 SPLIT_6 = "3 confluent-kafka consumers to a 2/2/2 split"
+# The same with the KIP-848 consumer protocol, and a second member joining a 4-partition group
+# under each protocol (fakebroker's consumer heartbeat interval is 200 ms here, like the classic
+# clients' heartbeat.interval.ms above; the mock keeps its own).
+SPLIT_4_848 = "KIP-848: 3 consumers, 4-partition topic, to a 2/1/1 split"
+SPLIT_6_848 = "KIP-848: 3 consumers to a 2/2/2 split"
+SECOND_CLASSIC = "classic: a 2nd member joins, to a 2/2 split (4 partitions)"
+SECOND_848 = "KIP-848: a 2nd member joins, to a 2/2 split (4 partitions)"
 
 
 def measure(bootstrap: str, sizes: list[int], label: str, lenient: bool = False) -> dict[str, float | str]:
@@ -195,9 +222,20 @@ def measure(bootstrap: str, sizes: list[int], label: str, lenient: bool = False)
             out[name] = f"failed: {exc!r}"
     # The mock auto-creates topics with 4 partitions and cannot create others from Python,
     # so the side-by-side row uses a 4-partition topic on both.
-    for name, topic, split in ((SPLIT_6, TOPIC, (2, 2, 2)), (SPLIT_4, TOPIC_4, (2, 1, 1))):
+    for name, topic, split, protocol in (
+        (SPLIT_6, TOPIC, (2, 2, 2), CLASSIC),
+        (SPLIT_4, TOPIC_4, (2, 1, 1), CLASSIC),
+        (SPLIT_6_848, TOPIC, (2, 2, 2), CONSUMER),
+        (SPLIT_4_848, TOPIC_4, (2, 1, 1), CONSUMER),
+    ):
         try:
-            out[name] = three_consumers_split(bootstrap, f"{label}-{topic}", topic, split)
+            kind = "848" if protocol is CONSUMER else "classic"
+            out[name] = three_consumers_split(bootstrap, f"{label}-{topic}-{kind}", topic, split, protocol)
+        except Exception as exc:
+            out[name] = f"failed: {exc!r}"
+    for name, protocol in ((SECOND_CLASSIC, CLASSIC), (SECOND_848, CONSUMER)):
+        try:
+            out[name] = second_member_joins(bootstrap, f"{label}-second-{name[:7]}", TOPIC_4, protocol)
         except Exception as exc:
             out[name] = f"failed: {exc!r}"
     return out
@@ -209,7 +247,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    with FakeCluster(brokers=3, topics={TOPIC: 6, TOPIC_4: 4}).run_in_thread() as cluster:
+    config = {"group.consumer.heartbeat.interval.ms": 200}
+    with FakeCluster(brokers=3, topics={TOPIC: 6, TOPIC_4: 4}, config=config).run_in_thread() as cluster:
         fake = measure(cluster.bootstrap_servers, sizes, "fake")
 
     mock = Producer({"test.mock.num.brokers": 3, **QUIET})
