@@ -145,6 +145,11 @@ def test_epochs_are_checked_and_a_lost_response_is_forgiven():
         ({"member_epoch": -3}, E.INVALID_REQUEST),
         ({"server_assignor": "sticky"}, E.UNSUPPORTED_ASSIGNOR),
         ({"subscribed_regex": "orders[", "subscribed_names": None}, E.INVALID_REGULAR_EXPRESSION),
+        (
+            {"subscribed_regex": "(?<=x)orders", "subscribed_names": None},
+            E.INVALID_REGULAR_EXPRESSION,
+        ),  # no look-behind
+        ({"subscribed_regex": r"(o)\1rders", "subscribed_names": None}, E.INVALID_REGULAR_EXPRESSION),  # nor back-refs
     ],
 )
 def test_requests_are_validated_in_kafkas_order(fields, error):

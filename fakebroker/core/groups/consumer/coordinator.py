@@ -12,10 +12,12 @@ them. Pure and synchronous like the classic coordinator: time comes in as ``now_
 from __future__ import annotations
 
 import base64
-import re
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import re2
 
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
@@ -59,6 +61,16 @@ def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
 
 def revocation_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-revocation", group_id, member_id)
+
+
+_RE2 = re2.Options()
+_RE2.log_errors = False  # a client's bad regex is its error answer, not a line on our stderr
+
+
+@functools.lru_cache(maxsize=256)
+def compile_regex(pattern: str):
+    """RE2 syntax, as Kafka's RE2/J: what RE2 refuses (look-arounds, back-references) is refused."""
+    return re2.compile(pattern, options=_RE2)
 
 
 def new_member_id() -> str:
@@ -196,11 +208,12 @@ class ConsumerCoordinator:
             )
         if regex is not None:
             try:
-                re.compile(regex)
-            except re.error as exc:
+                compile_regex(regex)
+            except re2.error as exc:
+                reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
                 raise HeartbeatError(
                     E.INVALID_REGULAR_EXPRESSION,
-                    f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.",
+                    f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {reason}.",
                 ) from None
 
     def _heartbeat(
@@ -358,7 +371,7 @@ class ConsumerCoordinator:
         for member in group.members.values():
             if member.subscribed_regex is None:
                 continue
-            pattern = re.compile(member.subscribed_regex)
+            pattern = compile_regex(member.subscribed_regex)
             matched = tuple(sorted(t for t in names if pattern.fullmatch(t)))
             if matched != member.subscribed_names:
                 member.subscribed_names, changed = matched, True
