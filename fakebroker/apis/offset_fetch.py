@@ -32,7 +32,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 )
                 for t in g.topics
             ]
-        error, out = _fetch(ctx, g.group_id, [(n, ps) for n, ps, _ in topics] if topics is not None else None)
+        member = (g.member_id, g.member_epoch) if v >= 9 else None
+        error, out = _fetch(ctx, g.group_id, [(n, ps) for n, ps, _ in topics] if topics is not None else None, member)
         if topics is not None and v >= 10:
             for entry, (_, _, topic_id) in zip(out, topics):
                 entry["topic_id"] = topic_id
@@ -46,11 +47,18 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 
 
 def _fetch(
-    ctx: RequestContext, group_id: str | None, topics: list[tuple[str | None, list[int]]] | None
+    ctx: RequestContext,
+    group_id: str | None,
+    topics: list[tuple[str | None, list[int]]] | None,
+    member: tuple[str | None, int] | None = None,
 ) -> tuple[ErrorCode, list[dict]]:
     if group_id is None:
         return ErrorCode.INVALID_GROUP_ID, []
     error = coordinator_error(ctx, group_id)
+    consumer_group = ctx.cluster.offsets.consumer_group(group_id)
+    if not error and member is not None and consumer_group is not None:
+        # v9+: a KIP-848 member fetches with its id and current epoch (ConsumerGroup.validateOffsetFetch)
+        error = ctx.cluster.consumer_groups.validate_fetch(consumer_group, member[0] or "", member[1])
     if error:
         return error, [{"name": n, "partitions": [_partition(p, None, error) for p in ps]} for n, ps in topics or []]
     wanted = None if topics is None else [(n, p) for n, ps in topics for p in ps]

@@ -268,6 +268,17 @@ def test_members_commit_offsets_with_their_current_epoch():
     assert commit("a", epochs["a"]) == E.UNKNOWN_MEMBER_ID  # a fenced or gone member commits nothing
 
 
+def test_members_fetch_offsets_with_their_current_epoch():
+    state = cluster()
+    epochs, _ = join_three(state)
+    group = state.consumer_groups.groups[G]
+    fetch = state.consumer_groups.validate_fetch
+    assert fetch(group, "", -1) == E.NONE  # an admin client
+    assert fetch(group, "a", epochs["a"]) == E.NONE
+    assert fetch(group, "a", epochs["a"] - 1) == E.STALE_MEMBER_EPOCH
+    assert fetch(group, "ghost", 1) == E.UNKNOWN_MEMBER_ID
+
+
 def test_admin_views_list_describe_and_delete():
     from fakebroker.core.groups.offsets import delete_group, list_groups
 

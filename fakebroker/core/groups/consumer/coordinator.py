@@ -552,6 +552,15 @@ class ConsumerCoordinator:
             return E.STALE_MEMBER_EPOCH
         return E.NONE
 
+    def validate_fetch(self, group: ConsumerGroup, member_id: str, epoch: int) -> E:
+        """ConsumerGroup.validateOffsetFetch: an admin fetch (epoch -1, no member) always passes."""
+        if epoch < 0 and not member_id:
+            return E.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return E.UNKNOWN_MEMBER_ID
+        return E.NONE if epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
+
     def delete(self, group_id: str, now_ms: int | None = None) -> None:
         group = self.groups.pop(group_id, None)
         if group is not None:
