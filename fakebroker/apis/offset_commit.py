@@ -40,15 +40,25 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     by_topic: dict[int, dict] = {}
     for t, name, p, error in checked:
         if not error:
-            error = group_error or cluster.offsets.commit(
-                ctx.now_ms,
-                request.group_id,
-                name,
-                p.partition_index,
-                p.committed_offset,
-                p.committed_leader_epoch,
-                p.committed_metadata,
-                request.retention_time_ms if 2 <= v <= 4 else -1,
+            error = (
+                group_error
+                or cluster.offsets.validate_partition_commit(
+                    request.group_id,
+                    request.member_id if v >= 1 else "",
+                    request.generation_id_or_member_epoch if v >= 1 else -1,
+                    name,
+                    p.partition_index,
+                )
+                or cluster.offsets.commit(
+                    ctx.now_ms,
+                    request.group_id,
+                    name,
+                    p.partition_index,
+                    p.committed_offset,
+                    p.committed_leader_epoch,
+                    p.committed_metadata,
+                    request.retention_time_ms if 2 <= v <= 4 else -1,
+                )
             )
         entry = by_topic.setdefault(id(t), {"name": t.name, "topic_id": t.topic_id, "partitions": []})
         entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})

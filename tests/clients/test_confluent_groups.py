@@ -323,7 +323,12 @@ def test_member_leaves_and_survivors_resume_from_committed_offsets(cluster, stra
         counts = seen(members)
         assert set(counts) == want, "no record lost"
         failures = [f for m in members for f in m.commit_failures]
-        assert failures == []
+        if strategy == "cooperative-sticky":
+            # A commit racing the cooperative rebalance (the survivors keep consuming through it)
+            # gets ILLEGAL_GENERATION, as from Kafka; the partition stays, so a later commit covers it.
+            assert all("code=ILLEGAL_GENERATION" in f for f in failures), failures
+        else:
+            assert failures == []
         assert duplicates(members) == 0, [rec for rec, n in counts.items() if n > 1][:10]
         # b's partitions continued exactly at b's commits.
         for p, o in b_done.items():

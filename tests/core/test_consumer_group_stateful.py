@@ -151,8 +151,13 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         member = group.members.get(client.name) if group is not None else None
         if member is None:
             assert error != E.NONE, "a commit of a member that is gone was accepted"
-        elif member.member_epoch == epoch:
+        elif epoch <= member.member_epoch:
             assert error == E.NONE
+            for t, ps in client.owned.items():  # per partition: only what it held since that epoch
+                for p in ps:
+                    got = self.state.offsets.validate_partition_commit(G, client.name, epoch, t, p)
+                    held = (t, p) in member.owns() and member.assignment_epochs.get((t, p), epoch + 1) <= epoch
+                    assert got == (E.NONE if held or epoch == member.member_epoch else E.STALE_MEMBER_EPOCH)
         else:
             assert error == E.STALE_MEMBER_EPOCH
 

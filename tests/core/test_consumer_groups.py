@@ -261,7 +261,17 @@ def test_members_commit_offsets_with_their_current_epoch():
         )
 
     assert commit("a", epochs["a"]) == E.NONE
-    assert commit("a", epochs["a"] - 1) == E.STALE_MEMBER_EPOCH
+    assert commit("a", epochs["a"] + 1) == E.STALE_MEMBER_EPOCH  # from the future
+    # an older epoch (a commit racing a reconciliation) passes the group check and is judged per
+    # partition: fine for a partition held since that epoch, stale for one assigned later
+    assert commit("a", epochs["a"] - 1) == E.NONE
+    member = state.consumer_groups.groups[G].members["a"]
+    held = sorted(member.assignment_epochs.items(), key=lambda kv: kv[1])
+    (topic, partition), since = held[0]
+    per = offsets.validate_partition_commit
+    assert per(G, "a", since, topic, partition) == E.NONE
+    assert per(G, "a", since - 1, topic, partition) == E.STALE_MEMBER_EPOCH
+    assert per(G, "a", epochs["a"] - 1, "orders", 99) == E.STALE_MEMBER_EPOCH  # not the member's
     assert commit("a", epochs["a"], version=8) == E.UNSUPPORTED_VERSION
     assert commit("ghost", 3) == E.UNKNOWN_MEMBER_ID
     beat(state, 0, "a", -1, owned=None)

@@ -85,6 +85,15 @@ class OffsetStore:
             coord.keep_alive(group, member, now_ms)
         return E.NONE
 
+    def validate_partition_commit(
+        self, group_id: str, member_id: str, generation_id: int, topic: str, partition: int
+    ) -> E:
+        """Per-partition checks after the group-level ones: a KIP-848 member's older epoch."""
+        consumer_group = self.consumer_group(group_id)
+        if consumer_group is None or self.consumer is None:
+            return E.NONE
+        return self.consumer.validate_partition_commit(consumer_group, member_id, generation_id, topic, partition)
+
     def commit(
         self,
         now_ms: int,

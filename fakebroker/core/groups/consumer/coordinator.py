@@ -548,7 +548,20 @@ class ConsumerCoordinator:
             return E.UNKNOWN_MEMBER_ID
         if version < 9:
             return E.UNSUPPORTED_VERSION  # KIP-848 members need OffsetCommit v9+
-        if epoch != member.member_epoch:
+        if epoch > member.member_epoch:
+            return E.STALE_MEMBER_EPOCH
+        return E.NONE  # an older epoch is checked per partition (validate_partition_commit)
+
+    def validate_partition_commit(
+        self, group: ConsumerGroup, member_id: str, epoch: int, topic: str, partition: int
+    ) -> E:
+        """A commit with an epoch older than the member's is fine for a partition the member still
+        holds since that epoch or earlier (it raced a reconciliation), stale for any other."""
+        member = group.members.get(member_id)
+        if member is None or epoch >= member.member_epoch:
+            return E.NONE
+        assigned_at = member.assignment_epochs.get((topic, partition))
+        if (topic, partition) not in member.owns() or assigned_at is None or assigned_at > epoch:
             return E.STALE_MEMBER_EPOCH
         return E.NONE
 
