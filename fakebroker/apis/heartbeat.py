@@ -16,6 +16,16 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             return ctx.response(error_code=ErrorCode.NONE, throttle_time_ms=0)  # Kafka answers NONE while loading
         if error:
             return ctx.response(error_code=error, throttle_time_ms=0)
+    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
+    if consumer_group is not None:  # a classic member in a KIP-848 group
+        error = ctx.cluster.consumer_groups.classic_heartbeat(
+            ctx.now_ms,
+            consumer_group,
+            member_id=request.member_id,
+            instance_id=request.group_instance_id,
+            generation_id=request.generation_id,
+        )
+        return ctx.response(error_code=error, throttle_time_ms=0)
     error = ctx.cluster.groups.heartbeat(
         ctx.now_ms,
         group_id=request.group_id,

@@ -14,19 +14,37 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message):
     coordinator = ctx.cluster.groups
     cfg = ctx.cluster.config
+    low, high = cfg.get_int("group.min.session.timeout.ms"), cfg.get_int("group.max.session.timeout.ms")
     # 4.x checks the session timeout before coordinator placement; the group id first.
     if request.group_id:
-        low, high = cfg.get_int("group.min.session.timeout.ms"), cfg.get_int("group.max.session.timeout.ms")
         if low <= request.session_timeout_ms <= high:
             error = coordinator_error(ctx, request.group_id)
             if error:
                 return respond(ctx, join_error(error))
-    consumer_group = ctx.cluster.consumer_groups.groups.get(request.group_id or "")
-    if consumer_group is not None and not consumer_group.dead:
-        if consumer_group.members:
-            # classic members in a consumer group (KIP-848's mixed groups) are not supported yet
-            return respond(ctx, join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
-        ctx.cluster.consumer_groups.delete(request.group_id, ctx.now_ms)  # an empty group of the other type goes
+    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
+    if consumer_group is not None:
+        if consumer_group.members and low <= request.session_timeout_ms <= high:
+            # a classic member in a KIP-848 group: the server assigns, the answer comes at once
+            return respond(
+                ctx,
+                ctx.cluster.consumer_groups.classic_join(
+                    ctx.now_ms,
+                    consumer_group,
+                    member_id=request.member_id,
+                    instance_id=request.group_instance_id,
+                    client_id=ctx.client_id or "",
+                    client_host=f"/{ctx.client_host}",
+                    session_timeout_ms=request.session_timeout_ms,
+                    rebalance_timeout_ms=request.rebalance_timeout_ms
+                    if ctx.api_version >= 1
+                    else request.session_timeout_ms,
+                    protocol_type=request.protocol_type,
+                    protocols=[(p.name, p.metadata) for p in request.protocols],
+                    version=ctx.api_version,
+                ),
+            )
+        if not consumer_group.members:
+            ctx.cluster.consumer_groups.delete(request.group_id, ctx.now_ms)  # an empty group of the other type goes
     result = coordinator.join(
         ctx.now_ms,
         group_id=request.group_id,

@@ -16,7 +16,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         error = coordinator_error(ctx, request.group_id)
         if error:
             return ctx.response(error_code=error, members=[], throttle_time_ms=0)
-    result = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
+    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
+    if consumer_group is not None:  # classic members leaving a KIP-848 group
+        result = ctx.cluster.consumer_groups.classic_leave(ctx.now_ms, consumer_group, members)
+    else:
+        result = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
     top, errors = result.error, result.members
     if v < 3:
         # v0-2 fold the member's error into the one error field.

@@ -17,6 +17,20 @@ def handle(ctx: RequestContext, request: Message):
         error = coordinator_error(ctx, request.group_id)
         if error:
             return respond(ctx, sync_error(error))
+    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
+    if consumer_group is not None:  # a classic member in a KIP-848 group gets the server's assignment
+        return respond(
+            ctx,
+            ctx.cluster.consumer_groups.classic_sync(
+                ctx.now_ms,
+                consumer_group,
+                member_id=request.member_id,
+                instance_id=request.group_instance_id,
+                generation_id=request.generation_id,
+                protocol_type=request.protocol_type if v >= 5 else None,
+                protocol_name=request.protocol_name if v >= 5 else None,
+            ),
+        )
     result = ctx.cluster.groups.sync(
         ctx.now_ms,
         group_id=request.group_id,

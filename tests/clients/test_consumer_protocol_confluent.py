@@ -272,3 +272,37 @@ def test_the_protocol_turned_off_is_refused():
             for e in cluster.events
         )
         assert consumer is not None and cluster.group("off") is None
+
+
+def test_a_classic_member_and_a_consumer_protocol_member_share_one_group(cluster):
+    gid = group_off_first_broker(cluster, "kip848-mixed")
+    produce(cluster, 300)
+    modern = Member(cluster, gid, "modern", [TOPIC])
+    drive([modern], lambda: len(modern.partitions()) == PARTITIONS, 15, "the first member owning every partition")
+    classic = Member(
+        cluster,
+        gid,
+        "classic",
+        [TOPIC],
+        **{"group.protocol": "classic", "session.timeout.ms": 6000, "heartbeat.interval.ms": 200},
+    )
+    members = [modern, classic]
+    try:
+        drive(
+            members,
+            lambda: [len(m.partitions()) for m in members] == [3, 3] and len(seen(members)) == 300,
+            20,
+            "a 3/3 split and every record",
+        )
+        view = cluster.group(gid)
+        assert view.group_type == "consumer" and sorted(m.client_id for m in view.members) == ["classic", "modern"]
+        assert sorted(p for m in members for p in m.partitions()) == list(range(PARTITIONS))
+        produce(cluster, 60, start=300)
+        drive(members, lambda: len(seen(members)) == 360, 15, "the records produced after")
+    finally:
+        for m in members:
+            m.close()
+    counts = seen(members)
+    assert set(counts) == {b"k%d" % i for i in range(360)}, "no record lost"
+    assert max(counts.values()) == 1 and [e for m in members for e in m.commit_errors] == []
+    assert any(e.kind == "assignment_delivered" and e.group == gid for e in cluster.events)  # SyncGroup answered

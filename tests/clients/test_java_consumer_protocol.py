@@ -80,3 +80,21 @@ def test_a_java_member_leaves_and_the_others_take_its_partitions_without_loss(cl
     assert assert_no_loss(records, 600) == 0, "no record lost or read twice"
     assert any(e.kind == "member_left" and e.group == gid for e in cluster.events)
     cluster.wait_for_sync(lambda c: consumer_group(c, gid, 2), timeout=10)
+
+
+def test_a_classic_java_member_joins_a_consumer_protocol_group(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-mixed")
+    driver.call("start", name="a", group=gid, topic=TOPIC, protocol="consumer")
+    driver.call("waitAssigned", names=["a"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    driver.call("start", name="b", group=gid, topic=TOPIC, protocol="classic")
+    got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    assert sorted(len(ps) for ps in got["assignments"].values()) == [3, 3]
+    cluster.wait_for_sync(lambda c: consumer_group(c, gid, 2), timeout=10)
+    driver.call("produce", topic=TOPIC, n=600, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=600)
+    driver.call("waitCommitted", group=gid, topic=TOPIC)
+    records = driver.call("consumed")["records"]
+    assert assert_no_loss(records, 600) == 0 and len(records) == 600, "every record exactly once"
+    assert collections.Counter(r[0] for r in records) == {"a": 300, "b": 300}
+    assert cluster.group(gid).group_type == "consumer"
+    assert not driver.of_type("commit_failed")

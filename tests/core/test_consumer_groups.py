@@ -308,3 +308,83 @@ def test_the_protocol_can_be_turned_off():
     state = cluster(**{"group.coordinator.rebalance.protocols": "classic"})
     assert not state.consumer_groups.enabled()
     assert cluster().consumer_groups.enabled()
+
+
+def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment():
+    from fakebroker.protocol import data
+
+    state = cluster()
+    first = beat(state, 0, "new", 0)
+    group = state.consumer_groups.groups[G]
+    classic = state.consumer_groups
+    meta = data.encode_subscription(["orders"], version=1)
+
+    def join(member_id, owned=None):
+        metadata = data.encode_subscription(["orders"], owned_partitions=owned, version=1) if owned else meta
+        return classic.classic_join(
+            0,
+            group,
+            member_id=member_id,
+            instance_id=None,
+            client_id="old",
+            client_host="/h",
+            session_timeout_ms=6_000,
+            rebalance_timeout_ms=6_000,
+            protocol_type="consumer",
+            protocols=[("range", metadata)],
+            version=5,
+        )
+
+    required = join("")
+    assert required.error == E.MEMBER_ID_REQUIRED and len(required.member_id) == 22
+    joined = join(required.member_id)
+    assert (joined.error, joined.leader, joined.members, joined.protocol_name) == (E.NONE, "", (), "range")
+    assert joined.generation_id == group.group_epoch == 2  # every classic member is a follower
+    old = required.member_id
+    sync = classic.classic_sync(
+        0,
+        group,
+        member_id=old,
+        instance_id=None,
+        generation_id=joined.generation_id,
+        protocol_type="consumer",
+        protocol_name="range",
+    )
+    assert sync.error == E.NONE and data.assignment_dict(sync.assignment) == {}  # still the other's
+    assert (
+        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=joined.generation_id)
+        == E.REBALANCE_IN_PROGRESS
+    )
+    assert (
+        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=99) == E.ILLEGAL_GENERATION
+    )
+    revoked = beat(state, 0, "new", first.member_epoch, owned=owned_of(first))  # new gives three up
+    beat(state, 0, "new", first.member_epoch, owned=owned_of(revoked))
+    again = join(old)
+    sync = classic.classic_sync(
+        0,
+        group,
+        member_id=old,
+        instance_id=None,
+        generation_id=again.generation_id,
+        protocol_type="consumer",
+        protocol_name="range",
+    )
+    got = data.assignment_dict(sync.assignment)
+    assert len(got["orders"]) == 3 and set(got["orders"]).isdisjoint(owned_of(revoked)["orders"])
+    assert (
+        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=again.generation_id)
+        == E.NONE
+    )
+    commit = state.offsets.validate_commit
+    assert (
+        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=again.generation_id, version=7)
+        == E.NONE
+    )  # a classic member commits with its generation, at any version
+    assert (
+        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=1, version=7) == E.ILLEGAL_GENERATION
+    )
+    left = classic.classic_leave(0, group, [(old, None)])
+    assert left.members == [E.NONE] and old not in group.members
+    state.tick(60_000)  # and the consumer-protocol member, silent since t=0, is fenced at 45 s
+    assert "new" not in group.members and group.members == {}

@@ -19,11 +19,14 @@ from dataclasses import dataclass
 
 import re2
 
+from ....protocol import data
 from ....protocol.error_codes import ErrorCode as E
+from ....protocol.errors import DecodeError
 from ... import events as ev
 from ...configs import BrokerConfig
 from ...events import EventLog
 from ...timers import Timers
+from ..results import JoinResult, LeaveResult, SyncResult, join_error, sync_error
 from .assignors import ASSIGNORS, AssignorMember
 from .model import (
     LEAVE_EPOCH,
@@ -457,7 +460,7 @@ class ConsumerCoordinator:
     # -- timers -----------------------------------------------------------------------------------
     def _arm_session(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
         gid, mid = group.group_id, member.member_id
-        timeout = self.config.get_int("group.consumer.session.timeout.ms")
+        timeout = member.session_timeout_ms or self.config.get_int("group.consumer.session.timeout.ms")
         self.timers.schedule(session_key(gid, mid), now_ms + timeout, lambda t: self._expire(gid, mid, t, "session"))
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
@@ -538,6 +541,149 @@ class ConsumerCoordinator:
         )
         self._bump(group, now_ms, reason)
 
+    # -- classic members in a consumer group (GMM classicGroup*ToConsumerGroup) ----------------------
+    def classic_join(
+        self,
+        now_ms: int,
+        group: ConsumerGroup,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        version: int,
+    ) -> JoinResult:
+        """A classic JoinGroup to a consumer group: the server assigns, so every member is a
+        follower and the answer comes at once, with the member's epoch as the generation."""
+        if protocol_type != "consumer" or not protocols:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        try:
+            subscription_version, subscription = data.decode_versioned(data.SUBSCRIPTION, protocols[0][1])
+        except DecodeError:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if not member_id and instance_id is None and version >= 4:
+            return join_error(E.MEMBER_ID_REQUIRED, new_member_id())  # KIP-394, with a Kafka Uuid
+        member_id = member_id or new_member_id()
+        member = group.members.get(member_id)
+        if member is not None and not member.is_classic:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        names = sorted(subscription.topics)
+        owned: Assignment = {o.topic: set(o.partitions) for o in (subscription.owned_partitions or [])}
+        if member is None:
+            if instance_id is not None and instance_id in group.static_members:
+                return join_error(E.UNRELEASED_INSTANCE_ID, member_id)
+            member = group.members[member_id] = ConsumerMember(member_id, instance_id, None, client_id, client_host)
+            if instance_id is not None:
+                group.static_members[instance_id] = member_id
+            self.events.append(
+                ev.MemberJoined(
+                    group=group.group_id, member=member_id, instance=instance_id, client_id=client_id or None
+                ),
+                now_ms,
+            )
+            changed = True
+        else:
+            changed = False
+            # A rejoining classic member gave up whatever it no longer reports as owned.
+            member.assigned = _and(member.assigned, owned)
+        member.classic_protocols, member.classic_version = list(protocols), subscription_version
+        member.session_timeout_ms, member.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
+        if tuple(names) != member.subscribed_names:
+            member.subscribed_names, changed = tuple(names), True
+        fingerprint = self._subscription_hash(group)
+        if changed or fingerprint != group.subscription_hash:
+            group.subscription_hash = fingerprint
+            self._bump(group, now_ms, f"classic member {member_id} joined or changed its subscription")
+        self._arm_session(group, member, now_ms)
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group, now_ms)
+        self._reconcile(group, member, owned, now_ms)
+        return JoinResult(E.NONE, member_id, member.member_epoch, "consumer", protocols[0][0], "", (), False)
+
+    def _classic_member(
+        self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation: int
+    ) -> ConsumerMember:
+        member = group.members.get(member_id)
+        if member is None or not member.is_classic:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID)
+        if instance_id is not None and group.static_members.get(instance_id) != member_id:
+            raise HeartbeatError(E.FENCED_INSTANCE_ID)
+        if generation != member.member_epoch:
+            raise HeartbeatError(E.ILLEGAL_GENERATION)
+        return member
+
+    def classic_sync(
+        self,
+        now_ms: int,
+        group: ConsumerGroup,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        generation_id: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+    ) -> SyncResult:
+        """SyncGroup returns the server-side assignment in the consumer protocol's encoding."""
+        try:
+            member = self._classic_member(group, member_id, instance_id, generation_id)
+        except HeartbeatError as exc:
+            return sync_error(exc.error)
+        assert member.classic_protocols is not None
+        names = [name for name, _ in member.classic_protocols]
+        if (protocol_type is not None and protocol_type != "consumer") or (
+            protocol_name is not None and protocol_name not in names
+        ):
+            return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
+        self._arm_session(group, member, now_ms)
+        member.last_sent = _copy(member.assigned)
+        self.events.append(
+            ev.AssignmentDelivered(
+                group=group.group_id,
+                member=member_id,
+                generation=member.member_epoch,
+                assignment=_plain(member.assigned),
+            ),
+            now_ms,
+        )
+        payload = data.encode_assignment(_plain(member.assigned), version=min(member.classic_version, 3))
+        return SyncResult(E.NONE, "consumer", protocol_name or names[0], payload)
+
+    def classic_heartbeat(
+        self, now_ms: int, group: ConsumerGroup, *, member_id: str, instance_id: str | None, generation_id: int
+    ) -> E:
+        """REBALANCE_IN_PROGRESS when the member has something to revoke or receive: it rejoins."""
+        try:
+            member = self._classic_member(group, member_id, instance_id, generation_id)
+        except HeartbeatError as exc:
+            return exc.error
+        self._arm_session(group, member, now_ms)
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group, now_ms)
+        settled = (
+            member.state == MemberState.STABLE
+            and member.member_epoch == group.assignment_epoch
+            and member.assigned == group.target.get(member_id, {})
+        )
+        return E.NONE if settled else E.REBALANCE_IN_PROGRESS
+
+    def classic_leave(self, now_ms: int, group: ConsumerGroup, members: list[tuple[str, str | None]]) -> LeaveResult:
+        errors = []
+        for member_id, instance_id in members:
+            if not member_id and instance_id is not None:
+                member_id = group.static_members.get(instance_id, "")
+            member = group.members.get(member_id)
+            if member is None:
+                errors.append(E.UNKNOWN_MEMBER_ID)
+                continue
+            self.events.append(ev.MemberLeft(group=group.group_id, member=member_id, instance=instance_id), now_ms)
+            self._remove(group, member_id, now_ms, "left the group")
+            errors.append(E.NONE)
+        return LeaveResult(E.NONE, errors)
+
     # -- offsets and admin --------------------------------------------------------------------------
     def validate_commit(self, group: ConsumerGroup, member_id: str, epoch: int, version: int) -> E:
         """ConsumerGroup.validateOffsetCommit: members commit with their id and current epoch."""
@@ -546,6 +692,8 @@ class ConsumerCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return E.UNKNOWN_MEMBER_ID
+        if member.is_classic:  # a classic member commits with its generation, which is its epoch
+            return E.NONE if epoch == member.member_epoch else E.ILLEGAL_GENERATION
         if version < 9:
             return E.UNSUPPORTED_VERSION  # KIP-848 members need OffsetCommit v9+
         if epoch > member.member_epoch:

@@ -51,6 +51,15 @@ class ConsumerMember:
     revoking: Assignment = field(default_factory=dict)  # what it must give up first
     assignment_epochs: dict[tuple[str, int], int] = field(default_factory=dict)  # when each partition was assigned
     last_sent: Assignment | None = None  # the assignment the member was last told of
+    # A classic member (JoinGroup/SyncGroup/Heartbeat) in a consumer group: its protocols, in its
+    # order of preference, and its own session timeout; None for a consumer-protocol member.
+    classic_protocols: list[tuple[str, bytes]] | None = None
+    session_timeout_ms: int | None = None
+    classic_version: int = 0  # the consumer-protocol version its subscription used
+
+    @property
+    def is_classic(self) -> bool:
+        return self.classic_protocols is not None
 
     def owns(self) -> set[tuple[str, int]]:
         """Partitions this member holds: assigned, or still to be revoked."""
