@@ -27,10 +27,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             return error(ctx, found)
         classic = cluster.groups.groups.get(request.group_id)
         if classic is not None and not classic.is_state(GroupState.DEAD):
-            if not classic.is_state(GroupState.EMPTY):
-                # a classic group in use is not converted (group.consumer.migration.policy is not supported yet)
+            if classic.is_state(GroupState.EMPTY):
+                cluster.groups.delete(request.group_id)  # an empty group of the other type is replaced
+            elif not cluster.upgrade_group(request.group_id, ctx.now_ms):
+                # not allowed by group.consumer.migration.policy, or the classic group is rebalancing
                 return error(ctx, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
-            cluster.groups.delete(request.group_id)  # an empty group of the other type is replaced
     owned = None
     if request.topic_partitions is not None:
         owned = {}

@@ -26,6 +26,7 @@ BROKER_DEFAULTS: dict[str, tuple[str, str]] = {
     "group.consumer.heartbeat.interval.ms": ("5000", "INT"),
     "group.consumer.max.size": ("2147483647", "INT"),
     "group.consumer.assignors": ("uniform,range", "LIST"),
+    "group.consumer.migration.policy": ("bidirectional", "STRING"),
     "socket.request.max.bytes": ("104857600", "INT"),
     "message.max.bytes": ("1048588", "INT"),
     "log.retention.ms": ("604800000", "LONG"),

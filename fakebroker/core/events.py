@@ -322,6 +322,15 @@ class OffsetCommitted(GroupEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GroupConverted(GroupEvent):
+    """A group changed protocol online (``group.consumer.migration.policy``): to "consumer"
+    when a KIP-848 member joined a classic group, to "classic" when only classic members remain."""
+
+    to: str
+    generation: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class GroupEpochBumped(GroupEvent):
     """A consumer group (KIP-848) moved to a new group epoch: its target assignment follows."""
 

@@ -306,3 +306,29 @@ def test_a_classic_member_and_a_consumer_protocol_member_share_one_group(cluster
     assert set(counts) == {b"k%d" % i for i in range(360)}, "no record lost"
     assert max(counts.values()) == 1 and [e for m in members for e in m.commit_errors] == []
     assert any(e.kind == "assignment_delivered" and e.group == gid for e in cluster.events)  # SyncGroup answered
+
+
+def test_a_classic_group_upgrades_online_and_downgrades_when_the_consumer_member_leaves(cluster):
+    gid = group_off_first_broker(cluster, "kip848-migrate")
+    produce(cluster, 300)
+    classic_settings = {"group.protocol": "classic", "session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
+    old = Member(cluster, gid, "old", [TOPIC], **classic_settings)
+    drive([old], lambda: len(old.partitions()) == PARTITIONS and len(old.seen) >= 50, 15, "a classic group")
+    assert cluster.group(gid).group_type == "classic"
+    new = Member(cluster, gid, "new", [TOPIC])  # group.protocol=consumer: the group upgrades online
+    members = [old, new]
+    try:
+        drive(members, lambda: [len(m.partitions()) for m in members] == [3, 3], 15, "a 3/3 split")
+        assert cluster.group(gid).group_type == "consumer"
+        drive(members, lambda: len(seen(members)) == 300, 15, "every record")
+        new.close()  # the last consumer-protocol member leaves: back to a classic group
+        drive([old], lambda: len(old.partitions()) == PARTITIONS, 15, "the classic member owning everything")
+        produce(cluster, 60, start=300)
+        drive([old], lambda: len(seen(members)) == 360, 15, "the records produced after")
+    finally:
+        old.close()
+    assert cluster.group(gid) is None or cluster.group(gid).group_type == "classic"
+    converted = [e.details["to"] for e in cluster.events if e.kind == "group_converted" and e.group == gid]
+    assert converted == ["consumer", "classic"]
+    counts = seen(members)
+    assert set(counts) == {b"k%d" % i for i in range(360)} and max(counts.values()) == 1

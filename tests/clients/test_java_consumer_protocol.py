@@ -98,3 +98,19 @@ def test_a_classic_java_member_joins_a_consumer_protocol_group(cluster, driver):
     assert collections.Counter(r[0] for r in records) == {"a": 300, "b": 300}
     assert cluster.group(gid).group_type == "consumer"
     assert not driver.of_type("commit_failed")
+
+
+def test_a_classic_java_group_upgrades_online_when_a_consumer_protocol_member_joins(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-upgrade")
+    driver.call("start", name="b", group=gid, topic=TOPIC, protocol="classic")
+    driver.call("waitAssigned", names=["b"], topic=TOPIC, partitions=PARTITIONS)
+    assert cluster.group(gid).group_type == "classic"
+    driver.call("start", name="a", group=gid, topic=TOPIC, protocol="consumer")
+    got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    assert sorted(len(ps) for ps in got["assignments"].values()) == [3, 3]
+    assert cluster.group(gid).group_type == "consumer"
+    driver.call("produce", topic=TOPIC, n=600, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=600)
+    records = driver.call("consumed")["records"]
+    assert assert_no_loss(records, 600) == 0, "every record exactly once"
+    assert [e.details["to"] for e in cluster.events if e.kind == "group_converted"] == ["consumer"]

@@ -388,3 +388,93 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
     assert left.members == [E.NONE] and old not in group.members
     state.tick(60_000)  # and the consumer-protocol member, silent since t=0, is fenced at 45 s
     assert "new" not in group.members and group.members == {}
+
+
+def classic_stable_group(state: ClusterState, group: str = G) -> str:
+    """A classic consumer group of one member owning every partition of ``orders``."""
+    from fakebroker.protocol import data
+
+    meta = data.encode_subscription(["orders"], version=1)
+
+    def join(member_id=""):
+        return state.groups.join(
+            0,
+            group_id=group,
+            member_id=member_id,
+            group_instance_id=None,
+            client_id="old",
+            client_host="/h",
+            session_timeout_ms=6_000,
+            rebalance_timeout_ms=6_000,
+            protocol_type="consumer",
+            protocols=[("range", meta)],
+            version=5,
+        )
+
+    member = join().member_id
+    join(member)
+    state.groups.sync(
+        0,
+        group_id=group,
+        member_id=member,
+        group_instance_id=None,
+        generation_id=1,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments={member: data.encode_assignment({"orders": list(range(6))})},
+        version=5,
+    )
+    return member
+
+
+def test_a_classic_group_upgrades_online_when_a_consumer_protocol_member_joins_and_downgrades_when_it_leaves():
+    from fakebroker.core.groups.model import GroupState
+
+    state = cluster()
+    old = classic_stable_group(state)
+    assert state.upgrade_group(G, 0)
+    assert G not in state.groups.groups
+    group = state.consumer_groups.groups[G]
+    member = group.members[old]
+    assert member.is_classic and member.member_epoch == 1 and member.assigned == {"orders": set(range(6))}
+    joined = beat(state, 0, "new", 0)
+    assert joined.error == E.NONE and group.group_epoch == 2 and owned_of(joined) == {}  # old still owns them
+    assert (
+        state.consumer_groups.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=1)
+        == E.REBALANCE_IN_PROGRESS
+    )
+    left = beat(state, 0, "new", joined.member_epoch, owned={}, member_epoch=-1)
+    assert left.member_epoch == -1
+    assert G not in state.consumer_groups.groups  # only a classic member left: back to classic
+    classic = state.groups.groups[G]
+    assert classic.state == GroupState.PREPARING_REBALANCE and list(classic.members) == [old]
+    assert [(e.kind, e.to) for e in state.events if e.kind == "group_converted"] == [
+        ("group_converted", "consumer"),
+        ("group_converted", "classic"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "policy, upgrades", [("bidirectional", True), ("upgrade", True), ("downgrade", False), ("disabled", False)]
+)
+def test_the_migration_policy_decides(policy, upgrades):
+    state = cluster(**{"group.consumer.migration.policy": policy})
+    classic_stable_group(state)
+    assert state.upgrade_group(G, 0) is upgrades
+
+
+def test_a_coordinator_move_stops_the_sessions_until_the_new_coordinator_has_loaded_the_group():
+    state = cluster(**{"offsets.topic.num.partitions": 3})
+    state.broker_started(1, "127.0.0.1", 9093, 0)
+    state.coordinator_load_time_ms = 20_000
+    epochs, _ = join_three(state)
+    partition = state.offsets_topic().partitions[state.group_partition(G)]
+    state.move_leader(partition, 1 - partition.leader, 30_000)
+    state.tick(45_000)  # 45 s after the last heartbeats, but the group is still loading
+    assert sorted(state.consumer_groups.groups[G].members) == ["a", "b", "c"]
+    state.tick(50_000)  # loaded: the sessions run again from here
+    assert any(e.kind == "group_loaded" and e.group == G for e in state.events)
+    state.tick(94_999)
+    assert sorted(state.consumer_groups.groups[G].members) == ["a", "b", "c"]
+    state.tick(95_000)  # 45 s after the load: nobody heartbeated since
+    assert state.consumer_groups.groups[G].members == {}

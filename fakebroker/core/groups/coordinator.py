@@ -716,6 +716,42 @@ class GroupCoordinator:
         self.timers.cancel_under(("sync", group_id))
         self.emit(ev.GroupDeleted(group=group_id))
 
+    def hand_over(self, group_id: str) -> ClassicGroup | None:
+        """Give a group up to the other protocol's coordinator (an online upgrade): it leaves this
+        coordinator with its timers; its offsets stay where they are."""
+        group = self.groups.pop(group_id, None)
+        self.snapshots.pop(group_id, None)
+        for kind in ("heartbeat", "join", "sync"):
+            self.timers.cancel_under((kind, group_id))
+        if group is not None:
+            self._answer_parked(group, E.REBALANCE_IN_PROGRESS)
+        return group
+
+    def adopt(
+        self, group_id: str, members: list[Member], generation: int, protocol_name: str | None, now_ms: int
+    ) -> ClassicGroup:
+        """Take a group over from the consumer protocol (an online downgrade): its members keep
+        their assignments and are asked to rejoin in a rebalance, as GMM convertToClassicGroup does."""
+        group = ClassicGroup(
+            group_id,
+            state=S.STABLE,
+            previous_state=S.COMPLETING_REBALANCE,
+            state_timestamp_ms=now_ms,
+            generation_id=generation,
+            protocol_type="consumer",
+            protocol_name=protocol_name,
+        )
+        for member in members:
+            group.add(member)
+        if group.protocol_name is None and group.candidate_protocols():
+            group.protocol_name = group.select_protocol()
+        self.groups[group_id] = group
+        self._persist(group)
+        for member in members:
+            self._rearm(group, member.member_id, now_ms, member.session_timeout_ms)
+        self._prepare_rebalance(group, now_ms, "converted from a consumer group")
+        return group
+
     def forget(self, group_ids: list[str]) -> None:
         """Drop groups with their members, timers and persisted records, leaving no trace (the
         pytest plugin's clean-up between tests sharing one cluster)."""

@@ -104,10 +104,36 @@ class ConsumerCoordinator:
         self.events = events
         self.topics = topics
         self.groups: dict[str, ConsumerGroup] = {}
+        # Called when only classic members are left in a group (an online downgrade, if allowed).
+        self.on_only_classic_members: Callable[[ConsumerGroup, int], None] | None = None
 
     def enabled(self) -> bool:
         protocols = {p.strip() for p in self.config.get("group.coordinator.rebalance.protocols").split(",")}
         return "consumer" in protocols
+
+    def migration_allows(self, direction: str) -> bool:
+        """``group.consumer.migration.policy``: disabled, upgrade, downgrade or bidirectional."""
+        policy = self.config.get("group.consumer.migration.policy").strip().lower()
+        return policy in ("bidirectional", direction)
+
+    def adopt_classic(
+        self, now_ms: int, group_id: str, generation: int, members: list[tuple[ConsumerMember, Assignment]]
+    ) -> ConsumerGroup:
+        """An online upgrade (GMM convertToConsumerGroup): the classic group's members become
+        classic members of a consumer group at its generation, keeping their assignments."""
+        group = self.groups[group_id] = ConsumerGroup(group_id, generation, generation, created_ms=now_ms)
+        for member, assigned in members:
+            member.member_epoch, member.assigned = generation, _copy(assigned)
+            member.assignment_epochs = {(t, p): generation for t, ps in assigned.items() for p in ps}
+            member.last_sent = _copy(assigned)
+            group.members[member.member_id] = member
+            group.target[member.member_id] = _copy(assigned)
+            if member.instance_id:
+                group.static_members[member.instance_id] = member.member_id
+            self._arm_session(group, member, now_ms)
+        group.subscription_hash = self._subscription_hash(group)
+        self.events.append(ev.GroupConverted(group=group_id, to="consumer", generation=generation), now_ms)
+        return group
 
     def assignors(self) -> list[str]:
         return [a.strip() for a in self.config.get("group.consumer.assignors").split(",") if a.strip()]
@@ -540,6 +566,9 @@ class ConsumerCoordinator:
             now_ms,
         )
         self._bump(group, now_ms, reason)
+        only_classic = group.members and all(m.is_classic for m in group.members.values())
+        if not member.is_classic and only_classic and self.on_only_classic_members is not None:
+            self.on_only_classic_members(group, now_ms)
 
     # -- classic members in a consumer group (GMM classicGroup*ToConsumerGroup) ----------------------
     def classic_join(
@@ -721,6 +750,38 @@ class ConsumerCoordinator:
         if member is None:
             return E.UNKNOWN_MEMBER_ID
         return E.NONE if epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
+
+    def unload(self, group_ids: list[str]) -> None:
+        """The coordinator moved away: its timers stop (the state itself is what the records hold)."""
+        for gid in group_ids:
+            group = self.groups.get(gid)
+            if group is not None:
+                for member_id in group.members:
+                    self.timers.cancel(session_key(gid, member_id))
+                    self.timers.cancel(revocation_key(gid, member_id))
+
+    def load(self, group_ids: list[str], now_ms: int) -> None:
+        """The new coordinator took the groups over: every session (and pending revocation) runs
+        again from now, as Kafka reschedules them when it replays a group's records."""
+        for gid in group_ids:
+            group = self.groups.get(gid)
+            if group is None:
+                continue
+            for member in group.members.values():
+                self._arm_session(group, member, now_ms)
+                if member.state == MemberState.UNREVOKED_PARTITIONS:
+                    self._arm_revocation(group, member, now_ms)
+            self.events.append(ev.GroupLoaded(group=gid, state=group.state.value, generation=group.group_epoch), now_ms)
+
+    def release(self, group_id: str, now_ms: int) -> ConsumerGroup | None:
+        """Give a group up to the classic coordinator (an online downgrade)."""
+        group = self.groups.pop(group_id, None)
+        if group is not None:
+            for member_id in list(group.members):
+                self.timers.cancel(session_key(group_id, member_id))
+                self.timers.cancel(revocation_key(group_id, member_id))
+            self.events.append(ev.GroupConverted(group=group_id, to="classic", generation=group.group_epoch), now_ms)
+        return group
 
     def delete(self, group_id: str, now_ms: int | None = None) -> None:
         group = self.groups.pop(group_id, None)
