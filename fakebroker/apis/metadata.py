@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core.cluster_state import Topic, TopicError, topic_name_error
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
+from ..protocol.primitives import ZERO_UUID
 from .context import RequestContext
 from .registry import api
 
@@ -25,7 +26,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         )
         for entry in wanted:
             name = entry.name
-            if name is None and v >= 10:
+            # v10+ may name a topic by id: the Java client then sends an empty name, not a null one
+            if v >= 10 and (name is None or (not name and entry.topic_id != ZERO_UUID)):
                 name = next((t.name for t in cluster.topics.values() if t.topic_id == entry.topic_id), None)
                 if name is None:
                     topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": entry.topic_id})

@@ -405,6 +405,19 @@ def test_metadata_by_unknown_topic_id_is_unknown_topic_id():
     assert [(t.error_code, t.name, t.topic_id) for t in response.topics] == [(E.UNKNOWN_TOPIC_ID, None, unknown)]
 
 
+@pytest.mark.parametrize("name", [None, ""])
+def test_metadata_by_topic_id_with_a_null_or_empty_name(name):
+    # The Java client asks for topics it knows only by id (from a KIP-848 assignment) with name ""
+    state = cluster(1)
+    topic = state.create_topic("pay-eu", 2)
+    response, _ = call(
+        state, METADATA, 12, topics=[{"name": name, "topic_id": topic.topic_id}], allow_auto_topic_creation=False
+    )
+    assert [(t.error_code, t.name, t.topic_id, len(t.partitions)) for t in response.topics] == [
+        (E.NONE, "pay-eu", topic.topic_id, 2)
+    ]
+
+
 def test_metadata_marks_partitions_of_a_stopped_leader():
     state = cluster(1)
     state.create_topic("t", 1)

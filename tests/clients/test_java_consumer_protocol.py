@@ -114,3 +114,71 @@ def test_a_classic_java_group_upgrades_online_when_a_consumer_protocol_member_jo
     records = driver.call("consumed")["records"]
     assert assert_no_loss(records, 600) == 0, "every record exactly once"
     assert [e.details["to"] for e in cluster.events if e.kind == "group_converted"] == ["consumer"]
+
+
+def test_java_admin_describes_and_lists_a_consumer_protocol_group(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-admin")
+    for name in "ab":
+        driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer")
+    got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    cluster.wait_for_sync(lambda c: consumer_group(c, gid, 2), timeout=10)
+    described = driver.call("describeGroup", group=gid)  # the Admin client uses ConsumerGroupDescribe
+    assert (described["state"], described["groupType"], described["assignor"], described["coordinator"]) == (
+        "Stable",
+        "Consumer",
+        "uniform",
+        cluster.coordinator(gid),
+    )
+    assert {m["clientId"]: m["partitions"] for m in described["members"]} == {
+        f"fakebroker-java-{n}": sorted(ps) for n, ps in got["assignments"].items()
+    }
+    listed = [g for g in driver.call("listGroups")["groups"] if g["group"] == gid]
+    assert listed == [{"group": gid, "simple": False, "state": "Stable", "groupType": "Consumer"}]
+
+
+def test_java_members_get_added_partitions_and_a_static_member_keeps_its_own_across_a_restart(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-static")
+    for name in "ab":
+        driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer", instance=f"box-{name}")
+    got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    joins = [e for e in cluster.events if e.kind == "member_joined" and e.group == gid]
+    cluster.add_partitions(TOPIC, 8)  # no member rejoins: the next heartbeats carry the new target
+    grown = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=8, sameGeneration="false")
+    assert sorted(p for ps in grown["assignments"].values() for p in ps) == list(range(8))
+    assert [e for e in cluster.events if e.kind == "member_joined" and e.group == gid] == joins
+    before, epoch = grown["assignments"]["b"], cluster.group(gid).generation
+    driver.call("close", name="b")  # a static member leaves with epoch -2 and keeps its place
+    driver.call("start", name="b", group=gid, topic=TOPIC, protocol="consumer", instance="box-b")
+    again = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=8, sameGeneration="false")
+    assert again["assignments"]["b"] == before and cluster.group(gid).generation == epoch
+    assert got["memberIds"]["b"] != again["memberIds"]["b"]  # a new member id took the instance over
+
+
+def test_java_consumers_follow_a_coordinator_move_without_loss(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-move")
+    for name in "abc":
+        driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer")
+    driver.call("waitAssigned", names=list("abc"), topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+    driver.call("produce", topic=TOPIC, n=300, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=300)
+    old = cluster.coordinator(gid)
+    new = cluster.move_coordinator(gid)
+    driver.call("produce", topic=TOPIC, first=300, n=300, partitions=PARTITIONS)
+    driver.call("waitConsumed", total=600)
+    driver.call("waitCommitted", group=gid, topic=TOPIC)
+    records = driver.call("consumed")["records"]
+    assert new != old and cluster.coordinator(gid) == new
+    duplicates = assert_no_loss(records, 600)
+    assert duplicates <= len(driver.of_type("commit_failed")), "a record is read again only after a failed commit"
+    assert live_offsets(cluster, gid) == {p: 100 for p in range(PARTITIONS)}
+
+
+def test_a_java_regex_subscription_picks_up_a_topic_created_afterwards(cluster, driver):
+    gid = group_off_first_broker(cluster, "java-kip848-regex")
+    driver.call("start", name="r", group=gid, topic="pay-eu", protocol="consumer", pattern="pay-.*")
+    cluster.wait_for_sync(lambda c: c.group(gid) is not None and len(c.group(gid).members) == 1, timeout=15)
+    cluster.create_topic("pay-eu", 2)
+    cluster.create_topic("payroll", 1)  # "pay-.*" must match a whole name
+    got = driver.call("waitAssigned", names=["r"], topic="pay-eu", partitions=2, sameGeneration="false")
+    assert got["assignments"]["r"] == [0, 1]
+    assert cluster.group(gid).members[0].assignment == {"pay-eu": [0, 1]}

@@ -26,6 +26,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -192,6 +193,7 @@ public final class GroupScenarios {
         final String name;
         final KafkaConsumer<byte[], byte[]> consumer;
         final String topic;
+        String pattern; // a server-side (RE2/J) regex subscription instead of the topic, with group.protocol=consumer
         final Thread thread;
         final Set<TopicPartition> owned = Collections.synchronizedSet(new TreeSet<>((x, y) -> Integer.compare(x.partition(), y.partition())));
         volatile boolean running = true;
@@ -212,7 +214,11 @@ public final class GroupScenarios {
         @Override
         public void run() {
             try {
-                consumer.subscribe(List.of(topic), this);
+                if (pattern != null) {
+                    consumer.subscribe(new SubscriptionPattern(pattern), this);
+                } else {
+                    consumer.subscribe(List.of(topic), this);
+                }
                 while (running) {
                     int stall = stallMs;
                     if (stall > 0) {
@@ -307,6 +313,7 @@ public final class GroupScenarios {
             p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.get("instance"));
         }
         Member m = new Member(name, p, a.get("topic"));
+        m.pattern = a.get("pattern");
         members.put(name, m);
         m.thread.start();
         return obj();
