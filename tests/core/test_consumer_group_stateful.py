@@ -33,6 +33,9 @@ class Client:
     epoch: int | None = None  # None: not in the group
     owned: dict[str, set[int]] = field(default_factory=dict)
     fenced_epochs: list[int] = field(default_factory=list)
+    instance_id: str | None = None  # static members: m0 and m1
+    member_id: str = ""  # a static member restarts under a new member id
+    topics: tuple[str, ...] = ("t-a", "t-b")
 
 
 class ConsumerGroupMachine(RuleBasedStateMachine):
@@ -43,24 +46,27 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.state.create_topic("t-a", partitions)
         self.regex = regex
         self.now = 0
-        self.clients = {name: Client(name) for name in NAMES}
+        self.clients = {
+            name: Client(name, instance_id=f"i-{name}" if name in ("m0", "m1") else None, member_id=name)
+            for name in NAMES
+        }
         self.group_epoch = 0
         self.member_epochs: dict[str, int] = {}
 
     # -- what a client does ---------------------------------------------------------------------------
-    def _beat(self, client: Client, *, report: dict[str, set[int]] | None = None, epoch: int | None = None):
+    def _beat(self, client: Client, *, report: dict[str, set[int]] | None = None, names: list[str] | None = None):
         joining = client.epoch is None
         subscription = (
             {"subscribed_regex": "t-.*", "subscribed_names": None}
             if self.regex
-            else {"subscribed_regex": None, "subscribed_names": ["t-a", "t-b"] if joining else None}
+            else {"subscribed_regex": None, "subscribed_names": list(client.topics) if joining else names}
         )
         result = self.state.consumer_groups.heartbeat(
             self.now,
             group_id=G,
-            member_id=client.name,
-            member_epoch=0 if joining else epoch or client.epoch,
-            instance_id=None,
+            member_id=client.member_id,
+            member_epoch=0 if joining else client.epoch,
+            instance_id=client.instance_id,
             rack_id=None,
             rebalance_timeout_ms=REBALANCE_MS if joining else -1,
             server_assignor=None,
@@ -70,7 +76,9 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             version=1,
             **subscription,
         )
-        if result.error in (E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND):
+        if result.error == E.UNRELEASED_INSTANCE_ID:
+            return result  # its previous incarnation still holds the instance id: it tries again later
+        if result.error in (E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND, E.FENCED_INSTANCE_ID):
             client.fenced_epochs.append(client.epoch if client.epoch is not None else -1)
             client.epoch, client.owned = None, {}  # it lost its partitions: rejoin later with epoch 0
             return result
@@ -90,7 +98,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client = self.clients[NAMES[i]]
         if client.epoch is None:
             return
-        member = self.state.consumer_groups.groups[G].members.get(client.name)
+        member = self.state.consumer_groups.groups[G].members.get(client.member_id)
         before = dict(client.owned)
         if member is not None and member.revoking:
             before = {
@@ -107,9 +115,9 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         result = self.state.consumer_groups.heartbeat(
             self.now,
             group_id=G,
-            member_id=client.name,
+            member_id=client.member_id,
             member_epoch=-1,
-            instance_id=None,
+            instance_id=client.instance_id,
             rack_id=None,
             rebalance_timeout_ms=-1,
             subscribed_names=None,
@@ -120,8 +128,54 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             client_host="/h",
             version=1,
         )
-        assert result.error in (E.NONE, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND)
+        assert result.error in (E.NONE, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND, E.FENCED_INSTANCE_ID)
         client.epoch, client.owned = None, {}
+
+    @rule(i=st.integers(0, 1))
+    def static_restart(self, i: int) -> None:
+        """A static member leaves with epoch -2 and comes back under a new member id: it holds its
+        partitions again (it may be told to revoke some if the target moved meanwhile)."""
+        client = self.clients[NAMES[i]]
+        group = self.state.consumer_groups.groups.get(G)
+        member = group.members.get(client.member_id) if group is not None else None
+        if client.epoch is None or member is None:
+            return
+        result = self.state.consumer_groups.heartbeat(
+            self.now,
+            group_id=G,
+            member_id=client.member_id,
+            member_epoch=-2,
+            instance_id=client.instance_id,
+            rack_id=None,
+            rebalance_timeout_ms=-1,
+            subscribed_names=None,
+            subscribed_regex=None,
+            server_assignor=None,
+            owned=None,
+            client_id=client.name,
+            client_host="/h",
+            version=1,
+        )
+        assert result.error == E.NONE and result.member_epoch == -2
+        kept, epoch = {t: set(ps) for t, ps in member.assigned.items() if ps}, member.previous_epoch
+        client.member_id += "+"
+        client.epoch, client.owned = None, {}
+        back = self._beat(client)
+        assert back.error == E.NONE and back.member_epoch >= epoch
+        inherited = self.state.consumer_groups.groups[G].members[client.member_id].owns()
+        assert {(t, p) for t, ps in kept.items() for p in ps} <= inherited, "the restart lost partitions"
+
+    @rule(i=st.integers(0, len(NAMES) - 1), both=st.booleans())
+    def change_subscription(self, i: int, both: bool) -> None:
+        client = self.clients[NAMES[i]]
+        topics = ("t-a", "t-b") if both else ("t-a",)
+        if client.epoch is None or self.regex or topics == client.topics:
+            return
+        client.topics = topics
+        before = self.state.consumer_groups.groups[G].group_epoch
+        result = self._beat(client, names=list(topics))
+        if result.error == E.NONE:
+            assert self.state.consumer_groups.groups[G].group_epoch > before
 
     @rule(more=st.integers(1, 3))
     def add_partitions(self, more: int) -> None:
@@ -145,17 +199,17 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             return
         epoch = client.epoch if client.epoch is not None else client.fenced_epochs[-1]
         error = self.state.offsets.validate_commit(
-            self.now, group_id=G, member_id=client.name, group_instance_id=None, generation_id=epoch, version=9
+            self.now, group_id=G, member_id=client.member_id, group_instance_id=None, generation_id=epoch, version=9
         )
         group = self.state.consumer_groups.groups.get(G)
-        member = group.members.get(client.name) if group is not None else None
+        member = group.members.get(client.member_id) if group is not None else None
         if member is None:
             assert error != E.NONE, "a commit of a member that is gone was accepted"
         elif epoch <= member.member_epoch:
             assert error == E.NONE
             for t, ps in client.owned.items():  # per partition: only what it held since that epoch
                 for p in ps:
-                    got = self.state.offsets.validate_partition_commit(G, client.name, epoch, t, p)
+                    got = self.state.offsets.validate_partition_commit(G, client.member_id, epoch, t, p)
                     held = (t, p) in member.owns() and member.assignment_epochs.get((t, p), epoch + 1) <= epoch
                     assert got == (E.NONE if held or epoch == member.member_epoch else E.STALE_MEMBER_EPOCH)
         else:
@@ -197,7 +251,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
                 seen[tp] = member.member_id
         believed: dict[tuple[str, int], str] = {}
         for client in self.clients.values():
-            if client.epoch is None or client.name not in group.members:
+            if client.epoch is None or client.member_id not in group.members:
                 continue  # a fenced client's beliefs no longer count (its commits are refused)
             for t, ps in client.owned.items():
                 for p in ps:

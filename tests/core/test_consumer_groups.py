@@ -478,3 +478,45 @@ def test_a_coordinator_move_stops_the_sessions_until_the_new_coordinator_has_loa
     assert sorted(state.consumer_groups.groups[G].members) == ["a", "b", "c"]
     state.tick(95_000)  # 45 s after the load: nobody heartbeated since
     assert state.consumer_groups.groups[G].members == {}
+
+
+def test_a_full_group_refuses_a_new_member():
+    state = cluster(**{"group.consumer.max.size": 2})
+    beat(state, 0, "a", 0)
+    beat(state, 0, "b", 0)
+    full = beat(state, 0, "c", 0)
+    assert full.error == E.GROUP_MAX_SIZE_REACHED and "c" not in state.consumer_groups.groups[G].members
+
+
+def test_a_deleted_topic_leaves_the_target_at_the_next_heartbeat():
+    state = cluster()
+    state.create_topic("payments", 2)
+    first = beat(state, 0, "a", 0, topics=("orders", "payments"))
+    assert owned_of(first) == {"orders": set(range(6)), "payments": {0, 1}}
+    state.delete_topic("payments")
+    after = beat(state, 0, "a", first.member_epoch, owned=owned_of(first))
+    # it must give payments up first: told to keep only orders, at its old epoch
+    assert after.member_epoch == first.member_epoch and owned_of(after) == {"orders": set(range(6))}
+    done = beat(state, 0, "a", first.member_epoch, owned={"orders": set(range(6))})
+    assert done.member_epoch == first.member_epoch + 1 and done.assignment is None  # nothing new to tell
+
+
+def test_a_static_member_that_never_comes_back_is_removed_at_the_session_timeout():
+    state = cluster()
+    joined = beat(state, 0, "s", 0, instance_id="box")
+    beat(state, 1_000, "s", -2, owned=owned_of(joined), instance_id="box")
+    state.tick(45_999)
+    assert "s" in state.consumer_groups.groups[G].members  # its place and partitions are kept...
+    state.tick(46_000)
+    assert state.consumer_groups.groups[G].members == {}  # ...until its session runs out
+
+
+def test_offset_delete_refuses_subscribed_topics_of_a_live_consumer_group():
+    state = cluster()
+    state.create_topic("old-topic", 1)
+    join_three(state)
+    for topic in ("orders", "old-topic"):
+        state.offsets.commit(0, G, topic, 0, 5, -1, "")
+    error, per = state.offsets.delete_offsets(G, [("orders", 0), ("old-topic", 0)])
+    assert error == E.NONE and per == {("orders", 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("old-topic", 0): E.NONE}
+    assert [(t, p) for t, p, _ in state.offsets.fetch(G, None)] == [("orders", 0)]
