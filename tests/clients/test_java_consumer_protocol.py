@@ -5,6 +5,7 @@ classic tests (tests/clients/test_java_groups.py): the broker assigns, members r
 from __future__ import annotations
 
 import collections
+import time
 
 import pytest
 
@@ -182,3 +183,28 @@ def test_a_java_regex_subscription_picks_up_a_topic_created_afterwards(cluster, 
     got = driver.call("waitAssigned", names=["r"], topic="pay-eu", partitions=2, sameGeneration="false")
     assert got["assignments"]["r"] == [0, 1]
     assert cluster.group(gid).members[0].assignment == {"pay-eu": [0, 1]}
+
+
+def test_a_java_member_that_stops_heartbeating_is_fenced_at_the_session_timeout_in_virtual_time(java_client_jar):  # noqa: F811
+    config = {"group.consumer.heartbeat.interval.ms": 300}
+    with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}, config=config, virtual_time=True).run_in_thread() as c:
+        driver = Driver(java_client_jar, c)
+        try:
+            gid = group_off_first_broker(c, "java-kip848-fence")
+            for name in "abc":
+                driver.call("start", name=name, group=gid, topic=TOPIC, protocol="consumer")
+            driver.call("waitAssigned", names=list("abc"), topic=TOPIC, partitions=PARTITIONS, sameGeneration="false")
+            c.faults.add(api="ConsumerGroupHeartbeat", client_id="fakebroker-java-c", action="blackhole")
+            start = time.monotonic()
+            c.clock.advance(48, step=2, settle=0.15)  # 45 s of session in 24 steps; a and b heartbeat between
+            wall = time.monotonic() - start
+            expired = [e for e in c.events if e.kind == "member_expired" and e.group == gid]
+            assert [e.client_id for e in expired] == ["fakebroker-java-c"], [e.describe() for e in expired]
+            got = driver.call(
+                "waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS, sameGeneration="false"
+            )
+            assert sorted(len(ps) for ps in got["assignments"].values()) == [3, 3]
+            assert wall < 10, f"48 s of cluster time took {wall:.1f} s"
+        finally:
+            c.faults.clear()
+            driver.close()

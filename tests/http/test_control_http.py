@@ -517,3 +517,34 @@ def test_serves_under_trio_and_asyncio(backend):
     port = int(url.rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError):  # gone with the cluster
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def test_a_consumer_protocol_group_is_shown_with_its_epochs_and_targets(cluster, api):
+    gid = "kip848-http"
+    with RawClient(cluster.servers[cluster.coordinator(gid)].port, client_id="modern") as client:
+        answer = client.request(
+            68,
+            1,
+            {
+                "group_id": gid,
+                "member_id": "m-1",
+                "member_epoch": 0,
+                "rebalance_timeout_ms": 30000,
+                "subscribed_topic_names": ["t"],
+                "topic_partitions": [],
+            },
+        )
+    assert answer.error_code == E.NONE and answer.member_epoch == 1
+    group = api.ok("GET", f"/groups/{gid}")
+    assert (group["group_type"], group["state"], group["generation"], group["assignment_epoch"]) == (
+        "consumer",
+        "Stable",
+        1,
+        1,
+    )
+    [member] = group["members"]
+    assert (member["member_id"], member["client_id"], member["member_epoch"]) == ("m-1", "modern", 1)
+    assert member["assignment"] == member["target"] == {"t": [0, 1, 2]} and member["revoking"] == {}
+    assert [g["group_id"] for g in api.ok("GET", "/groups")["groups"]] == [gid]
+    events = api.ok("GET", f"/events?group={gid}&kind=group_epoch_bumped")["events"]
+    assert [e["details"]["epoch"] for e in events] == [1]
