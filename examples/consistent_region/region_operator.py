@@ -172,6 +172,10 @@ class RegionMember:
     # -- checkpoint state -----------------------------------------------------------------------
     def _drop(self) -> None:
         """Forget everything folded since the last complete checkpoint."""
+        if self._part is not None and self._part[0].complete:
+            # our part made it into a checkpoint that completed since our last step: it is saved,
+            # not thrown away (a rebalance callback can come before the step that would note it)
+            self._saved = self._part[1]
         self.discarded += self.processed - self._saved
         self._saved, self._part = self.processed, None
         self.epoch = self.store.epoch

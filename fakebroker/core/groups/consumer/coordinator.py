@@ -7,6 +7,11 @@ the group epoch; the target assignment is recomputed for that epoch by the group
 each member then reconciles towards its target: partitions it keeps, partitions it must revoke
 first (its epoch stays until it reports them gone), partitions it gets once nobody else owns
 them. Pure and synchronous like the classic coordinator: time comes in as ``now_ms``.
+
+Classic members in a consumer group (JoinGroup/SyncGroup/Heartbeat answered from the server's
+assignment) and the online migration between the protocols are here too: like the classic
+coordinator's module, this one is long on purpose, so that every transition of a consumer
+group can be read against the others in one place.
 """
 
 from __future__ import annotations
