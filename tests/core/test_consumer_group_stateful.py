@@ -107,16 +107,13 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             }
         self._beat(client, report=before)
 
-    @rule(i=st.integers(0, len(NAMES) - 1))
-    def leave(self, i: int) -> None:
-        client = self.clients[NAMES[i]]
-        if client.epoch is None:
-            return
-        result = self.state.consumer_groups.heartbeat(
+    def _leave_beat(self, client: Client, epoch: int):
+        """A heartbeat leaving the group: for good (-1) or, for a static member, for now (-2)."""
+        return self.state.consumer_groups.heartbeat(
             self.now,
             group_id=G,
             member_id=client.member_id,
-            member_epoch=-1,
+            member_epoch=epoch,
             instance_id=client.instance_id,
             rack_id=None,
             rebalance_timeout_ms=-1,
@@ -128,6 +125,13 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             client_host="/h",
             version=1,
         )
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def leave(self, i: int) -> None:
+        client = self.clients[NAMES[i]]
+        if client.epoch is None:
+            return
+        result = self._leave_beat(client, -1)
         assert result.error in (E.NONE, E.UNKNOWN_MEMBER_ID, E.GROUP_ID_NOT_FOUND, E.FENCED_INSTANCE_ID)
         client.epoch, client.owned = None, {}
 
@@ -140,22 +144,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         member = group.members.get(client.member_id) if group is not None else None
         if client.epoch is None or member is None:
             return
-        result = self.state.consumer_groups.heartbeat(
-            self.now,
-            group_id=G,
-            member_id=client.member_id,
-            member_epoch=-2,
-            instance_id=client.instance_id,
-            rack_id=None,
-            rebalance_timeout_ms=-1,
-            subscribed_names=None,
-            subscribed_regex=None,
-            server_assignor=None,
-            owned=None,
-            client_id=client.name,
-            client_host="/h",
-            version=1,
-        )
+        result = self._leave_beat(client, -2)
         assert result.error == E.NONE and result.member_epoch == -2
         kept, epoch = {t: set(ps) for t, ps in member.assigned.items() if ps}, member.previous_epoch
         client.member_id += "+"
