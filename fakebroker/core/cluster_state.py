@@ -295,6 +295,7 @@ class ClusterState:
         the old one unloads them, the new one reloads them from their persisted records."""
         if broker is not None and broker not in partition.replicas:
             partition.replicas.append(broker)
+        previous = partition.leader
         self.elect_leader(partition, broker)
         self.events.append(
             ev.LeaderMoved(
@@ -307,7 +308,7 @@ class ClusterState:
             now_ms,
         )
         if partition.topic == OFFSETS_TOPIC:
-            self._coordinator_moved(partition, now_ms)
+            self._coordinator_moved(partition, now_ms, previous)
 
     def elect_preferred_leaders(self, now_ms: int) -> int:
         """Give every partition back to its preferred (first) replica where that broker is
@@ -321,9 +322,9 @@ class ClusterState:
                 moved += 1
         return moved
 
-    def _coordinator_moved(self, partition: Partition, now_ms: int) -> None:
+    def _coordinator_moved(self, partition: Partition, now_ms: int, previous: int) -> None:
         groups = self.groups_of_partition(partition.index)
-        self.groups.unload(groups, now_ms)
+        self.groups.unload(groups, now_ms, previous if previous >= 0 else None)
         self.consumer_groups.unload(groups)
         key = ("load", partition.index)
         self.timers.cancel(key)

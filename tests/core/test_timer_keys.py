@@ -114,6 +114,8 @@ def test_a_coordinator_move_reloads_after_the_load_time_on_the_core_clock():
     other = 1 - partition.leader
     state.move_leader(partition, other, 10_000, reason="test")
     assert state.coordinator_of("orders") == other and state.groups.groups["orders"].state == GroupState.DEAD
+    unloaded = [e for e in state.events if e.kind == "group_unloaded"]
+    assert [e.broker for e in unloaded] == [1 - other]  # the coordinator that lost the group, not the new one
     assert state.next_deadline() == 12_000
     state.tick(12_000)
     assert state.groups.groups["orders"].state == GroupState.STABLE and partition.index not in state.loading_until_ms

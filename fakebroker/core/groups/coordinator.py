@@ -775,10 +775,11 @@ class GroupCoordinator:
                 m.sync_pending = None
 
     # -- loading and unloading (coordinator moves) ------------------------------------------------
-    def unload(self, group_ids: list[str], now_ms: int) -> None:
+    def unload(self, group_ids: list[str], now_ms: int, broker: int | None = None) -> None:
         """The coordinator lost these groups (GMM ``onUnloaded``): each goes to Dead, its parked
         requests get NOT_COORDINATOR and its timers stop. A Dead group stays visible until the
-        next load of its partition replaces it with its persisted record."""
+        next load of its partition replaces it with its persisted record. ``broker`` is the
+        coordinator that lost them (their events are its, not the new coordinator's)."""
         for gid in group_ids:
             group = self.groups.get(gid)
             if group is None or group.is_state(S.DEAD):
@@ -786,8 +787,15 @@ class GroupCoordinator:
             for kind in ("heartbeat", "join", "sync"):
                 self.timers.cancel_under((kind, gid))
             self._answer_parked(group, E.NOT_COORDINATOR)
-            self._transition(group, S.DEAD, now_ms)
-            self.emit(ev.GroupUnloaded(group=gid), now_ms)
+            old = group.state
+            group.transition_to(S.DEAD, now_ms)
+            self.emit(
+                ev.GroupStateChanged(
+                    group=gid, old=old.value, new=S.DEAD.value, generation=group.generation_id, broker=broker
+                ),
+                now_ms,
+            )
+            self.emit(ev.GroupUnloaded(group=gid, broker=broker), now_ms)
 
     def load(self, group_ids: list[str], now_ms: int) -> None:
         """Rebuild groups from their last persisted record: Stable with members, else Empty."""
