@@ -11,6 +11,15 @@ from fakebroker.core.groups.consumer.model import ConsumerGroupState, MemberStat
 from fakebroker.protocol.error_codes import ErrorCode as E
 
 G = "orders-app"
+# A classic (JoinGroup) consumer's settings, for the classic members of these tests
+CLASSIC_MEMBER = dict(
+    client_id="old",
+    client_host="/h",
+    session_timeout_ms=6_000,
+    rebalance_timeout_ms=6_000,
+    protocol_type="consumer",
+    version=5,
+)
 
 
 def cluster(**config) -> ClusterState:
@@ -326,13 +335,8 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
             group,
             member_id=member_id,
             instance_id=None,
-            client_id="old",
-            client_host="/h",
-            session_timeout_ms=6_000,
-            rebalance_timeout_ms=6_000,
-            protocol_type="consumer",
             protocols=[("range", metadata)],
-            version=5,
+            **CLASSIC_MEMBER,
         )
 
     required = join("")
@@ -402,13 +406,8 @@ def classic_stable_group(state: ClusterState, group: str = G) -> str:
             group_id=group,
             member_id=member_id,
             group_instance_id=None,
-            client_id="old",
-            client_host="/h",
-            session_timeout_ms=6_000,
-            rebalance_timeout_ms=6_000,
-            protocol_type="consumer",
             protocols=[("range", meta)],
-            version=5,
+            **CLASSIC_MEMBER,
         )
 
     member = join().member_id
