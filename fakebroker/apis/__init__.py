@@ -9,6 +9,8 @@ the protocol, never the server.
 from __future__ import annotations
 
 from . import (  # noqa: F401
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     api_versions,
     configs,
     consumer_group_describe,
@@ -18,6 +20,7 @@ from . import (  # noqa: F401
     delete_records,
     delete_topics,
     describe_cluster,
+    end_txn,
     fetch,
     find_coordinator,
     group_admin,
@@ -32,6 +35,9 @@ from . import (  # noqa: F401
     offset_for_leader_epoch,
     produce,
     sync_group,
+    transaction_admin,
+    txn_offset_commit,
+    write_txn_markers,
 )
 from .context import NO_RESPONSE, Handler, RequestContext, Wait
 from .registry import REGISTRY, Api, dispatch

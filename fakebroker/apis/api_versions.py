@@ -18,8 +18,25 @@ def advertised() -> list[dict[str, int]]:
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
+    features = ctx.cluster.features
+    supported = [
+        {"name": name, "min_version": lo, "max_version": hi}
+        for name, (lo, hi) in sorted(features.supported.items())
+        # before v4, features whose minimum is 0 are left out (old clients took 0 for "none")
+        if lo > 0 or ctx.api_version >= 4
+    ]
+    finalized = [
+        {"name": name, "max_version_level": level, "min_version_level": level}
+        for name, level in sorted(features.finalized.items())
+        if level > 0
+    ]
     return ctx.response(
-        error_code=ErrorCode.NONE, api_keys=advertised(), throttle_time_ms=0, finalized_features_epoch=-1
+        error_code=ErrorCode.NONE,
+        api_keys=advertised(),
+        throttle_time_ms=0,
+        supported_features=supported,
+        finalized_features_epoch=features.epoch,
+        finalized_features=finalized,
     )
 
 

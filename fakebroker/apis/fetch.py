@@ -88,6 +88,11 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
                 )
                 out["records"] = data
                 total += len(data)
+                if request.isolation_level == READ_COMMITTED and data:
+                    out["aborted_transactions"] = [
+                        {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                        for a in log.aborted_between(fp.fetch_offset, upper)
+                    ]
             parts.append(out)
         topic = {"partitions": parts}
         topic.update({"topic": fetch_topic.topic} if v < 13 else {"topic_id": fetch_topic.topic_id})

@@ -1,13 +1,11 @@
 """FindCoordinator (key 10): the leader of the group's ``__consumer_offsets`` partition.
 
-Transactional ids are placed the same way (on ``__consumer_offsets``-style hashing over
-``transaction.state.log.num.partitions``), on the leader of that partition of the offsets
-topic layout, since there is no separate transaction log yet.
+A transactional id is placed the same way on ``__transaction_state`` (hashed over
+``transaction.state.log.num.partitions``), created on first use as Kafka creates it.
 """
 
 from __future__ import annotations
 
-from ..core.groups.placement import partition_for
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
@@ -40,12 +38,10 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     if key_type == SHARE and version < 6 or key_type not in (GROUP, TRANSACTION, SHARE):
         return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unsupported key type {key_type}"}
     cluster = ctx.cluster
-    topic = cluster.offsets_topic()
-    if key_type == GROUP:
-        partition = topic.partitions[cluster.group_partition(key)]
+    if key_type == TRANSACTION:
+        partition = cluster.transaction_topic().partitions[cluster.txn_partition(key)]
     else:
-        n = cluster.config.get_int("transaction.state.log.num.partitions")
-        partition = topic.partitions[partition_for(key, n) % len(topic.partitions)]
+        partition = cluster.offsets_topic().partitions[cluster.group_partition(key)]
     broker = cluster.brokers.get(partition.leader)
     if broker is None or not broker.alive:
         return {

@@ -1,17 +1,44 @@
-"""InitProducerId (key 22): producer ids and epochs for idempotent (and transactional) producers."""
+"""InitProducerId (key 22): producer ids and epochs for idempotent and transactional producers.
+
+Checks in Kafka's order (KafkaApis then TransactionCoordinator): the id/epoch pair, the
+transactional id, the timeout (before the coordinator: an invalid timeout wins over
+NOT_COORDINATOR), then the coordinator and its state.
+"""
 
 from __future__ import annotations
 
+from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
-    error, pid, epoch = ctx.cluster.init_producer_id(
-        request.transactional_id, request.producer_id, request.producer_epoch
-    )
-    return ctx.response(error_code=error, producer_id=pid, producer_epoch=epoch, throttle_time_ms=0)
+    def answer(error: ErrorCode, pid: int = -1, epoch: int = -1) -> Message:
+        if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH  # PRODUCER_FENCED is new in v4
+        return ctx.response(error_code=error, producer_id=pid, producer_epoch=epoch, throttle_time_ms=0)
+
+    v = ctx.api_version
+    pid, epoch = (request.producer_id, request.producer_epoch) if v >= 3 else (-1, -1)
+    if (pid == -1) != (epoch == -1):
+        return answer(ErrorCode.INVALID_REQUEST)
+    tid = request.transactional_id
+    cluster = ctx.cluster
+    if tid is None:
+        return answer(*cluster.init_producer_id(None, now_ms=ctx.now_ms))
+    if not tid:
+        return answer(ErrorCode.INVALID_REQUEST)
+    if v >= 6 and request.keep_prepared_txn:
+        return answer(ErrorCode.UNSUPPORTED_VERSION)  # two-phase commit (KIP-939) is not implemented in 4.x either
+    if not cluster.transactions.valid_timeout(request.transaction_timeout_ms):
+        return answer(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+    error = cluster.txn_coordinator_error(tid, ctx.broker_id)
+    if error:
+        return answer(error)
+    result = cluster.init_producer_id(tid, pid, epoch, timeout_ms=request.transaction_timeout_ms, now_ms=ctx.now_ms)
+    ctx.data_changed()  # fencing an open transaction writes its abort markers
+    return answer(*result)
 
 
 # v6 is unstable in 4.3.1 and not advertised by Kafka either

@@ -13,7 +13,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     if v < 8:
         topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-        error, out = _fetch(ctx, request.group_id, topics)
+        error, out = _fetch(ctx, request.group_id, topics, stable=v >= 7 and request.require_stable)
         if v < 2 and error:
             # v0-1 have no group error field: it goes into every partition.
             for t in out:
@@ -33,7 +33,13 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 for t in g.topics
             ]
         member = (g.member_id, g.member_epoch) if v >= 9 else None
-        error, out = _fetch(ctx, g.group_id, [(n, ps) for n, ps, _ in topics] if topics is not None else None, member)
+        error, out = _fetch(
+            ctx,
+            g.group_id,
+            [(n, ps) for n, ps, _ in topics] if topics is not None else None,
+            member,
+            stable=request.require_stable,
+        )
         if topics is not None and v >= 10:
             for entry, (_, _, topic_id) in zip(out, topics):
                 entry["topic_id"] = topic_id
@@ -51,6 +57,8 @@ def _fetch(
     group_id: str | None,
     topics: list[tuple[str | None, list[int]]] | None,
     member: tuple[str | None, int] | None = None,
+    *,
+    stable: bool = False,
 ) -> tuple[ErrorCode, list[dict]]:
     if group_id is None:
         return ErrorCode.INVALID_GROUP_ID, []
@@ -66,7 +74,11 @@ def _fetch(
     out: dict[str | None, dict] = {}
     for name, partition, committed in found:
         entry = out.setdefault(name, {"name": name, "partitions": []})
-        entry["partitions"].append(_partition(partition, committed, ErrorCode.NONE))
+        if stable and name is not None and ctx.cluster.offsets.has_pending(group_id, name, partition):
+            # require_stable: an open transaction holds an offset for it; the consumer retries
+            entry["partitions"].append(_partition(partition, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
+        else:
+            entry["partitions"].append(_partition(partition, committed, ErrorCode.NONE))
     if topics is not None:
         for name, ps in topics:
             out.setdefault(name, {"name": name, "partitions": []})

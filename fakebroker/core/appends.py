@@ -3,6 +3,7 @@ and the write to the partition's log, in the order Kafka runs them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..protocol import records as rec
@@ -39,6 +40,10 @@ class AppendResult:
         return not self.error and not self.duplicate and self.base_offset >= 0
 
 
+# (producer id, epoch) of a transaction's first batch in a partition -> the coordinator's verdict
+TxnVerifier = Callable[[int, int], ErrorCode]
+
+
 def append_batches(
     events: EventLog,
     partition: Partition,
@@ -48,8 +53,13 @@ def append_batches(
     produce_version: int,
     transactional_id: str | None,
     now_ms: int,
+    verify_txn: TxnVerifier | None = None,
 ) -> AppendResult:
-    """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it."""
+    """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it.
+
+    A transaction's first batch in the partition is checked with its coordinator first
+    (``verify_txn``, KIP-890), so a zombie or a producer that never added the partition
+    cannot leave an open transaction behind."""
     topic, index = partition.topic, partition.index
     log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
     try:
@@ -74,6 +84,9 @@ def append_batches(
         if header.has_producer_id:
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
+            error = _check_transaction(partition, header, verify_txn)
+            if error:
+                return AppendResult(error)
             check = partition.producers.check(
                 header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
             )
@@ -105,3 +118,18 @@ def append_batches(
         if base_offset < 0:
             base_offset = offset
     return AppendResult(base_offset=base_offset, log_append_time_ms=append_time, log_start_offset=log.log_start_offset)
+
+
+def _check_transaction(partition: Partition, header, verify_txn: TxnVerifier | None) -> ErrorCode:
+    """UnifiedLog.maybeStartTransactionVerification and ProducerAppendInfo's transactional checks."""
+    pid = header.producer_id
+    open_txn = pid in partition.log.open_txns
+    if not header.is_transactional:
+        # a plain batch from a producer whose transaction is open here
+        return ErrorCode.INVALID_TXN_STATE if open_txn else ErrorCode.NONE
+    stored = partition.producers.entries.get(pid)
+    if stored is not None and stored.epoch > header.producer_epoch:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if open_txn and stored is not None and stored.epoch == header.producer_epoch:
+        return ErrorCode.NONE  # the transaction already wrote here: no need to ask its coordinator
+    return verify_txn(pid, header.producer_epoch) if verify_txn is not None else ErrorCode.NONE

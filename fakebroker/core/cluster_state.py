@@ -18,21 +18,25 @@ from . import events as ev
 from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig
 from .events import EventLog
+from .features import Features
 from .groups.consumer.coordinator import ConsumerCoordinator
 from .groups.consumer.model import ConsumerGroup, ConsumerMember
 from .groups.coordinator import GroupCoordinator
 from .groups.model import GroupState, Member
 from .groups.offsets import OffsetStore
-from .groups.placement import OFFSETS_TOPIC, partition_for
+from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
 from .timers import Timers
 from .topics import BrokerInfo, Partition, Topic, topic_name_error
+from .transactions.coordinator import TransactionCoordinator
 
 __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
 
 # Timer keys of the periodic checks (Kafka's log cleaner and offsets expiry schedules).
 RETENTION_CHECK = ("retention",)
 OFFSETS_EXPIRY_CHECK = ("offsets-expiry",)
+TXN_TIMEOUT_CHECK = ("txn-timeouts",)
+TXN_EXPIRY_CHECK = ("txn-id-expiry",)
 
 
 class TopicError(Exception):
@@ -65,6 +69,7 @@ class ClusterState:
         self.controller_id = 0
         self.config = broker_config or BrokerConfig()
         self.topics: dict[str, Topic] = {}
+        self.features = Features()
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
@@ -76,6 +81,11 @@ class ClusterState:
         self.consumer_groups.on_only_classic_members = self._downgrade
         self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
         self.coordinator_load_time_ms = coordinator_load_time_ms
+        self.transactions = TransactionCoordinator(
+            self.config, self.events, self.producer_ids, self.write_marker, self._txn_coordinator_epoch
+        )
+        self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
+        self.events.txn_coordinator_of = self._txn_coordinator_or_none
 
     def _coordinator_or_none(self, group_id: str) -> int:
         return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1
@@ -110,11 +120,15 @@ class ClusterState:
 
         every(RETENTION_CHECK, "log.retention.check.interval.ms", self.apply_retention)
         every(OFFSETS_EXPIRY_CHECK, "offsets.retention.check.interval.ms", self.expire_offsets)
+        every(TXN_TIMEOUT_CHECK, "transaction.abort.timed.out.transaction.cleanup.interval.ms", self.abort_timed_out)
+        every(TXN_EXPIRY_CHECK, "transaction.remove.expired.transaction.cleanup.interval.ms", self.expire_txn_ids)
 
     def run_periodic_checks(self, now_ms: int) -> None:
-        """Both periodic checks at once (after a virtual-time jump)."""
+        """Every periodic check at once (after a virtual-time jump)."""
         self.apply_retention(now_ms)
         self.expire_offsets(now_ms)
+        self.abort_timed_out(now_ms)
+        self.expire_txn_ids(now_ms)
 
     def expire_offsets(self, now_ms: int) -> int:
         dropped = self.offsets.expire(now_ms)
@@ -309,6 +323,10 @@ class ClusterState:
         )
         if partition.topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, now_ms, previous)
+        elif partition.topic == TRANSACTION_TOPIC:
+            self._txn_coordinator_moved(partition, now_ms)
+        if partition.leader != -1:
+            self.transactions.retry_markers(now_ms)  # markers owed to this partition can be written now
 
     def elect_preferred_leaders(self, now_ms: int) -> int:
         """Give every partition back to its preferred (first) replica where that broker is
@@ -355,6 +373,11 @@ class ClusterState:
         now_ms: int,
     ) -> AppendResult:
         """Validate and append produced batches to a partition this broker leads."""
+
+        def verify(producer_id: int, epoch: int) -> ErrorCode:
+            assert transactional_id is not None
+            return self._verify_txn(transactional_id, partition, producer_id, epoch, produce_version, now_ms)
+
         return append_batches(
             self.events,
             partition,
@@ -363,19 +386,56 @@ class ClusterState:
             produce_version=produce_version,
             transactional_id=transactional_id,
             now_ms=now_ms,
+            verify_txn=verify if transactional_id else None,
         )
+
+    def _verify_txn(
+        self, tid: str, partition: Partition, producer_id: int, epoch: int, produce_version: int, now_ms: int
+    ) -> ErrorCode:
+        """What the partition leader asks the transaction coordinator before a transaction's first
+        write to a partition (AddPartitionsToTxnManager), mapped to the error Produce answers.
+        Produce v12+ (transaction version 2) adds the partition; older versions only verify it."""
+        adds = produce_version >= 12
+        if not adds and not self.config.get_bool("transaction.partition.verification.enable"):
+            return ErrorCode.NONE
+        if not self.txn_coordinator_available(tid):
+            return ErrorCode.NOT_ENOUGH_REPLICAS
+        tp = (partition.topic, partition.index)
+        if adds:
+            error = self.transactions.add_partitions(tid, producer_id, epoch, [tp], now_ms, version=2)
+        else:
+            error = self.transactions.verify_partitions(tid, producer_id, epoch, [tp])[tp]
+        if error == ErrorCode.PRODUCER_FENCED:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if error == ErrorCode.TRANSACTION_ABORTABLE and produce_version <= 10:
+            return ErrorCode.INVALID_TXN_STATE
+        if error == ErrorCode.CONCURRENT_TRANSACTIONS and not adds:
+            return ErrorCode.NOT_ENOUGH_REPLICAS
+        return error
 
     def delete_records(self, partition: Partition, before: int) -> None:
         partition.log.delete_records_before(before)
         self.events.append(ev.RecordsDeleted(topic=partition.topic, partition=partition.index, before=before))
 
     def init_producer_id(
-        self, transactional_id: str | None, producer_id: int = -1, producer_epoch: int = -1
+        self,
+        transactional_id: str | None,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        *,
+        timeout_ms: int = 60_000,
+        now_ms: int | None = None,
     ) -> tuple[ErrorCode, int, int]:
-        error, pid, epoch = self.producer_ids.init(transactional_id, producer_id, producer_epoch)
-        if not error:
-            self.events.append(ev.ProducerId(producer_id=pid, epoch=epoch, transactional_id=transactional_id))
-        return error, pid, epoch
+        """InitProducerId past the coordinator checks: a new id for an idempotent producer, the
+        transaction coordinator's answer for a transactional id."""
+        if transactional_id is None:
+            pid, epoch = self.producer_ids.init_idempotent()
+            self.events.append(ev.ProducerId(producer_id=pid, epoch=epoch, transactional_id=None), now_ms)
+            return ErrorCode.NONE, pid, epoch
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, -1, -1
+        now = self.events.now_ms() if now_ms is None else now_ms
+        return self.transactions.init_producer_id(transactional_id, timeout_ms, producer_id, producer_epoch, now)
 
     def replace_configs(self, store: dict[str, str], new: dict[str, str], resource: str) -> None:
         """Set a topic's overrides or the brokers' dynamic settings to ``new``."""
@@ -420,6 +480,95 @@ class ClusterState:
         n = len(self.offsets_topic().partitions)
         names = set(self.groups.groups) | set(self.groups.snapshots) | set(self.consumer_groups.groups)
         return sorted(g for g in names if partition_for(g, n) == partition)
+
+    # -- transaction coordinator placement and markers ------------------------------------------
+    def transaction_topic(self) -> Topic:
+        """``__transaction_state``, created on first use with ``transaction.state.log.num.partitions``."""
+        topic = self.topics.get(TRANSACTION_TOPIC)
+        if topic is None:
+            n = self.config.get_int("transaction.state.log.num.partitions")
+            rf = min(self.config.get_int("transaction.state.log.replication.factor"), len(self.alive_brokers()))
+            topic = self.create_topic(TRANSACTION_TOPIC, n, max(rf, 1), {"cleanup.policy": "compact"}, internal=True)
+        return topic
+
+    def txn_partition(self, transactional_id: str) -> int:
+        return partition_for(transactional_id, len(self.transaction_topic().partitions))
+
+    def txn_coordinator_of(self, transactional_id: str) -> int:
+        """Broker id coordinating a transactional id, -1 if none is alive."""
+        partition = self.transaction_topic().partitions[self.txn_partition(transactional_id)]
+        alive = {b.node_id for b in self.alive_brokers()}
+        return partition.leader if partition.leader in alive else -1
+
+    def txn_coordinator_error(self, transactional_id: str, broker_id: int) -> ErrorCode:
+        """NOT_COORDINATOR unless ``broker_id`` leads the id's transaction-state partition, and
+        COORDINATOR_LOAD_IN_PROGRESS while that partition is being (re)loaded."""
+        if self.txn_coordinator_of(transactional_id) != broker_id:
+            return ErrorCode.NOT_COORDINATOR
+        if self.txn_partition(transactional_id) in self.txn_loading_until_ms:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def txn_coordinator_available(self, transactional_id: str) -> bool:
+        """The id's coordinator is up and loaded (a partition leader can verify with it)."""
+        coordinator = self.txn_coordinator_of(transactional_id)
+        return coordinator >= 0 and not self.txn_coordinator_error(transactional_id, coordinator)
+
+    def _txn_coordinator_or_none(self, transactional_id: str) -> int:
+        return self.txn_coordinator_of(transactional_id) if TRANSACTION_TOPIC in self.topics else -1
+
+    def _txn_coordinator_epoch(self, transactional_id: str) -> int:
+        return self.transaction_topic().partitions[self.txn_partition(transactional_id)].leader_epoch
+
+    def _owns_txn(self, transactional_id: str) -> bool:
+        return self.txn_coordinator_available(transactional_id)
+
+    def _txn_coordinator_moved(self, partition: Partition, now_ms: int) -> None:
+        """The transaction state of a moved partition is reloaded by its new leader; meanwhile its
+        ids answer COORDINATOR_LOAD_IN_PROGRESS. Open transactions stay open (their timeout runs on)."""
+        key = ("txn-load", partition.index)
+        self.timers.cancel(key)
+        if partition.leader == -1:
+            self.txn_loading_until_ms.pop(partition.index, None)
+            return
+        until = now_ms + self.coordinator_load_time_ms
+        if until <= now_ms:
+            self.txn_loading_until_ms.pop(partition.index, None)
+            return
+        self.txn_loading_until_ms[partition.index] = until
+
+        def load(t: int) -> None:
+            self.txn_loading_until_ms.pop(partition.index, None)
+            self.transactions.retry_markers(t)
+
+        self.timers.schedule(key, until, load)
+
+    def write_marker(
+        self, topic: str, index: int, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int, now_ms: int
+    ) -> bool:
+        """WriteTxnMarkers inside the cluster: a control batch in a data partition, the pending
+        offsets of its groups in an offsets partition. False while the partition has no leader."""
+        partition = self.partition(topic, index)
+        if partition is None:
+            return True  # the topic is gone: Kafka drops markers for unknown partitions
+        if partition.leader == -1 or not self.brokers.get(partition.leader, BrokerInfo(-1, "", 0, alive=False)).alive:
+            return False
+        if topic == OFFSETS_TOPIC:
+            n = len(self.offsets_topic().partitions)
+            groups = [g for g in self.offsets.pending_groups() if partition_for(g, n) == index]
+            self.offsets.end_txn(groups, producer_id, commit, now_ms)
+            return True
+        partition.log.append_marker(
+            producer_id, epoch, commit, coordinator_epoch, leader_epoch=partition.leader_epoch, now_ms=now_ms
+        )
+        partition.producers.record_marker(producer_id, epoch, coordinator_epoch, now_ms)
+        return True
+
+    def abort_timed_out(self, now_ms: int) -> int:
+        return self.transactions.abort_timed_out(now_ms, self._owns_txn)
+
+    def expire_txn_ids(self, now_ms: int) -> int:
+        return self.transactions.expire_ids(now_ms, self._owns_txn)
 
     # -- online migration between the group protocols (group.consumer.migration.policy) -----------
     def upgrade_group(self, group_id: str, now_ms: int) -> bool:

@@ -43,6 +43,10 @@ BROKER_DEFAULTS: dict[str, tuple[str, str]] = {
     "offset.metadata.max.bytes": ("4096", "INT"),
     "transactional.id.expiration.ms": ("604800000", "INT"),
     "transaction.max.timeout.ms": ("900000", "INT"),
+    "transaction.state.log.replication.factor": ("3", "SHORT"),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": ("10000", "INT"),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": ("3600000", "INT"),
+    "transaction.partition.verification.enable": ("true", "BOOLEAN"),
     "producer.id.expiration.ms": ("86400000", "INT"),
 }
 

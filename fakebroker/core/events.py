@@ -208,6 +208,62 @@ class OffsetsExpired(Event):
     count: int
 
 
+# -- transactions (the transaction coordinator) ----------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class TxnEvent(Event):
+    """An event of one transactional id, placed on the broker coordinating it."""
+
+    transactional_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnBegan(TxnEvent):
+    producer_id: int
+    epoch: int
+    version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnPartitionsAdded(TxnEvent):
+    partitions: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnOffsetsAdded(TxnEvent):
+    """Offsets committed in a transaction (TxnOffsetCommit): pending until its marker."""
+
+    group: str
+    offsets: dict[str, int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnCommitted(TxnEvent):
+    producer_id: int
+    epoch: int
+    partitions: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnAborted(TxnEvent):
+    producer_id: int
+    epoch: int
+    partitions: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnFenced(TxnEvent):
+    producer_id: int
+    epoch: int
+    new_epoch: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnTimedOut(TxnEvent):
+    producer_id: int
+    timeout_ms: int
+
+
 # -- faults, network, time (the facade) ----------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class FaultAdded(Event):
@@ -438,6 +494,7 @@ class EventLog:
         self.now_ms = now_ms
         self.wall = wall
         self.coordinator_of = coordinator_of
+        self.txn_coordinator_of: Callable[[str], int] | None = None  # the broker coordinating a transactional id
         self.member_client = member_client
         self._events: list[Event] = []
         self._member_clients: dict[str, str] = {}  # member id -> client id, kept after it leaves
@@ -453,6 +510,10 @@ class EventLog:
         }
         if isinstance(event, GroupEvent) and event.broker is None and self.coordinator_of is not None:
             broker = self.coordinator_of(event.group)
+            if broker >= 0:
+                changes["broker"] = broker
+        if isinstance(event, TxnEvent) and event.broker is None and self.txn_coordinator_of is not None:
+            broker = self.txn_coordinator_of(event.transactional_id)
             if broker >= 0:
                 changes["broker"] = broker
         if isinstance(event, MemberEvent):

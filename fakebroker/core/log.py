@@ -3,6 +3,10 @@
 Appending rewrites only what Kafka rewrites (base offset and partition leader epoch in the
 header; timestamps and CRC only under LogAppendTime), so a fetch returns slices of the
 stored bytes without re-encoding. One replica, so the high watermark is the log end offset.
+
+Transactions: the first offset of each producer's open transaction is kept, so the last
+stable offset is the earliest of them (Kafka's first unstable offset); an ABORT marker
+closes one into the aborted-transactions index that read_committed fetches carry.
 """
 
 from __future__ import annotations
@@ -29,6 +33,13 @@ class StoredBatch:
         return len(self.data)
 
 
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the offset of its ABORT marker
+
+
 class PartitionLog:
     """Batches in offset order with the offsets Kafka exposes."""
 
@@ -38,6 +49,8 @@ class PartitionLog:
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
+        self.open_txns: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.aborted_txns: list[AbortedTxn] = []  # in marker order
 
     @property
     def high_watermark(self) -> int:
@@ -45,8 +58,12 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        # No open transactions are tracked yet, so everything below the high watermark is stable.
-        return self.high_watermark
+        """Below the first offset of any open transaction (and the high watermark)."""
+        return min(self.open_txns.values(), default=self.high_watermark)
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions a read of [start, end) overlaps (``collectAbortedTransactions``)."""
+        return [a for a in self.aborted_txns if a.last_offset >= start and a.first_offset < end]
 
     def append(
         self,
@@ -72,11 +89,43 @@ class PartitionLog:
         stored = StoredBatch(
             base, last, max_ts, bytes(buf), header.producer_id, header.is_transactional, header.is_control, now_ms
         )
-        self.batches.append(stored)
-        self._bases.append(base)
-        self.log_end_offset = last + 1
-        self.size_bytes += stored.size
+        self._store(stored)
+        if header.is_transactional and not header.is_control:
+            self.open_txns.setdefault(header.producer_id, base)
         return base, append_time
+
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        *,
+        leader_epoch: int,
+        now_ms: int,
+    ) -> int:
+        """Write a COMMIT or ABORT control batch for a producer's transaction; returns its offset."""
+        base = self.log_end_offset
+        data = rec.build_control_batch(
+            "commit" if commit else "abort",
+            producer_id,
+            producer_epoch,
+            coordinator_epoch,
+            base_offset=base,
+            timestamp=now_ms,
+            partition_leader_epoch=leader_epoch,
+        )
+        self._store(StoredBatch(base, base, now_ms, data, producer_id, True, True, now_ms))
+        first = self.open_txns.pop(producer_id, None)
+        if not commit and first is not None:
+            self.aborted_txns.append(AbortedTxn(producer_id, first, base))
+        return base
+
+    def _store(self, stored: StoredBatch) -> None:
+        self.batches.append(stored)
+        self._bases.append(stored.base_offset)
+        self.log_end_offset = stored.last_offset + 1
+        self.size_bytes += stored.size
 
     def _index_of(self, offset: int) -> int:
         """Index of the batch holding ``offset`` (or the first one after it)."""
@@ -128,6 +177,7 @@ class PartitionLog:
             return
         self.log_start_offset = offset
         self._drop_while(lambda b: b.last_offset < offset)
+        self._forget_aborted()
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
         """Drop old batches as Kafka's retention drops old segments (a batch here plays the
@@ -147,13 +197,19 @@ class PartitionLog:
             self.log_start_offset = max(
                 self.log_start_offset, self.batches[0].base_offset if self.batches else self.log_end_offset
             )
+            self._forget_aborted()
         return before - len(self.batches)
+
+    def _forget_aborted(self) -> None:
+        """Aborted transactions wholly below the log start offset are of no use to a reader."""
+        self.aborted_txns = [a for a in self.aborted_txns if a.last_offset >= self.log_start_offset]
 
     def truncate_all(self) -> None:
         self.batches.clear()
         self._bases.clear()
         self.size_bytes = 0
         self.log_start_offset = self.log_end_offset
+        self.aborted_txns.clear()
 
     def _drop_while(self, condition) -> None:
         n = 0

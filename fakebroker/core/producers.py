@@ -31,6 +31,8 @@ class CachedBatch:
 class ProducerEntry:
     epoch: int
     batches: deque[CachedBatch] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+    last_timestamp: int = -1
+    coordinator_epoch: int = -1  # of the last transaction marker
 
     @property
     def last_seq(self) -> int | None:
@@ -91,83 +93,40 @@ class PartitionProducers:
     ) -> None:
         entry = self.entries.get(producer_id)
         if entry is None or epoch != entry.epoch:
-            entry = self.entries[producer_id] = ProducerEntry(epoch)
+            coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
+            entry = self.entries[producer_id] = ProducerEntry(epoch, coordinator_epoch=coordinator_epoch)
         last_seq = next_seq(base_seq, last_offset_delta)
         entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, log_append_time))
+        entry.last_timestamp = log_append_time
+
+    def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, now_ms: int) -> None:
+        """A transaction marker: a higher epoch (fencing, or transaction version 2's bump at every
+        end) starts the producer over; the same epoch keeps its sequences (version 1)."""
+        entry = self.entries.get(producer_id)
+        if entry is None or epoch > entry.epoch:
+            entry = self.entries[producer_id] = ProducerEntry(epoch)
+        entry.coordinator_epoch = coordinator_epoch
+        entry.last_timestamp = now_ms
 
 
 class ProducerIds:
-    """Hands out producer ids and tracks epochs of transactional ids (InitProducerId).
+    """Hands out producer ids (InitProducerId) and remembers each one's current epoch.
 
-    Follows Kafka's ``TransactionCoordinator.handleInitProducerId`` and
-    ``TransactionMetadata.prepareIncrementProducerEpoch`` / ``prepareProducerIdRotation`` for a
-    transactional id with no transaction in progress (the only state this broker has).
+    A producer without a transactional id gets a new id at epoch 0 every time ("blindly
+    accept the request and return a new producerId"); transactional ids are the transaction
+    coordinator's (``core/transactions``), which allocates from here.
     """
 
     def __init__(self, first_id: int = 1000):
         self._next = first_id
-        self.transactional: dict[str, tuple[int, int]] = {}  # transactional id -> (producer id, epoch)
-        # transactional id -> (previous producer id, last epoch): Kafka's prevProducerId, the producer id before
-        # the last InitProducerId, and lastProducerEpoch, the epoch before the last bump made for a producer that
-        # sent its id and epoch (-1 after a bump without them), so that a retry of that bump can be recognised.
-        self.previous: dict[str, tuple[int, int]] = {}
         self.epochs: dict[int, int] = {}  # producer id -> current epoch
 
-    def init(
-        self, transactional_id: str | None, producer_id: int = -1, producer_epoch: int = -1
-    ) -> tuple[ErrorCode, int, int]:
-        """(error, producer id, epoch) as InitProducerId answers them."""
-        if transactional_id is None:
-            # "if the transactional id is null, then always blindly accept the request and return a new producerId"
-            pid = self._allocate()
-            self.epochs[pid] = 0
-            return ErrorCode.NONE, pid, 0
-        if not transactional_id:
-            return ErrorCode.INVALID_REQUEST, -1, -1
-        expected_epoch = producer_epoch if producer_id != -1 else None
-        current = self.transactional.get(transactional_id)
-        if current is None:
-            # New metadata (epoch NO_PRODUCER_EPOCH): whatever id and epoch were sent, the first epoch is 0.
-            pid = self._allocate()
-            self._set(transactional_id, pid, 0, previous_id=pid, last_epoch=-1)
-            return ErrorCode.NONE, pid, 0
-        pid, epoch = current
-        previous_id, last_epoch = self.previous[transactional_id]
-        if (
-            expected_epoch is not None
-            and producer_id != pid
-            and not (producer_id == previous_id and epoch_exhausted(expected_epoch))
-        ):
-            return ErrorCode.PRODUCER_FENCED, -1, -1
-        if epoch_exhausted(epoch) and expected_epoch in (None, epoch):
-            # prepareProducerIdRotation: a new producer id at epoch 0; the last epoch is kept for a retry.
-            new_pid = self._allocate()
-            self._set(transactional_id, new_pid, 0, previous_id=pid, last_epoch=-1 if expected_epoch is None else epoch)
-            return ErrorCode.NONE, new_pid, 0
-        if epoch_exhausted(epoch):
-            # prepareIncrementProducerEpoch throws IllegalStateException ("Cannot allocate any more producer
-            # epochs"), which the broker answers as an unexpected error.
-            return ErrorCode.UNKNOWN_SERVER_ERROR, -1, -1
-        if expected_epoch is None:
-            # A new instance: bump, and forget the last epoch so an older instance cannot pass for a retry.
-            self._set(transactional_id, pid, epoch + 1, previous_id=pid, last_epoch=-1)
-            return ErrorCode.NONE, pid, epoch + 1
-        if expected_epoch == epoch:
-            # KIP-360: the producer continues after an error and nothing else was initialised since.
-            self._set(transactional_id, pid, epoch + 1, previous_id=pid, last_epoch=epoch)
-            return ErrorCode.NONE, pid, epoch + 1
-        if expected_epoch == last_epoch:
-            # A retry of a successful bump whose response was lost: the current epoch, not bumped again.
-            self._set(transactional_id, pid, epoch, previous_id=pid, last_epoch=last_epoch)
-            return ErrorCode.NONE, pid, epoch
-        return ErrorCode.PRODUCER_FENCED, -1, -1
+    def init_idempotent(self) -> tuple[int, int]:
+        pid = self.allocate()
+        self.epochs[pid] = 0
+        return pid, 0
 
-    def _set(self, transactional_id: str, pid: int, epoch: int, *, previous_id: int, last_epoch: int) -> None:
-        self.transactional[transactional_id] = (pid, epoch)
-        self.previous[transactional_id] = (previous_id, last_epoch)
-        self.epochs[pid] = epoch
-
-    def _allocate(self) -> int:
+    def allocate(self) -> int:
         pid = self._next
         self._next += 1
         return pid

@@ -181,7 +181,8 @@ def test_find_coordinator_v0_has_one_group_key():
 def test_find_coordinator_places_transactional_ids_on_their_partition():
     state = cluster(3)
     response, _ = call(state, FIND_COORDINATOR, 4, key_type=TRANSACTION_KEY, coordinator_keys=["tx-1"])
-    leader = state.topics[OFFSETS_TOPIC].partitions[partition_for("tx-1", 50)].leader
+    # on __transaction_state, created by the first lookup as Kafka creates it
+    leader = state.topics["__transaction_state"].partitions[partition_for("tx-1", 50)].leader
     assert [(c.key, c.node_id, c.error_code) for c in response.coordinators] == [("tx-1", leader, E.NONE)]
 
 

@@ -1,7 +1,10 @@
 """Committed offsets and the group admin operations (describe, list, delete).
 
 Offsets are written at commit time into the store that stands for the offsets topic, so a
-coordinator that takes a group over finds them there.
+coordinator that takes a group over finds them there. Offsets committed in a transaction
+(TxnOffsetCommit) wait per producer until the transaction's marker reaches the group's
+offsets partition: COMMIT makes them the group's (unless a plain commit came later), ABORT
+drops them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class CommittedOffset:
     metadata: str
     commit_timestamp_ms: int
     expire_timestamp_ms: int = -1
+    written: int = 0  # order of writes to the offsets topic: a transaction's offsets win only if newer
 
 
 class OffsetStore:
@@ -34,6 +38,9 @@ class OffsetStore:
         self.coordinator = coordinator
         self.consumer = consumer  # KIP-848 consumer groups, whose members commit with their epoch
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        # group -> producer id -> offsets committed in that producer's open transaction
+        self.pending: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
+        self._writes = 0
 
     def consumer_group(self, group_id: str | None) -> ConsumerGroup | None:
         if self.consumer is None or group_id is None:
@@ -110,13 +117,98 @@ class OffsetStore:
         if len(text.encode("utf-16-le")) // 2 > limit:  # Java measures String.length in UTF-16 units
             return E.OFFSET_METADATA_TOO_LARGE
         expire = now_ms + retention_ms if retention_ms not in (-1, None) and retention_ms >= 0 else -1
+        self._writes += 1
         self.offsets.setdefault(group_id, {})[(topic, partition)] = CommittedOffset(
-            offset, leader_epoch, text, now_ms, expire
+            offset, leader_epoch, text, now_ms, expire, self._writes
         )
         self.coordinator.emit(
             ev.OffsetCommitted(group=group_id, topic=topic, partition=partition, offset=offset), now_ms
         )
         return E.NONE
+
+    # -- TxnOffsetCommit ------------------------------------------------------------------------
+    def validate_txn_commit(
+        self, now_ms: int, *, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> E:
+        """OMM ``validateTransactionalOffsetCommit`` (KIP-447): the producer's view of the group
+        must be current, so a zombie that lost its partitions in a rebalance cannot commit."""
+        consumer_group = self.consumer_group(group_id)
+        if consumer_group is not None:
+            if not member_id and generation_id < 0:
+                return E.NONE
+            member = consumer_group.members.get(member_id)
+            if member is None:
+                return E.UNKNOWN_MEMBER_ID
+            # transactional commits answer a stale epoch as ILLEGAL_GENERATION, which producers understand
+            return E.NONE if generation_id == member.member_epoch else E.ILLEGAL_GENERATION
+        coord = self.coordinator
+        group = coord.groups.get(group_id)
+        if group is None:
+            if generation_id < 0:
+                coord.create_simple_group(group_id, now_ms)
+                return E.NONE
+            return E.ILLEGAL_GENERATION
+        if group.is_state(S.DEAD):
+            return E.COORDINATOR_NOT_AVAILABLE
+        if generation_id >= 0 or member_id or group_instance_id:
+            error = coord.validate_member(group, member_id, group_instance_id)
+            if error:
+                return error
+            if generation_id != group.generation_id:
+                return E.ILLEGAL_GENERATION
+        return E.NONE
+
+    def commit_in_txn(
+        self,
+        now_ms: int,
+        group_id: str,
+        producer_id: int,
+        topic: str,
+        partition: int,
+        offset: int,
+        leader_epoch: int,
+        metadata: str | None,
+    ) -> E:
+        limit = self.coordinator.config.get_int("offset.metadata.max.bytes")
+        text = metadata or ""
+        if len(text.encode("utf-16-le")) // 2 > limit:
+            return E.OFFSET_METADATA_TOO_LARGE
+        self._writes += 1
+        self.pending.setdefault(group_id, {}).setdefault(producer_id, {})[(topic, partition)] = CommittedOffset(
+            offset, leader_epoch, text, now_ms, -1, self._writes
+        )
+        return E.NONE
+
+    def end_txn(self, group_ids: list[str], producer_id: int, commit: bool, now_ms: int) -> int:
+        """A transaction marker reached these groups' offsets partition: its offsets become the
+        groups' (COMMIT) or are dropped (ABORT). Returns how many were committed."""
+        committed = 0
+        for gid in group_ids:
+            by_producer = self.pending.get(gid)
+            offsets = by_producer.pop(producer_id, None) if by_producer is not None else None
+            if by_producer is not None and not by_producer:
+                del self.pending[gid]
+            if not offsets or not commit:
+                continue
+            stored = self.offsets.setdefault(gid, {})
+            for (topic, partition), o in sorted(offsets.items()):
+                current = stored.get((topic, partition))
+                if current is None or current.written < o.written:
+                    stored[(topic, partition)] = CommittedOffset(
+                        o.offset, o.leader_epoch, o.metadata, now_ms, -1, o.written
+                    )
+                    committed += 1
+                    self.coordinator.emit(
+                        ev.OffsetCommitted(group=gid, topic=topic, partition=partition, offset=o.offset), now_ms
+                    )
+        return committed
+
+    def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        """A transaction holds an uncommitted offset for the partition (OffsetFetch require_stable)."""
+        return any((topic, partition) in offsets for offsets in self.pending.get(group_id, {}).values())
+
+    def pending_groups(self) -> list[str]:
+        return sorted(self.pending)
 
     # -- OffsetFetch ----------------------------------------------------------------------------
     def fetch(
@@ -163,6 +255,7 @@ class OffsetStore:
     def forget(self, group_ids: list[str]) -> None:
         for gid in group_ids:
             self.offsets.pop(gid, None)
+            self.pending.pop(gid, None)
 
     def expire(self, now_ms: int) -> int:
         """Kafka's offset expiry: offsets.retention.minutes after the group became Empty (or
@@ -175,6 +268,8 @@ class OffsetStore:
             if consumer_group is not None and consumer_group.members:
                 continue  # a live consumer group keeps its offsets
             for tp, o in list(stored.items()):
+                if self.has_pending(gid, *tp):
+                    continue  # a partition with a pending transactional offset never expires
                 if o.expire_timestamp_ms >= 0:
                     gone = now_ms >= o.expire_timestamp_ms
                 elif group is None or group.protocol_type is None:

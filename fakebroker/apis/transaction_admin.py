@@ -1,0 +1,119 @@
+"""DescribeTransactions (key 65), ListTransactions (key 66) and DescribeProducers (key 61):
+what the admin client's ``describeTransactions``, ``listTransactions`` and
+``describeProducers`` read. Each broker answers for the transactional ids it coordinates
+and the partitions it leads, as Kafka's do."""
+
+from __future__ import annotations
+
+import re2
+
+from ..core.transactions.model import STATE_NAMES, TxnState
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import led_partition
+from .context import RequestContext
+from .registry import api
+
+
+def describe_transactions(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    states = []
+    for tid in request.transactional_ids:
+        base = {"transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0}
+        base.update(transaction_start_time_ms=-1, producer_id=-1, producer_epoch=-1, topics=[])
+        error = cluster.txn_coordinator_error(tid, ctx.broker_id) if tid else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        txn = cluster.transactions.txns.get(tid) if not error else None
+        if not error and txn is None:
+            error = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        if error or txn is None:
+            states.append({**base, "error_code": error})
+            continue
+        topics: dict[str, list[int]] = {}
+        for name, index in sorted(txn.partitions):
+            topics.setdefault(name, []).append(index)
+        states.append(
+            {
+                **base,
+                "error_code": ErrorCode.NONE,
+                "transaction_state": STATE_NAMES[txn.state],
+                "transaction_timeout_ms": txn.timeout_ms,
+                "transaction_start_time_ms": txn.start_ms,
+                "producer_id": txn.producer_id,
+                "producer_epoch": txn.producer_epoch,
+                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            }
+        )
+    return ctx.response(transaction_states=states, throttle_time_ms=0)
+
+
+def list_transactions(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    v = ctx.api_version
+    names = {name: state for state, name in STATE_NAMES.items()}
+    unknown = [s for s in request.state_filters if s not in names]
+    wanted_states = {names[s] for s in request.state_filters if s in names}
+    wanted_pids = set(request.producer_id_filters)
+    duration = request.duration_filter if v >= 1 else -1
+    pattern = request.transactional_id_pattern if v >= 2 else None
+    if pattern:
+        try:
+            matcher = re2.compile(pattern)
+        except re2.error:
+            return ctx.response(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, throttle_time_ms=0)
+    if cluster.txn_loading_until_ms and any(
+        cluster.transaction_topic().partitions[p].leader == ctx.broker_id for p in cluster.txn_loading_until_ms
+    ):
+        return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, throttle_time_ms=0)
+    out = []
+    if request.state_filters and not wanted_states:
+        return ctx.response(error_code=ErrorCode.NONE, unknown_state_filters=unknown, transaction_states=[])
+    for tid, txn in sorted(cluster.transactions.txns.items()):
+        if cluster.txn_coordinator_of(tid) != ctx.broker_id or txn.state == TxnState.DEAD:
+            continue
+        if wanted_states and txn.state not in wanted_states:
+            continue
+        if wanted_pids and txn.producer_id not in wanted_pids:
+            continue
+        if duration >= 0 and (txn.start_ms < 0 or ctx.now_ms - txn.start_ms < duration):
+            continue
+        if pattern and not matcher.fullmatch(tid):
+            continue
+        out.append(
+            {"transactional_id": tid, "producer_id": txn.producer_id, "transaction_state": STATE_NAMES[txn.state]}
+        )
+    return ctx.response(
+        error_code=ErrorCode.NONE, unknown_state_filters=unknown, transaction_states=out, throttle_time_ms=0
+    )
+
+
+def describe_producers(ctx: RequestContext, request: Message) -> Message:
+    topics = []
+    for t in request.topics:
+        parts = []
+        for index in t.partition_indexes:
+            partition, error = led_partition(ctx, t.name, index)
+            active = []
+            if not error and partition is not None:
+                for pid, entry in sorted(partition.producers.entries.items()):
+                    active.append(
+                        {
+                            "producer_id": pid,
+                            "producer_epoch": entry.epoch,
+                            "last_sequence": entry.last_seq if entry.last_seq is not None else -1,
+                            "last_timestamp": entry.last_timestamp,
+                            "coordinator_epoch": entry.coordinator_epoch,
+                            "current_txn_start_offset": partition.log.open_txns.get(pid, -1),
+                        }
+                    )
+            parts.append(
+                {"partition_index": index, "error_code": error, "error_message": None, "active_producers": active}
+            )
+        topics.append({"name": t.name, "partitions": parts})
+    return ctx.response(topics=topics, throttle_time_ms=0)
+
+
+APIS = (
+    api(61, (0, 0), describe_producers),
+    api(65, (0, 0), describe_transactions),
+    api(66, (0, 2), list_transactions),
+)

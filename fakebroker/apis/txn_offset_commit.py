@@ -1,0 +1,102 @@
+"""TxnOffsetCommit (key 28): offsets committed in a producer's transaction (KIP-98), checked
+against the group as the producer last saw it (KIP-447: a zombie whose generation or member
+is gone is refused), pending until the transaction's marker. v5 (transaction version 2)
+adds the group's offsets partition to the transaction itself; older versions need
+AddOffsetsToTxn first and are verified against it."""
+
+from __future__ import annotations
+
+from ..core import events as ev
+from ..core.groups.placement import OFFSETS_TOPIC
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .common import coordinator_error
+from .context import RequestContext
+from .registry import api
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    v = ctx.api_version
+    checked = []
+    for t in request.topics:
+        for p in t.partitions:
+            known = cluster.partition(t.name, p.partition_index) is not None
+            checked.append((t.name, p, ErrorCode.NONE if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    group_error = ErrorCode.NONE
+    if any(not e for *_, e in checked):
+        group_error = _group_error(ctx, request)
+    out: dict[str, dict] = {}
+    committed: dict[str, int] = {}
+    for name, p, error in checked:
+        if not error:
+            error = group_error or cluster.offsets.commit_in_txn(
+                ctx.now_ms,
+                request.group_id,
+                request.producer_id,
+                name,
+                p.partition_index,
+                p.committed_offset,
+                p.committed_leader_epoch if v >= 2 else -1,
+                p.committed_metadata,
+            )
+            if not error:
+                committed[f"{name}-{p.partition_index}"] = p.committed_offset
+        entry = out.setdefault(name, {"name": name, "partitions": []})
+        entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})
+    if committed:
+        cluster.events.append(
+            ev.TxnOffsetsAdded(transactional_id=request.transactional_id, group=request.group_id, offsets=committed),
+            ctx.now_ms,
+        )
+    return ctx.response(topics=list(out.values()), throttle_time_ms=0)
+
+
+def _group_error(ctx: RequestContext, request: Message) -> ErrorCode:
+    cluster = ctx.cluster
+    v = ctx.api_version
+    group_id, tid = request.group_id, request.transactional_id
+    if not group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    error = coordinator_error(ctx, group_id)
+    if error:
+        return error
+    if not tid:
+        return ErrorCode.INVALID_REQUEST
+    error = _verify(ctx, request)
+    if error:
+        return error
+    return cluster.offsets.validate_txn_commit(
+        ctx.now_ms,
+        group_id=group_id,
+        member_id=request.member_id if v >= 3 else "",
+        group_instance_id=request.group_instance_id if v >= 3 else None,
+        generation_id=request.generation_id if v >= 3 else -1,
+    )
+
+
+def _verify(ctx: RequestContext, request: Message) -> ErrorCode:
+    """The transaction must hold the group's offsets partition (v5 adds it), as the partition's
+    leader asks the transaction coordinator (KIP-890)."""
+    cluster = ctx.cluster
+    v = ctx.api_version
+    adds = v >= 5
+    if not adds and not cluster.config.get_bool("transaction.partition.verification.enable"):
+        return ErrorCode.NONE
+    tid = request.transactional_id
+    if not cluster.txn_coordinator_available(tid):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    tp = (OFFSETS_TOPIC, cluster.group_partition(request.group_id))
+    pid, epoch = request.producer_id, request.producer_epoch
+    if adds:
+        error = cluster.transactions.add_partitions(tid, pid, epoch, [tp], ctx.now_ms, version=2)
+    else:
+        error = cluster.transactions.verify_partitions(tid, pid, epoch, [tp])[tp]
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if error == ErrorCode.TRANSACTION_ABORTABLE and v <= 3:
+        return ErrorCode.INVALID_TXN_STATE
+    return error
+
+
+API = api(28, (0, 5), handle)

@@ -1,0 +1,349 @@
+"""The transaction coordinator: InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+the transaction timeout, and the markers that end a transaction in every partition it wrote.
+
+Follows Kafka's ``TransactionCoordinator`` and ``TransactionMetadata``: the checks run in
+Kafka's order, every state change goes through :meth:`TxnMetadata.transition` (the table
+in ``model.py``), and the markers are written by the cluster (``write_marker``), which
+answers False for a partition whose leader is offline; such a partition is retried when a
+leader is elected (:meth:`TransactionCoordinator.retry_markers`) and the transaction stays
+in PrepareCommit/PrepareAbort until then, as Kafka's marker channel keeps retrying.
+
+Placement and loading (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are the cluster's,
+since they depend on which broker leads the ``__transaction_state`` partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...protocol.error_codes import ErrorCode as E
+from .. import events as ev
+from ..configs import BrokerConfig
+from ..events import EventLog
+from ..producers import ProducerIds, epoch_exhausted
+from .model import COMPLETED, PREPARING, TxnMetadata, TxnState
+
+S = TxnState
+TopicPartition = tuple[str, int]
+# (topic, partition, producer id, producer epoch, commit?, coordinator epoch, now) -> written?
+MarkerWriter = Callable[[str, int, int, int, bool, int, int], bool]
+
+
+@dataclass(frozen=True)
+class EndResult:
+    error: E
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        events: EventLog,
+        ids: ProducerIds,
+        write_marker: MarkerWriter,
+        coordinator_epoch: Callable[[str], int] = lambda tid: 0,
+    ):
+        self.config = config
+        self.events = events
+        self.ids = ids
+        self.write_marker = write_marker
+        self.coordinator_epoch = coordinator_epoch
+        self.txns: dict[str, TxnMetadata] = {}
+
+    # -- InitProducerId -------------------------------------------------------------------------
+    def valid_timeout(self, timeout_ms: int) -> bool:
+        return 0 < timeout_ms <= self.config.get_int("transaction.max.timeout.ms")
+
+    def init_producer_id(
+        self, tid: str, timeout_ms: int, producer_id: int, producer_epoch: int, now_ms: int
+    ) -> tuple[E, int, int]:
+        """TransactionCoordinator.handleInitProducerId for a transactional id (the handler has
+        checked the id, the timeout and the coordinator)."""
+        expected = (producer_id, producer_epoch) if producer_id != -1 else None
+        txn = self.txns.get(tid)
+        if txn is None:
+            pid = self.ids.allocate()
+            txn = self.txns[tid] = TxnMetadata(tid, pid, -1, timeout_ms, previous_producer_id=-1, last_update_ms=now_ms)
+        if expected is not None and not self._valid_producer_id(txn, expected):
+            return E.PRODUCER_FENCED, -1, -1
+        if txn.state in PREPARING:
+            return E.CONCURRENT_TRANSACTIONS, -1, -1
+        if txn.state == S.ONGOING:
+            # Fence the open transaction: its epoch is bumped and it is aborted; the new
+            # instance retries and gets the next epoch once the abort is complete.
+            self._fence_and_abort(txn, now_ms, reason="fenced by a new instance")
+            return E.CONCURRENT_TRANSACTIONS, -1, -1
+        if txn.state not in (S.EMPTY, *COMPLETED):
+            return E.CONCURRENT_TRANSACTIONS, -1, -1
+        if epoch_exhausted(txn.producer_epoch) and (expected is None or expected[1] == txn.producer_epoch):
+            # prepareProducerIdRotation: a new producer id at epoch 0
+            old_pid, old_epoch = txn.producer_id, txn.producer_epoch
+            txn.previous_producer_id, txn.producer_id = old_pid, self.ids.allocate()
+            txn.producer_epoch, txn.last_producer_epoch = 0, (-1 if expected is None else old_epoch)
+        elif epoch_exhausted(txn.producer_epoch):
+            # prepareIncrementProducerEpoch throws ("Cannot allocate any more producer epochs"): an unexpected error
+            return E.UNKNOWN_SERVER_ERROR, -1, -1
+        elif expected is None:
+            txn.previous_producer_id = txn.producer_id
+            txn.producer_epoch, txn.last_producer_epoch = txn.producer_epoch + 1, -1
+        elif expected[1] == txn.producer_epoch or txn.producer_epoch == -1:
+            # KIP-360: the same producer bumps its epoch to recover from an abortable error
+            txn.last_producer_epoch, txn.producer_epoch = txn.producer_epoch, txn.producer_epoch + 1
+        elif expected[1] == txn.last_producer_epoch:
+            pass  # a retry of a bump whose answer was lost: the current epoch, not bumped again
+        else:
+            return E.PRODUCER_FENCED, -1, -1
+        txn.timeout_ms = timeout_ms
+        txn.transition(S.EMPTY, now_ms)
+        txn.partitions.clear()
+        txn.start_ms = -1
+        self.ids.epochs[txn.producer_id] = txn.producer_epoch
+        self.events.append(
+            ev.ProducerId(producer_id=txn.producer_id, epoch=txn.producer_epoch, transactional_id=tid), now_ms
+        )
+        return E.NONE, txn.producer_id, txn.producer_epoch
+
+    @staticmethod
+    def _valid_producer_id(txn: TxnMetadata, expected: tuple[int, int]) -> bool:
+        pid, epoch = expected
+        return (
+            txn.producer_epoch == -1
+            or pid == txn.producer_id
+            or (pid == txn.previous_producer_id and epoch_exhausted(epoch))
+        )
+
+    # -- AddPartitionsToTxn / AddOffsetsToTxn / implicit adds ----------------------------------
+    def add_partitions(
+        self, tid: str, producer_id: int, epoch: int, partitions: list[TopicPartition], now_ms: int, *, version: int = 1
+    ) -> E:
+        """TransactionCoordinator.handleAddPartitionsToTransaction: one error for the lot."""
+        txn = self.txns.get(tid)
+        error = self._check_producer(txn, producer_id, epoch)
+        if error:
+            return error
+        assert txn is not None
+        if txn.state in PREPARING or txn.state == S.PREPARE_EPOCH_FENCE:
+            return E.CONCURRENT_TRANSACTIONS
+        if txn.state == S.ONGOING and set(partitions) <= txn.partitions:
+            return E.NONE
+        began = txn.state != S.ONGOING
+        if began:
+            txn.start_ms = now_ms
+            txn.version = version
+        txn.transition(S.ONGOING, now_ms)
+        added = [tp for tp in partitions if tp not in txn.partitions]
+        txn.partitions.update(partitions)
+        if began:
+            self.events.append(
+                ev.TxnBegan(transactional_id=tid, producer_id=producer_id, epoch=epoch, version=version), now_ms
+            )
+        if added:
+            self.events.append(
+                ev.TxnPartitionsAdded(transactional_id=tid, partitions=[f"{t}-{p}" for t, p in sorted(added)]),
+                now_ms,
+            )
+        return E.NONE
+
+    def verify_partitions(
+        self, tid: str, producer_id: int, epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, E]:
+        """The verify-only form (KIP-890 part 1): is each partition in the open transaction?"""
+        txn = self.txns.get(tid)
+        error = self._check_producer(txn, producer_id, epoch)
+        if not error and txn is not None and txn.state in PREPARING:
+            error = E.CONCURRENT_TRANSACTIONS
+        if error:
+            return dict.fromkeys(partitions, error)
+        assert txn is not None
+        return {
+            tp: E.NONE if txn.state == S.ONGOING and tp in txn.partitions else E.TRANSACTION_ABORTABLE
+            for tp in partitions
+        }
+
+    @staticmethod
+    def _check_producer(txn: TxnMetadata | None, producer_id: int, epoch: int) -> E:
+        if txn is None or txn.producer_id != producer_id:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        if txn.producer_epoch != epoch:
+            return E.PRODUCER_FENCED
+        return E.NONE
+
+    def in_transaction(self, tid: str, producer_id: int, tp: TopicPartition) -> bool:
+        txn = self.txns.get(tid)
+        return txn is not None and txn.producer_id == producer_id and txn.state == S.ONGOING and tp in txn.partitions
+
+    # -- EndTxn -----------------------------------------------------------------------------------
+    def end_txn(
+        self, tid: str, producer_id: int, epoch: int, commit: bool, now_ms: int, *, version: int = 1
+    ) -> EndResult:
+        """TransactionCoordinator.endTransaction as the client asks it. ``version`` 2 is KIP-890's:
+        the epoch is bumped at every end and returned, and a retry is recognised by the epoch
+        just before the bump."""
+        txn = self.txns.get(tid)
+        if txn is None:
+            return EndResult(E.INVALID_PRODUCER_ID_MAPPING)
+        state = txn.state
+        if version < 2:
+            if producer_id != txn.producer_id:
+                return EndResult(E.INVALID_PRODUCER_ID_MAPPING)
+            if epoch != txn.producer_epoch:
+                return EndResult(E.PRODUCER_FENCED)
+            if state == S.ONGOING:
+                self._prepare_end(txn, commit, now_ms, bump=False)
+                return EndResult(E.NONE)
+            if state in COMPLETED:
+                return EndResult(E.NONE if (state == S.COMPLETE_COMMIT) == commit else E.INVALID_TXN_STATE)
+            if state in PREPARING:
+                same = (state == S.PREPARE_COMMIT) == commit
+                return EndResult(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
+            if state == S.PREPARE_EPOCH_FENCE:
+                return EndResult(E.CONCURRENT_TRANSACTIONS)
+            return EndResult(E.INVALID_TXN_STATE)
+        retry_on_bump = txn.producer_epoch == epoch + 1
+        retry_on_overflow = (
+            producer_id == txn.previous_producer_id and epoch_exhausted(epoch) and txn.producer_epoch == 0
+        )
+        if state == S.PREPARE_EPOCH_FENCE:
+            return EndResult(E.CONCURRENT_TRANSACTIONS)
+        if producer_id != txn.producer_id and not retry_on_overflow:
+            return EndResult(E.INVALID_PRODUCER_ID_MAPPING)
+        current = epoch == txn.producer_epoch and producer_id == txn.producer_id
+        retry = (retry_on_bump and producer_id == txn.producer_id) or retry_on_overflow
+        valid = {
+            S.ONGOING: current,
+            S.EMPTY: current,
+            S.PREPARE_COMMIT: retry,
+            S.PREPARE_ABORT: retry,
+        }.get(state, retry or current)
+        if not valid:
+            return EndResult(E.PRODUCER_FENCED)
+        if state == S.ONGOING:
+            self._prepare_end(txn, commit, now_ms, bump=True)
+            return self._bumped(txn)
+        if state in PREPARING:
+            same = (state == S.PREPARE_COMMIT) == commit
+            return EndResult(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
+        if current and not commit:
+            self._prepare_end(txn, False, now_ms, bump=True)  # an empty transaction aborted to bump the epoch
+            return self._bumped(txn)
+        if retry and state in COMPLETED and (state == S.COMPLETE_COMMIT) == commit:
+            return EndResult(E.NONE, txn.producer_id, txn.producer_epoch)
+        return EndResult(E.INVALID_TXN_STATE)
+
+    @staticmethod
+    def _bumped(txn: TxnMetadata) -> EndResult:
+        """The id and epoch the client goes on with (the next id when the epoch was exhausted)."""
+        if txn.state in COMPLETED or txn.next_producer_id == -1:
+            return EndResult(E.NONE, txn.producer_id, txn.producer_epoch)
+        return EndResult(E.NONE, txn.next_producer_id, 0)
+
+    def _prepare_end(self, txn: TxnMetadata, commit: bool, now_ms: int, *, bump: bool) -> None:
+        if bump:
+            if epoch_exhausted(txn.producer_epoch + 1):
+                # the id rotates: the markers carry the old id's bumped epoch, the client gets the new id
+                txn.next_producer_id = self.ids.allocate()
+            txn.last_producer_epoch = txn.producer_epoch
+            txn.producer_epoch += 1
+        txn.transition(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
+        txn.markers_pending = set(txn.partitions)
+        self._send_markers(txn, now_ms)
+
+    def _fence_and_abort(self, txn: TxnMetadata, now_ms: int, *, reason: str) -> None:
+        """prepareFenceProducerEpoch then an abort with the bumped epoch (a new instance, or the timeout)."""
+        fenced_epoch = txn.producer_epoch
+        txn.transition(S.PREPARE_EPOCH_FENCE, now_ms)
+        if not epoch_exhausted(txn.producer_epoch):
+            txn.producer_epoch += 1
+        txn.last_producer_epoch = -1
+        self.ids.epochs[txn.producer_id] = txn.producer_epoch
+        self.events.append(
+            ev.TxnFenced(
+                transactional_id=txn.transactional_id,
+                producer_id=txn.producer_id,
+                epoch=fenced_epoch,
+                new_epoch=txn.producer_epoch,
+                reason=reason,
+            ),
+            now_ms,
+        )
+        txn.transition(S.PREPARE_ABORT, now_ms)
+        txn.markers_pending = set(txn.partitions)
+        self._send_markers(txn, now_ms)
+
+    # -- markers ----------------------------------------------------------------------------------
+    def _send_markers(self, txn: TxnMetadata, now_ms: int) -> None:
+        commit = txn.state == S.PREPARE_COMMIT
+        coordinator_epoch = self.coordinator_epoch(txn.transactional_id)
+        for topic, partition in sorted(txn.markers_pending):
+            if self.write_marker(
+                topic, partition, txn.producer_id, txn.producer_epoch, commit, coordinator_epoch, now_ms
+            ):
+                txn.markers_pending.discard((topic, partition))
+        if not txn.markers_pending:
+            self._complete(txn, now_ms)
+
+    def _complete(self, txn: TxnMetadata, now_ms: int) -> None:
+        commit = txn.state == S.PREPARE_COMMIT
+        txn.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
+        partitions = sorted(txn.partitions)
+        txn.partitions.clear()
+        txn.start_ms = -1
+        kind = ev.TxnCommitted if commit else ev.TxnAborted
+        self.events.append(
+            kind(
+                transactional_id=txn.transactional_id,
+                producer_id=txn.producer_id,
+                epoch=txn.producer_epoch,
+                partitions=[f"{t}-{p}" for t, p in partitions],
+            ),
+            now_ms,
+        )
+        if txn.next_producer_id != -1:
+            txn.previous_producer_id, txn.producer_id = txn.producer_id, txn.next_producer_id
+            txn.next_producer_id = -1
+            txn.last_producer_epoch, txn.producer_epoch = txn.producer_epoch, 0
+        self.ids.epochs[txn.producer_id] = txn.producer_epoch
+
+    def retry_markers(self, now_ms: int) -> None:
+        """Markers owed to partitions that were offline: try again (a leader was elected)."""
+        for txn in list(self.txns.values()):
+            if txn.state in PREPARING and txn.markers_pending:
+                self._send_markers(txn, now_ms)
+
+    # -- timers -----------------------------------------------------------------------------------
+    def abort_timed_out(self, now_ms: int, owned: Callable[[str], bool] = lambda tid: True) -> int:
+        """abortTimedOutTransactions: every Ongoing transaction older than its timeout is fenced
+        and aborted (the producer's next request is fenced)."""
+        aborted = 0
+        for txn in list(self.txns.values()):
+            if txn.state == S.ONGOING and txn.start_ms >= 0 and txn.start_ms + txn.timeout_ms < now_ms:
+                if not owned(txn.transactional_id):
+                    continue
+                self.events.append(
+                    ev.TxnTimedOut(
+                        transactional_id=txn.transactional_id, producer_id=txn.producer_id, timeout_ms=txn.timeout_ms
+                    ),
+                    now_ms,
+                )
+                self._fence_and_abort(txn, now_ms, reason="transaction timed out")
+                aborted += 1
+        return aborted
+
+    def expire_ids(self, now_ms: int, owned: Callable[[str], bool] = lambda tid: True) -> int:
+        """transactional.id.expiration.ms: idle ids with no open transaction are forgotten."""
+        limit = self.config.get_int("transactional.id.expiration.ms")
+        gone = [
+            tid
+            for tid, txn in self.txns.items()
+            if txn.state in (S.EMPTY, *COMPLETED) and now_ms - txn.last_update_ms >= limit and owned(tid)
+        ]
+        for tid in gone:
+            del self.txns[tid]
+        return len(gone)
+
+    def forget(self, tids: list[str]) -> None:
+        for tid in tids:
+            self.txns.pop(tid, None)
