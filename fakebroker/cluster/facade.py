@@ -39,6 +39,7 @@ from .clock import ClockControl
 from .faults import FaultControl
 from .proxy import LoopProxy
 from .topics import TopicActions
+from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
 from .views import BrokerView, GroupView, TopicView, broker_views, committed_offsets, group_view, topic_view
 from .waiting import Waiting
 
@@ -75,6 +76,7 @@ class FakeCluster:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         coordinator_load_time_ms: int = 0,
         virtual_time: bool = False,
+        features: dict[str, int] | None = None,
     ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -89,6 +91,8 @@ class FakeCluster:
             max_frame_size=max_frame_size,
             coordinator_load_time_ms=coordinator_load_time_ms,
         )
+        for name, level in (features or {}).items():
+            self.runtime.state.features.set(name, level)  # FeatureError names the valid levels
         self.host = host
         self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
         self._initial_topics = dict(topics or {})
@@ -100,6 +104,7 @@ class FakeCluster:
         self._brokers = BrokerActions(self._proxy, self.runtime, self.servers)
         self._network = NetworkActions(self._proxy, self.runtime, self.servers)
         self._topics = TopicActions(self._proxy, self.runtime)
+        self._transactions = TransactionActions(self._proxy, lambda: self.state, self.clock.now_ms)
         self._waiting = Waiting(self._proxy, self.runtime)
         self._stack: AsyncExitStack | None = None
 
@@ -236,8 +241,14 @@ class FakeCluster:
         """(log start offset, high watermark) of a partition."""
         return self._topics.offsets(topic, partition)
 
-    def records(self, topic: str, partition: int | None = None) -> list[tuple[int, int, bytes | None, bytes | None]]:
-        """Every record stored, as (partition, offset, key, value), in partition and offset order."""
+    def records(
+        self, topic: str, partition: int | None = None, *, committed: bool = False
+    ) -> list[tuple[int, int, bytes | None, bytes | None]]:
+        """Every record stored, as (partition, offset, key, value), in partition and offset order.
+        With ``committed``, only what a read_committed consumer sees: nothing of an aborted or
+        still open transaction."""
+        if committed:
+            return self._proxy.read(committed_records, self.state, topic, partition)
         return self._topics.records(topic, partition)
 
     def apply_retention(self) -> int:
@@ -318,6 +329,30 @@ class FakeCluster:
         """Drop groups with their members, timers, persisted records and offsets, leaving no
         trace (between tests sharing one cluster)."""
         self._proxy.act(self.state.forget_groups, sorted(group_ids))
+
+    # -- transactions ------------------------------------------------------------------------
+    def transaction(self, transactional_id: str) -> TransactionView | None:
+        """A snapshot of a transactional id: state, producer id and epoch, open partitions."""
+        return self._proxy.read(transaction_view, self.state, transactional_id)
+
+    def transactions(self) -> list[str]:
+        """Every transactional id the coordinators know."""
+        return self._proxy.read(lambda: sorted(self.state.transactions.txns))
+
+    def move_transaction_coordinator(
+        self, transactional_id: str, broker: int | None = None, *, load_time_ms: int | None = None
+    ) -> int:
+        """Move a transactional id's coordinator (its ``__transaction_state`` partition's leader)
+        to ``broker`` (default: the next live broker). Open transactions stay open; the new
+        coordinator answers COORDINATOR_LOAD_IN_PROGRESS for ``load_time_ms`` (default: the
+        cluster's ``coordinator_load_time_ms``), the old one NOT_COORDINATOR. Returns the new
+        coordinator's id."""
+        return self._transactions.move_coordinator(transactional_id, broker, load_time_ms)
+
+    def set_feature(self, name: str, level: int) -> None:
+        """Finalize a feature level as ``kafka-features`` would, e.g. ``transaction.version`` 1 to
+        make Kafka 4.x clients use transactions without KIP-890 (clients read it on connect)."""
+        self._proxy.act(self.state.features.set, name, level)
 
     # -- network -----------------------------------------------------------------------------
     def cut(self, client_id: str, broker: int | None = None) -> None:
