@@ -368,6 +368,28 @@ async def group_offsets(req: Request) -> Any:
     }
 
 
+async def list_transactions(req: Request) -> Any:
+    views = (req.cluster.transaction(t) for t in req.cluster.transactions())
+    return {"transactions": [v.to_dict() for v in views if v is not None]}
+
+
+async def get_transaction(req: Request) -> Any:
+    view = req.cluster.transaction(req.params["id"])
+    if view is None:
+        raise HTTPError(404, f"no transactional id {req.params['id']!r}")
+    return view.to_dict()
+
+
+async def move_txn_coordinator(req: Request) -> Any:
+    broker = req.body.get("broker")
+    if broker is not None:
+        _broker_id(req.cluster, broker, alive=True)
+    elif not any(b.alive for b in req.cluster.brokers()):
+        raise HTTPError(409, "no broker is alive")
+    load = req.body.get("load_time_ms")
+    return {"coordinator": req.cluster.move_transaction_coordinator(req.params["id"], broker, load_time_ms=load)}
+
+
 async def create_topic(req: Request) -> Any:
     b = req.body
     topic = req.cluster.create_topic(
@@ -504,6 +526,17 @@ ROUTES: list[Route] = [
         _obj({"broker": INT, "load_time_ms": INT}),
     ),
     Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
+    Route(
+        "GET", "/transactions", list_transactions, "Every transactional id: state, producer id and epoch, partitions"
+    ),
+    Route("GET", "/transactions/{id}", get_transaction, "One transactional id"),
+    Route(
+        "POST",
+        "/transactions/{id}/coordinator",
+        move_txn_coordinator,
+        "Move a transactional id's coordinator (default: the next live broker); open transactions stay open",
+        _obj({"broker": INT, "load_time_ms": INT}),
+    ),
     Route(
         "POST",
         "/topics",

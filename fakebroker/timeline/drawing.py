@@ -33,6 +33,9 @@ MARKER_STYLES = {  # kind -> (colour, line style)
     "network_cut": ("#333333", "--"),
     "network_healed": ("#2a9d8f", "--"),
     "clock_advanced": ("#1d3557", ":"),
+    "txn_fenced": ("#9d0208", "-."),
+    "txn_timed_out": ("#f77f00", "-."),
+    "txn_aborted": ("#6c757d", ":"),
 }
 
 

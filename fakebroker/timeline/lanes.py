@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.events import Event
-from .text import _UUID, OFFSETS_TOPIC, _related, _secs
+from .text import _UUID, OFFSETS_TOPIC, _related, _secs, group_transactions
 
 
 @dataclass
@@ -87,6 +87,7 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
     fault_rules_marked: set[Any] = set()
     group_xs: list[float] = []
     clients = {e.client_id for e in events if e.group == group and e.client_id} if group is not None else set()
+    txns = group_transactions(events, group) if group is not None else set()
 
     def close(lane: Lane, x: float) -> None:
         if lane.segments and lane.segments[-1].end is None:
@@ -99,7 +100,7 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
         gid, d = e.group, e.details
         if e.kind == "leader_moved" and d.get("topic") == OFFSETS_TOPIC:
             last_offsets_leader = d.get("leader")
-        if group is not None and not _related(e, group, clients):
+        if group is not None and not _related(e, group, clients, txns):
             continue
         if gid is not None:
             group_xs.append(x)
@@ -175,6 +176,9 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
             )
         elif e.kind == "clock_advanced":
             markers.append(Marker(x, e.kind, f"clock {_secs(d.get('by_ms', 0))}"))
+        elif e.kind in ("txn_fenced", "txn_timed_out", "txn_aborted"):
+            verb = {"txn_fenced": "fenced", "txn_timed_out": "timed out", "txn_aborted": "aborted"}[e.kind]
+            markers.append(Marker(x, e.kind, f"txn {d.get('transactional_id')} {verb}"))
     end = max(xs + ([until_x] if until_x is not None else [])) if xs else 0.0
     start = min(group_xs) if group_xs else (min(xs) if xs else 0.0)
     for lane in all_lanes:

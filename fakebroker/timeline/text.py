@@ -42,13 +42,22 @@ def select_events(
     events = list(events)
     if group is not None:
         clients = {e.client_id for e in events if e.group == group and e.client_id}
-        events = [e for e in events if _related(e, group, clients)]
+        txns = group_transactions(events, group)
+        events = [e for e in events if _related(e, group, clients, txns)]
     if kinds is not None:
         return [e for e in events if e.kind in kinds]
     return events if include_noise else [e for e in events if e.kind not in NOISE]
 
 
-def _related(e: Event, group: str, clients: set[str]) -> bool:
+def group_transactions(events: Iterable[Event], group: str) -> set[str]:
+    """Transactional ids that committed offsets for ``group``: their fencing, timeouts and
+    aborts belong to the group's story."""
+    return {e.details["transactional_id"] for e in events if e.kind == "txn_offsets_added" and e.group == group}
+
+
+def _related(e: Event, group: str, clients: set[str], txns: Collection[str] = ()) -> bool:
+    if txns and e.details.get("transactional_id") in txns:
+        return True
     if e.group is not None:
         return e.group == group
     if e.kind == "leader_moved":  # offsets-topic moves show up as the group's own unload/load events

@@ -548,3 +548,32 @@ def test_a_consumer_protocol_group_is_shown_with_its_epochs_and_targets(cluster,
     assert [g["group_id"] for g in api.ok("GET", "/groups")["groups"]] == [gid]
     events = api.ok("GET", f"/events?group={gid}&kind=group_epoch_bumped")["events"]
     assert [e["details"]["epoch"] for e in events] == [1]
+
+
+def test_transactions_are_listed_and_their_coordinator_moves_mid_transaction(cluster, api):
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": "ctl-tx", "log_level": 3}
+    )
+    producer.init_transactions(10)
+    producer.begin_transaction()
+    for i in range(6):
+        producer.produce("t", f"v{i}".encode(), partition=i % 3)
+    assert producer.flush(10) == 0
+    [listed] = api.ok("GET", "/transactions")["transactions"]
+    assert {k: listed[k] for k in ("transactional_id", "state", "producer_epoch", "partitions")} == {
+        "transactional_id": "ctl-tx",
+        "state": "Ongoing",
+        "producer_epoch": 0,
+        "partitions": ["t-0", "t-1", "t-2"],
+    }
+    old = listed["coordinator"]
+    target = next(b for b in (0, 1, 2) if b != old)
+    assert api.ok("POST", "/transactions/ctl-tx/coordinator", {"broker": target}) == {"coordinator": target}
+    producer.commit_transaction(10)  # finds the new coordinator and completes there
+    view = api.ok("GET", "/transactions/ctl-tx")
+    assert (view["state"], view["coordinator"], view["partitions"]) == ("CompleteCommit", target, [])
+    assert sorted(v for *_, v in cluster.records("t", committed=True)) == sorted(f"v{i}".encode() for i in range(6))
+    assert api.call("GET", "/transactions/nope")[0] == 404
+    assert api.call("POST", "/transactions/ctl-tx/coordinator", {"broker": 9})[0] == 404

@@ -154,6 +154,25 @@ def test_group_filter_keeps_the_group_its_clients_and_cluster_wide_events():
     assert "other" in timeline_text(events, group="other")
 
 
+def test_a_group_timeline_shows_the_transactions_that_committed_its_offsets():
+    log = Log()
+    log.add("member_joined", 0, group="g", member=M1, client_id="c1", instance=None)
+    log.at(100).add("txn_offsets_added", 1, transactional_id="tx-a", group="g", offsets={"in-0": 5})
+    log.add("txn_offsets_added", 1, transactional_id="tx-other", group="h", offsets={"in-0": 1})
+    log.at(200).add("txn_fenced", 1, transactional_id="tx-a", producer_id=7, epoch=0, new_epoch=1, reason="r")
+    log.add("txn_fenced", 1, transactional_id="tx-other", producer_id=8, epoch=0, new_epoch=1, reason="r")
+    log.at(300).add("txn_aborted", 1, transactional_id="tx-a", producer_id=7, epoch=1, partitions=["out-0"])
+    shown = [(e.kind, e.details.get("transactional_id")) for e in select_events(log.events, group="g")]
+    assert shown == [
+        ("member_joined", None),
+        ("txn_offsets_added", "tx-a"),
+        ("txn_fenced", "tx-a"),
+        ("txn_aborted", "tx-a"),
+    ]
+    labels = [m.label for m in swimlanes(log.events, group="g").markers]
+    assert labels == ["txn tx-a fenced", "txn tx-a aborted"]
+
+
 def test_virtual_clock_jumps_get_their_own_line_and_real_time_a_column():
     log = Log()
     log.add("member_joined", 0, group="g", member=M1, client_id="c1")
