@@ -31,6 +31,10 @@ STYLES = {  # by what an event is about
     "topic": "green",
     "partitions": "green",
     "records": "green",
+    "txn_fenced": "bold red",
+    "txn_timed_out": "bold red",
+    "txn_aborted": "yellow",
+    "txn": "green",
 }
 
 
