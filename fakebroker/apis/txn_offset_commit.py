@@ -80,18 +80,10 @@ def _verify(ctx: RequestContext, request: Message) -> ErrorCode:
     leader asks the transaction coordinator (KIP-890)."""
     cluster = ctx.cluster
     v = ctx.api_version
-    adds = v >= 5
-    if not adds and not cluster.config.get_bool("transaction.partition.verification.enable"):
-        return ErrorCode.NONE
-    tid = request.transactional_id
-    if not cluster.txn_coordinator_available(tid):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
     tp = (OFFSETS_TOPIC, cluster.group_partition(request.group_id))
-    pid, epoch = request.producer_id, request.producer_epoch
-    if adds:
-        error = cluster.transactions.add_partitions(tid, pid, epoch, [tp], ctx.now_ms, version=2)
-    else:
-        error = cluster.transactions.verify_partitions(tid, pid, epoch, [tp])[tp]
+    error = cluster.ask_txn_coordinator(
+        request.transactional_id, request.producer_id, request.producer_epoch, tp, ctx.now_ms, adds=v >= 5
+    )
     if error == ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     if error == ErrorCode.TRANSACTION_ABORTABLE and v <= 3:

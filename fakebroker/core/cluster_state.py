@@ -389,6 +389,21 @@ class ClusterState:
             verify_txn=verify if transactional_id else None,
         )
 
+    def ask_txn_coordinator(
+        self, tid: str, producer_id: int, epoch: int, tp: tuple[str, int], now_ms: int, *, adds: bool
+    ) -> ErrorCode:
+        """What a partition leader asks the transaction coordinator before a transaction's first
+        write to ``tp`` (AddPartitionsToTxnManager): add it (transaction version 2) or verify it
+        was added. The coordinator's own answer; COORDINATOR_NOT_AVAILABLE when it cannot be
+        reached. With ``transaction.partition.verification.enable`` off, a verification passes."""
+        if not adds and not self.config.get_bool("transaction.partition.verification.enable"):
+            return ErrorCode.NONE
+        if not self.txn_coordinator_available(tid):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if adds:
+            return self.transactions.add_partitions(tid, producer_id, epoch, [tp], now_ms, version=2)
+        return self.transactions.verify_partitions(tid, producer_id, epoch, [tp])[tp]
+
     def _verify_txn(
         self, tid: str, partition: Partition, producer_id: int, epoch: int, produce_version: int, now_ms: int
     ) -> ErrorCode:
@@ -396,15 +411,9 @@ class ClusterState:
         write to a partition (AddPartitionsToTxnManager), mapped to the error Produce answers.
         Produce v12+ (transaction version 2) adds the partition; older versions only verify it."""
         adds = produce_version >= 12
-        if not adds and not self.config.get_bool("transaction.partition.verification.enable"):
-            return ErrorCode.NONE
-        if not self.txn_coordinator_available(tid):
+        error = self.ask_txn_coordinator(tid, producer_id, epoch, (partition.topic, partition.index), now_ms, adds=adds)
+        if error in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
             return ErrorCode.NOT_ENOUGH_REPLICAS
-        tp = (partition.topic, partition.index)
-        if adds:
-            error = self.transactions.add_partitions(tid, producer_id, epoch, [tp], now_ms, version=2)
-        else:
-            error = self.transactions.verify_partitions(tid, producer_id, epoch, [tp])[tp]
         if error == ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         if error == ErrorCode.TRANSACTION_ABORTABLE and produce_version <= 10:

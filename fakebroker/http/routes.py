@@ -347,13 +347,18 @@ async def get_group(req: Request) -> Any:
     return view.to_dict()
 
 
-async def move_coordinator(req: Request) -> Any:
+def _coordinator_target(req: Request) -> tuple[int | None, int | None]:
+    """(broker, load time) of a coordinator move: the broker, if named, must be running."""
     broker = req.body.get("broker")
     if broker is not None:
         _broker_id(req.cluster, broker, alive=True)
     elif not any(b.alive for b in req.cluster.brokers()):
         raise HTTPError(409, "no broker is alive")
-    load = req.body.get("load_time_ms")
+    return broker, req.body.get("load_time_ms")
+
+
+async def move_coordinator(req: Request) -> Any:
+    broker, load = _coordinator_target(req)
     return {"coordinator": req.cluster.move_coordinator(req.params["id"], broker, load_time_ms=load)}
 
 
@@ -381,12 +386,7 @@ async def get_transaction(req: Request) -> Any:
 
 
 async def move_txn_coordinator(req: Request) -> Any:
-    broker = req.body.get("broker")
-    if broker is not None:
-        _broker_id(req.cluster, broker, alive=True)
-    elif not any(b.alive for b in req.cluster.brokers()):
-        raise HTTPError(409, "no broker is alive")
-    load = req.body.get("load_time_ms")
+    broker, load = _coordinator_target(req)
     return {"coordinator": req.cluster.move_transaction_coordinator(req.params["id"], broker, load_time_ms=load)}
 
 

@@ -78,11 +78,9 @@ class OffsetStore:
         if generation_id < 0 and group.is_state(S.EMPTY):
             return E.NONE
         if generation_id >= 0 or member_id or group_instance_id:
-            error = coord.validate_member(group, member_id, group_instance_id)
+            error = _member_at_generation(coord, group, member_id, group_instance_id, generation_id)
             if error:
                 return error
-            if generation_id != group.generation_id:
-                return E.ILLEGAL_GENERATION
         elif not group.is_state(S.EMPTY):
             return E.UNKNOWN_MEMBER_ID
         if group.is_state(S.COMPLETING_REBALANCE):
@@ -151,11 +149,7 @@ class OffsetStore:
         if group.is_state(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
         if generation_id >= 0 or member_id or group_instance_id:
-            error = coord.validate_member(group, member_id, group_instance_id)
-            if error:
-                return error
-            if generation_id != group.generation_id:
-                return E.ILLEGAL_GENERATION
+            return _member_at_generation(coord, group, member_id, group_instance_id, generation_id)
         return E.NONE
 
     def commit_in_txn(
@@ -282,6 +276,16 @@ class OffsetStore:
                     del stored[tp]
                     dropped += 1
         return dropped
+
+
+def _member_at_generation(
+    coord: GroupCoordinator, group: ClassicGroup, member_id: str, instance_id: str | None, generation_id: int
+) -> E:
+    """The member is the group's (and holds its instance id) at the group's generation."""
+    error = coord.validate_member(group, member_id, instance_id)
+    if error:
+        return error
+    return E.ILLEGAL_GENERATION if generation_id != group.generation_id else E.NONE
 
 
 def subscribed_topics(group: ClassicGroup) -> set[str] | None:
