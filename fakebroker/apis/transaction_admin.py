@@ -21,7 +21,7 @@ def describe_transactions(ctx: RequestContext, request: Message) -> Message:
     for tid in request.transactional_ids:
         base = {"transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0}
         base.update(transaction_start_time_ms=-1, producer_id=-1, producer_epoch=-1, topics=[])
-        error = cluster.txn_coordinator_error(tid, ctx.broker_id) if tid else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        error = cluster.txn_coordinator_error(tid, ctx.broker_id) if tid else ErrorCode.INVALID_REQUEST
         txn = cluster.transactions.txns.get(tid) if not error else None
         if not error and txn is None:
             error = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
@@ -74,7 +74,7 @@ def list_transactions(ctx: RequestContext, request: Message) -> Message:
             continue
         if wanted_pids and txn.producer_id not in wanted_pids:
             continue
-        if duration >= 0 and (txn.start_ms < 0 or ctx.now_ms - txn.start_ms < duration):
+        if duration >= 0 and ctx.now_ms - txn.start_ms <= duration:  # Kafka applies it to any state
             continue
         if pattern and not matcher.fullmatch(tid):
             continue

@@ -114,6 +114,7 @@ def append_batches(
                 header.last_offset_delta,
                 offset,
                 append_time,
+                header.max_timestamp,
             )
         if base_offset < 0:
             base_offset = offset

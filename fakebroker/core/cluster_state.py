@@ -82,7 +82,12 @@ class ClusterState:
         self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
-            self.config, self.events, self.producer_ids, self.write_marker, self._txn_coordinator_epoch
+            self.config,
+            self.events,
+            self.producer_ids,
+            self.write_marker,
+            self._txn_coordinator_epoch,
+            lambda: self.features.transaction_version,
         )
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none

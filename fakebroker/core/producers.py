@@ -90,6 +90,7 @@ class PartitionProducers:
         last_offset_delta: int,
         base_offset: int,
         log_append_time: int,
+        max_timestamp: int = -1,
     ) -> None:
         entry = self.entries.get(producer_id)
         if entry is None or epoch != entry.epoch:
@@ -97,7 +98,7 @@ class PartitionProducers:
             entry = self.entries[producer_id] = ProducerEntry(epoch, coordinator_epoch=coordinator_epoch)
         last_seq = next_seq(base_seq, last_offset_delta)
         entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, log_append_time))
-        entry.last_timestamp = log_append_time
+        entry.last_timestamp = log_append_time if log_append_time >= 0 else max_timestamp
 
     def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, now_ms: int) -> None:
         """A transaction marker: a higher epoch (fencing, or transaction version 2's bump at every

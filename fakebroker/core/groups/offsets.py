@@ -132,8 +132,10 @@ class OffsetStore:
         must be current, so a zombie that lost its partitions in a rebalance cannot commit."""
         consumer_group = self.consumer_group(group_id)
         if consumer_group is not None:
-            if not member_id and generation_id < 0:
+            if generation_id < 0 and not consumer_group.members:
                 return E.NONE
+            if generation_id == -1 and not member_id and group_instance_id is None:
+                return E.NONE  # a producer that is not a member (no group metadata)
             member = consumer_group.members.get(member_id)
             if member is None:
                 return E.UNKNOWN_MEMBER_ID
@@ -148,6 +150,8 @@ class OffsetStore:
             return E.ILLEGAL_GENERATION
         if group.is_state(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_state(S.EMPTY):
+            return E.NONE
         if generation_id >= 0 or member_id or group_instance_id:
             return _member_at_generation(coord, group, member_id, group_instance_id, generation_id)
         return E.NONE

@@ -21,7 +21,7 @@ from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
 from ..configs import BrokerConfig
 from ..events import EventLog
-from ..producers import ProducerIds, epoch_exhausted
+from ..producers import EPOCH_MAX, ProducerIds, epoch_exhausted
 from .model import COMPLETED, PREPARING, TxnMetadata, TxnState
 
 S = TxnState
@@ -45,12 +45,14 @@ class TransactionCoordinator:
         ids: ProducerIds,
         write_marker: MarkerWriter,
         coordinator_epoch: Callable[[str], int] = lambda tid: 0,
+        transaction_version: Callable[[], int] = lambda: 2,
     ):
         self.config = config
         self.events = events
         self.ids = ids
         self.write_marker = write_marker
         self.coordinator_epoch = coordinator_epoch
+        self.transaction_version = transaction_version  # the cluster's finalized transaction.version
         self.txns: dict[str, TxnMetadata] = {}
 
     # -- InitProducerId -------------------------------------------------------------------------
@@ -242,7 +244,7 @@ class TransactionCoordinator:
 
     def _prepare_end(self, txn: TxnMetadata, commit: bool, now_ms: int, *, bump: bool) -> None:
         if bump:
-            if epoch_exhausted(txn.producer_epoch + 1):
+            if epoch_exhausted(txn.producer_epoch):
                 # the id rotates: the markers carry the old id's bumped epoch, the client gets the new id
                 txn.next_producer_id = self.ids.allocate()
             txn.last_producer_epoch = txn.producer_epoch
@@ -255,9 +257,11 @@ class TransactionCoordinator:
         """prepareFenceProducerEpoch then an abort with the bumped epoch (a new instance, or the timeout)."""
         fenced_epoch = txn.producer_epoch
         txn.transition(S.PREPARE_EPOCH_FENCE, now_ms)
-        if not epoch_exhausted(txn.producer_epoch):
+        if txn.producer_epoch < EPOCH_MAX:  # up to Short.MAX_VALUE, kept free for exactly this
             txn.producer_epoch += 1
-        txn.last_producer_epoch = -1
+        # Under transaction version 2 the abort is a version-2 end: the fenced epoch is remembered,
+        # so the producer that was fenced may recover it with InitProducerId (KIP-360)
+        txn.last_producer_epoch = fenced_epoch if self.transaction_version() >= 2 else -1
         self.ids.epochs[txn.producer_id] = txn.producer_epoch
         self.events.append(
             ev.TxnFenced(
@@ -289,8 +293,7 @@ class TransactionCoordinator:
         commit = txn.state == S.PREPARE_COMMIT
         txn.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
         partitions = sorted(txn.partitions)
-        txn.partitions.clear()
-        txn.start_ms = -1
+        txn.partitions.clear()  # the start time stays until the next InitProducerId, as Kafka keeps it
         kind = ev.TxnCommitted if commit else ev.TxnAborted
         self.events.append(
             kind(
