@@ -11,18 +11,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from ..protocol import data
 from ..protocol.error_codes import ErrorCode
-from ..protocol.errors import DecodeError
 from . import events as ev
 from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig
 from .events import EventLog
 from .features import Features
+from .groups import migration
 from .groups.consumer.coordinator import ConsumerCoordinator
-from .groups.consumer.model import ConsumerGroup, ConsumerMember
+from .groups.consumer.model import ConsumerGroup
 from .groups.coordinator import GroupCoordinator
-from .groups.model import GroupState, Member
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
@@ -586,64 +584,11 @@ class ClusterState:
 
     # -- online migration between the group protocols (group.consumer.migration.policy) -----------
     def upgrade_group(self, group_id: str, now_ms: int) -> bool:
-        """A KIP-848 member joins a classic group: a Stable ``consumer`` group becomes a consumer
-        group whose members are classic members keeping their assignments (GMM
-        convertToConsumerGroup). False when the policy or the group's state does not allow it."""
-        classic = self.groups.groups.get(group_id)
-        if (
-            classic is None
-            or not self.consumer_groups.migration_allows("upgrade")
-            or classic.protocol_type != "consumer"
-            or classic.state != GroupState.STABLE
-        ):
-            return False
-        members = []
-        for m in classic.members.values():
-            try:
-                version, subscription = data.decode_versioned(data.SUBSCRIPTION, m.metadata(classic.protocol_name))
-                assigned = {t: set(ps) for t, ps in data.assignment_dict(m.assignment).items()}
-            except (DecodeError, ValueError):
-                return False  # a member that does not speak the consumer protocol: no upgrade
-            member = ConsumerMember(
-                m.member_id,
-                m.group_instance_id,
-                None,
-                m.client_id,
-                m.client_host,
-                m.rebalance_timeout_ms,
-                tuple(sorted(subscription.topics)),
-                classic_protocols=list(m.protocols),
-                session_timeout_ms=m.session_timeout_ms,
-                classic_version=version,
-            )
-            members.append((member, assigned))
-        self.groups.hand_over(group_id)
-        self.consumer_groups.adopt_classic(now_ms, group_id, classic.generation_id, members)
-        return True
+        """A KIP-848 member joins a classic group (see ``groups/migration.py``)."""
+        return migration.upgrade(self.groups, self.consumer_groups, group_id, now_ms)
 
     def _downgrade(self, group: ConsumerGroup, now_ms: int) -> None:
-        """Only classic members are left in a consumer group: it becomes a classic group again and
-        rebalances (GMM convertToClassicGroup), if the policy allows."""
-        if not self.consumer_groups.migration_allows("downgrade"):
-            return
-        self.consumer_groups.release(group.group_id, now_ms)
-        members = [
-            Member(
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                m.rebalance_timeout_ms,
-                m.session_timeout_ms or self.config.get_int("group.consumer.session.timeout.ms"),
-                "consumer",
-                list(m.classic_protocols or []),
-                assignment=data.encode_assignment(
-                    {t: sorted(ps) for t, ps in m.assigned.items()}, version=min(m.classic_version, 3)
-                ),
-            )
-            for m in group.members.values()
-        ]
-        self.groups.adopt(group.group_id, members, group.group_epoch, None, now_ms)
+        migration.downgrade(self.groups, self.consumer_groups, self.config, group, now_ms)
 
     def forget_groups(self, group_ids: list[str]) -> None:
         """Drop groups and their offsets without a trace (a shared cluster between tests)."""
