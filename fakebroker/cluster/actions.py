@@ -71,8 +71,6 @@ class BrokerActions:
         state = self._runtime.state
 
         def move() -> int:
-            if load_time_ms is not None:
-                state.coordinator_load_time_ms = load_time_ms
             partition = state.offsets_topic().partitions[state.group_partition(group_id)]
             alive = [b.node_id for b in state.alive_brokers()]
             current = partition.leader
@@ -80,7 +78,7 @@ class BrokerActions:
                 chosen = broker
             else:
                 chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
-            state.move_leader(partition, chosen, self._now())
+            state.move_leader(partition, chosen, self._now(), load_time_ms=load_time_ms)
             return chosen
 
         return self._proxy.act(move)

@@ -91,8 +91,6 @@ class TransactionActions:
     def move_coordinator(self, transactional_id: str, broker: int | None, load_time_ms: int | None) -> int:
         def move() -> int:
             state = self._state()
-            if load_time_ms is not None:
-                state.coordinator_load_time_ms = load_time_ms
             partition = state.transaction_topic().partitions[state.txn_partition(transactional_id)]
             alive = [b.node_id for b in state.alive_brokers()]
             if not alive:
@@ -104,7 +102,9 @@ class TransactionActions:
                 chosen = broker
             else:
                 chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
-            state.move_leader(partition, chosen, self._now(), reason="transaction coordinator moved")
+            state.move_leader(
+                partition, chosen, self._now(), reason="transaction coordinator moved", load_time_ms=load_time_ms
+            )
             return chosen
 
         return self._proxy.act(move)

@@ -306,7 +306,15 @@ class ClusterState:
             partition.leader = leader
             partition.leader_epoch += 1
 
-    def move_leader(self, partition: Partition, broker: int | None, now_ms: int, *, reason: str | None = None) -> None:
+    def move_leader(
+        self,
+        partition: Partition,
+        broker: int | None,
+        now_ms: int,
+        *,
+        reason: str | None = None,
+        load_time_ms: int | None = None,
+    ) -> None:
         """Make ``broker`` (None: the first live replica) lead ``partition``, adding it to the
         replicas if needed. A moved ``__consumer_offsets`` partition moves its groups' coordinator:
         the old one unloads them, the new one reloads them from their persisted records."""
@@ -324,10 +332,11 @@ class ClusterState:
             ),
             now_ms,
         )
+        load = self.coordinator_load_time_ms if load_time_ms is None else load_time_ms
         if partition.topic == OFFSETS_TOPIC:
-            self._coordinator_moved(partition, now_ms, previous)
+            self._coordinator_moved(partition, now_ms, previous, load)
         elif partition.topic == TRANSACTION_TOPIC:
-            self._txn_coordinator_moved(partition, now_ms)
+            self._txn_coordinator_moved(partition, now_ms, load)
         if partition.leader != -1:
             self.transactions.retry_markers(now_ms)  # markers owed to this partition can be written now
 
@@ -343,7 +352,7 @@ class ClusterState:
                 moved += 1
         return moved
 
-    def _coordinator_moved(self, partition: Partition, now_ms: int, previous: int) -> None:
+    def _coordinator_moved(self, partition: Partition, now_ms: int, previous: int, load_time_ms: int) -> None:
         groups = self.groups_of_partition(partition.index)
         self.groups.unload(groups, now_ms, previous if previous >= 0 else None)
         self.consumer_groups.unload(groups)
@@ -352,7 +361,7 @@ class ClusterState:
         if partition.leader == -1:
             self.loading_until_ms.pop(partition.index, None)
             return
-        until = now_ms + self.coordinator_load_time_ms
+        until = now_ms + load_time_ms
         self.loading_until_ms[partition.index] = until
 
         def load(t: int) -> None:
@@ -535,7 +544,7 @@ class ClusterState:
     def _owns_txn(self, transactional_id: str) -> bool:
         return self.txn_coordinator_available(transactional_id)
 
-    def _txn_coordinator_moved(self, partition: Partition, now_ms: int) -> None:
+    def _txn_coordinator_moved(self, partition: Partition, now_ms: int, load_time_ms: int) -> None:
         """The transaction state of a moved partition is reloaded by its new leader; meanwhile its
         ids answer COORDINATOR_LOAD_IN_PROGRESS. Open transactions stay open (their timeout runs on)."""
         key = ("txn-load", partition.index)
@@ -543,7 +552,7 @@ class ClusterState:
         if partition.leader == -1:
             self.txn_loading_until_ms.pop(partition.index, None)
             return
-        until = now_ms + self.coordinator_load_time_ms
+        until = now_ms + load_time_ms
         if until <= now_ms:
             self.txn_loading_until_ms.pop(partition.index, None)
             return

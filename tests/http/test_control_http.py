@@ -553,9 +553,7 @@ def test_a_consumer_protocol_group_is_shown_with_its_epochs_and_targets(cluster,
 def test_transactions_are_listed_and_their_coordinator_moves_mid_transaction(cluster, api):
     from confluent_kafka import Producer
 
-    producer = Producer(
-        {"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": "ctl-tx", "log_level": 3}
-    )
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": "ctl-tx", "log_level": 3})
     producer.init_transactions(10)
     producer.begin_transaction()
     for i in range(6):

@@ -68,3 +68,17 @@ def test_fixed_ports_are_consecutive():
         base = probe.getsockname()[1]
     with FakeCluster(brokers=3, port=base).run_in_thread() as cluster:
         assert [s.port for s in cluster.servers] == [base, base + 1, base + 2]
+
+
+def test_a_coordinator_moves_load_time_is_for_that_move_only():
+    with FakeCluster(brokers=3, coordinator_load_time_ms=0).run_in_thread() as cluster:
+        cluster.move_transaction_coordinator("tx", load_time_ms=60_000)
+        cluster.move_coordinator("g", load_time_ms=60_000)
+        state = cluster.state
+        assert cluster.coordinator_load_time_ms == 0
+        assert cluster.call(lambda: state.txn_partition("tx") in state.txn_loading_until_ms)
+        assert cluster.call(lambda: state.group_partition("g") in state.loading_until_ms)
+        cluster.move_transaction_coordinator("tx")  # the cluster's default again: loaded at once
+        cluster.move_coordinator("g")
+        assert not cluster.call(lambda: state.txn_partition("tx") in state.txn_loading_until_ms)
+        assert not cluster.call(lambda: state.group_partition("g") in state.loading_until_ms)
