@@ -58,8 +58,11 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        """Below the first offset of any open transaction (and the high watermark)."""
-        return min(self.open_txns.values(), default=self.high_watermark)
+        """Below the first offset of any open transaction (and the high watermark); never below
+        the log start offset, which retention or DeleteRecords may have moved past it."""
+        if not self.open_txns:
+            return self.high_watermark
+        return min(max(min(self.open_txns.values()), self.log_start_offset), self.high_watermark)
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """Aborted transactions a read of [start, end) overlaps (``collectAbortedTransactions``)."""

@@ -596,6 +596,19 @@ def test_delete_records_and_retention_forget_aborted_transactions_below_the_star
     assert log.aborted_txns == []
 
 
+def test_the_last_stable_offset_never_falls_below_the_log_start_offset():
+    # UnifiedLog.updateFirstUnstableOffset: max(first unstable offset, log start offset)
+    c = Cluster()
+    pid, epoch = c.ongoing()  # offset 0, open
+    assert c.produce(pid, epoch, T0, b"more").error == E.NONE  # offset 1
+    log = c.log()
+    assert log.last_stable_offset == 0
+    c.state.delete_records(c.state.partition(*T0), 1)
+    assert (log.log_start_offset, log.last_stable_offset) == (1, 1)
+    assert c.end(pid, epoch, True).error == E.NONE
+    assert log.last_stable_offset == log.high_watermark == 3
+
+
 # -- offsets committed in a transaction (§5) -----------------------------------------------------------
 
 

@@ -173,10 +173,6 @@ class TransactionCoordinator:
             return E.PRODUCER_FENCED
         return E.NONE
 
-    def in_transaction(self, tid: str, producer_id: int, tp: TopicPartition) -> bool:
-        txn = self.txns.get(tid)
-        return txn is not None and txn.producer_id == producer_id and txn.state == S.ONGOING and tp in txn.partitions
-
     # -- EndTxn -----------------------------------------------------------------------------------
     def end_txn(
         self, tid: str, producer_id: int, epoch: int, commit: bool, now_ms: int, *, version: int = 1
