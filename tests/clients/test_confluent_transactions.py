@@ -348,6 +348,27 @@ def test_an_open_transaction_times_out_and_is_aborted(cluster):
     assert cluster.records(OUT, committed=True) == []
 
 
+def test_kafkas_default_timeout_passes_in_virtual_time():
+    """transaction.timeout.ms 60 s and Kafka's 10 s abort check, in well under a second of real time."""
+    with FakeCluster(brokers=1, topics={OUT: 1}, virtual_time=True).run_in_thread() as c:
+        producer = txn_producer(c, "patient")  # librdkafka's default transaction.timeout.ms: 60 s
+        producer.init_transactions(T)
+        producer.begin_transaction()
+        producer.produce(OUT, key=b"k", value=b"v", partition=0)
+        assert producer.flush(T) == 0
+        started = c.clock.now_ms()
+        c.clock.advance(59)  # within its timeout (and the next checks find it young enough)
+        assert c.transaction("patient").state == "Ongoing" and not events(c, "txn_timed_out", "patient")
+        c.clock.advance(11)  # past 60 s: the next 10-second check aborts it
+        [timed_out] = events(c, "txn_timed_out", "patient")
+        assert 60_000 < timed_out.time_ms - started <= 70_000
+        assert c.transaction("patient").state == "CompleteAbort"
+        assert c.records(OUT, committed=True) == []
+        with pytest.raises(KafkaException) as info:
+            producer.commit_transaction(T)
+        assert (kafka_error(info).code(), kafka_error(info).fatal()) == (KafkaError._FENCED, True)
+
+
 # -- 5. read_committed and read_uncommitted readers ----------------------------------------------------
 def reader(cluster: FakeCluster, isolation: str) -> Consumer:
     consumer = Consumer(
