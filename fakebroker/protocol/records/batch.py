@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from .layout import (
     _TRANSACTIONAL_MASK,
     ATTRIBUTES_OFFSET,
     CONTROL_RECORD_KEY,
+    CRC_OFFSET,
     CREATE_TIME,
     END_TXN_MARKER,
     LOG_APPEND_TIME,
@@ -277,13 +279,13 @@ def build_batch(
         records_count=len(items),
     )
     try:
-        header = _BATCH_HEADER_BUILD.build(fields)
-        crc = _crc32c.crc32c(bytes(payload), _crc32c.crc32c(header[ATTRIBUTES_OFFSET:]))
-        fields["crc"] = crc
-        header = _BATCH_HEADER_BUILD.build(fields)
+        header = bytearray(_BATCH_HEADER_BUILD.build(fields))
     except (ConstructError, struct.error) as exc:
         raise ValueError(f"batch header field out of range: {exc}") from exc
-    return header + bytes(payload)
+    # the CRC covers everything after itself, so it is written into the built header
+    crc = _crc32c.crc32c(bytes(payload), _crc32c.crc32c(bytes(header[ATTRIBUTES_OFFSET:])))
+    header[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc.to_bytes(4, "big")
+    return bytes(header) + bytes(payload)
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,9 +319,9 @@ def build_control_batch(
         control_type = int(names[kind.lower()])
     else:
         control_type = int(kind)
-    key = CONTROL_RECORD_KEY.build(dict(version=0, type=control_type))
+    key = _control_key(control_type)
     if value is None and control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-        value = END_TXN_MARKER.build(dict(version=0, coordinator_epoch=coordinator_epoch))
+        value = _end_txn_marker(coordinator_epoch)
     record = Record(offset_delta=0, timestamp_delta=0, key=key, value=value, headers=[])
     return build_batch(
         [record],
@@ -333,3 +335,13 @@ def build_control_batch(
         control=True,
         partition_leader_epoch=partition_leader_epoch,
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _control_key(control_type: int) -> bytes:
+    return CONTROL_RECORD_KEY.build(dict(version=0, type=control_type))
+
+
+@functools.lru_cache(maxsize=256)
+def _end_txn_marker(coordinator_epoch: int) -> bytes:
+    return END_TXN_MARKER.build(dict(version=0, coordinator_epoch=coordinator_epoch))
