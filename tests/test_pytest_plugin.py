@@ -103,6 +103,13 @@ def test_shared_cluster_is_cleaned_between_tests(pytester):
             BOOTSTRAPS.add(fakebroker.bootstrap_servers)
             fakebroker.create_topic(fakebroker_unique("orders"), 2)
             fakebroker.create_topic("fixed", 1)
+            from confluent_kafka import Producer
+            producer = Producer({"bootstrap.servers": fakebroker.bootstrap_servers, "transactional.id": "left-open"})
+            producer.init_transactions(10)
+            producer.begin_transaction()
+            producer.produce("fixed", b"never committed", partition=0)
+            assert producer.flush(10) == 0
+            assert fakebroker.transaction("left-open").state == "Ongoing"
             fakebroker.faults.add(api="Metadata", delay=1)
             fakebroker.stop_broker(1)
             from confluent_kafka import Consumer, TopicPartition
@@ -118,6 +125,7 @@ def test_shared_cluster_is_cleaned_between_tests(pytester):
             assert len(fakebroker.faults) == 0
             assert all(b.alive for b in fakebroker.state.brokers.values())
             assert fakebroker.groups() == [] and fakebroker.committed("g1") == {}
+            assert fakebroker.transactions() == []  # test_one's open transaction was aborted, its id dropped
             fakebroker.create_topic("fixed", 1)
             assert fakebroker_unique("orders") != fakebroker_unique("orders")
     """)

@@ -349,6 +349,11 @@ class FakeCluster:
         coordinator's id."""
         return self._transactions.move_coordinator(transactional_id, broker, load_time_ms)
 
+    def forget_transactions(self, transactional_ids: list[str] | set[str]) -> None:
+        """Drop transactional ids (between tests sharing one cluster); their open transactions
+        are aborted first, so no reader waits on them."""
+        self._proxy.act(self.state.forget_transactions, sorted(transactional_ids), self.clock.now_ms())
+
     def set_feature(self, name: str, level: int) -> None:
         """Finalize a feature level as ``kafka-features`` would, e.g. ``transaction.version`` 1 to
         make Kafka 4.x clients use transactions without KIP-890 (clients read it on connect)."""

@@ -585,6 +585,10 @@ class ClusterState:
         partition.producers.record_marker(producer_id, epoch, coordinator_epoch, now_ms)
         return True
 
+    def forget_transactions(self, transactional_ids: list[str], now_ms: int) -> None:
+        """Drop transactional ids without a trace, aborting their open transactions."""
+        self.transactions.forget(transactional_ids, now_ms)
+
     def abort_timed_out(self, now_ms: int) -> int:
         return self.transactions.abort_timed_out(now_ms, self._owns_txn)
 

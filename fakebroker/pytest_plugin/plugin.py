@@ -46,22 +46,26 @@ def _remember(item: pytest.Item, cluster: FakeCluster, since: int) -> None:
 
 # -- clusters -----------------------------------------------------------------------------
 class _Shared:
-    """A session cluster, put back in order after every test: topics and groups the test
-    made are deleted, fault rules and network cuts removed, stopped brokers started."""
+    """A session cluster, put back in order after every test: topics, groups and
+    transactional ids the test made are deleted (open transactions aborted), fault rules and
+    network cuts removed, stopped brokers started."""
 
     def __init__(self, cluster: FakeCluster):
         self.cluster = cluster
 
-    def lease(self) -> tuple[set[str], set[str]]:
-        return set(self.cluster.topics()), set(self.cluster.groups())
+    def lease(self) -> tuple[set[str], set[str], set[str]]:
+        return set(self.cluster.topics()), set(self.cluster.groups()), set(self.cluster.transactions())
 
-    def restore(self, before: tuple[set[str], set[str]]) -> None:
+    def restore(self, before: tuple[set[str], set[str], set[str]]) -> None:
         cluster = self.cluster
         cluster.faults.clear()
         cluster.heal()
         for broker in cluster.brokers():
             if not broker.alive:
                 cluster.start_broker(broker.node_id)
+        new_txns = set(cluster.transactions()) - before[2]
+        if new_txns:  # before the topics go, so their abort markers land
+            cluster.forget_transactions(new_txns)
         for topic in set(cluster.topics()) - before[0]:
             cluster.delete_topic(topic)
         new_groups = set(cluster.groups()) - before[1]

@@ -752,3 +752,14 @@ def test_txn_commit_to_a_consumer_group_never_answers_stale_member_epoch():
     assert validate(c.state, "cg", member=member, generation=epoch - 1) == E.ILLEGAL_GENERATION
     assert validate(c.state, "cg", member="nobody", generation=epoch) == E.UNKNOWN_MEMBER_ID
     assert validate(c.state, "cg", member="", generation=-1) == E.NONE
+
+
+def test_forgetting_an_id_aborts_its_open_transaction_first():
+    c = Cluster()
+    pid, epoch = c.ongoing()
+    log = c.log()
+    assert log.last_stable_offset == 0
+    c.state.forget_transactions(["tx"], 10)
+    assert "tx" not in c.state.transactions.txns
+    assert log.last_stable_offset == log.high_watermark == 2  # the ABORT marker at 1
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in log.aborted_txns] == [(pid, 0, 1)]

@@ -343,6 +343,11 @@ class TransactionCoordinator:
             del self.txns[tid]
         return len(gone)
 
-    def forget(self, tids: list[str]) -> None:
+    def forget(self, tids: list[str], now_ms: int) -> None:
+        """Drop transactional ids (a shared cluster between tests); an open transaction is
+        aborted first, so no partition keeps an unstable offset and no group a pending offset."""
         for tid in tids:
+            txn = self.txns.get(tid)
+            if txn is not None and txn.state == S.ONGOING:
+                self._prepare_end(txn, False, now_ms, bump=True)
             self.txns.pop(tid, None)
