@@ -18,6 +18,7 @@ from click.core import ParameterSource
 from . import serve_config
 from .cluster import FakeCluster
 from .console import EventPrinter
+from .core.features import FeatureError, Features
 from .http import ControlEndpoint
 
 
@@ -36,6 +37,22 @@ def _parse_setting(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise click.BadParameter(f"{text!r}: expected NAME=VALUE, e.g. auto.create.topics.enable=false")
     return key, value
+
+
+def _parse_features(texts: tuple[str, ...]) -> dict[str, int]:
+    """``NAME=LEVEL`` pairs, checked against the levels the broker supports."""
+    out: dict[str, int] = {}
+    features = Features()
+    for text in texts:
+        name, sep, level = text.partition("=")
+        if not sep or not name or not level.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"{text!r}: expected NAME=LEVEL, e.g. transaction.version=1")
+        try:
+            features.set(name, int(level))
+        except FeatureError as exc:
+            raise click.BadParameter(str(exc)) from None
+        out[name] = int(level)
+    return out
 
 
 @click.group()
@@ -62,6 +79,12 @@ def main() -> None:
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
 @click.option(
+    "--feature",
+    "features",
+    multiple=True,
+    help="Finalized feature level: NAME=LEVEL, e.g. transaction.version=1 for clients without KIP-890 (repeatable).",
+)
+@click.option(
     "--virtual-time",
     is_flag=True,
     default=False,
@@ -85,6 +108,7 @@ def serve(
     host: str,
     topics: tuple[str, ...],
     settings: tuple[str, ...],
+    features: tuple[str, ...],
     virtual_time: bool,
     control_port: int | None,
     control_token: str | None,
@@ -121,6 +145,7 @@ def serve(
         "config": config,
         "virtual_time": virtual_time or file.virtual_time,
         "coordinator_load_time_ms": file.coordinator_load_time_ms,
+        "features": _parse_features(features),
     }
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}

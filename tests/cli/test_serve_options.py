@@ -117,3 +117,28 @@ def test_colours_when_forced_and_a_taken_port_explained():
         )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port 0" in result.stderr
+
+
+def test_feature_levels_are_finalized_and_bad_ones_refused():
+    from ..raw_client import RawClient
+
+    proc = start("--port", "0", "--feature", "transaction.version=1")
+    try:
+        host, port = proc.stdout.readline().split()[1].split(",")[0].rsplit(":", 1)
+        with RawClient(int(port), host) as client:
+            answer = client.request(18, 4, {"client_software_name": "t", "client_software_version": "1"})
+        assert {f.name: f.max_version_level for f in answer.finalized_features}["transaction.version"] == 1
+    finally:
+        stop(proc)
+    for flag, message in [
+        ("transaction.version=5", "transaction.version supports levels 0..2, not 5"),
+        ("nope=1", "unknown feature 'nope'; known: eligible.leader.replicas.version"),
+        ("transaction.version", "expected NAME=LEVEL"),
+    ]:
+        bad = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--feature", flag],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
