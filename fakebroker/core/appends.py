@@ -86,6 +86,8 @@ def append_batches(
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
             error = _check_transaction(partition, header, verify_txn)
             if error:
+                reason = f"transactional check of producer {header.producer_id} epoch {header.producer_epoch}"
+                events.append(ev.ProduceRejected(topic=topic, partition=index, error=error.name, reason=reason), now_ms)
                 return AppendResult(error)
             check = partition.producers.check(
                 header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
