@@ -145,6 +145,7 @@ def serve(
         "config": config,
         "virtual_time": virtual_time or file.virtual_time,
         "coordinator_load_time_ms": file.coordinator_load_time_ms,
+        "transaction_marker_delay_ms": file.transaction_marker_delay_ms,
         "features": _parse_features(features),
     }
     printer = EventPrinter(json_lines=json_logs, color=color)

@@ -6,6 +6,7 @@ Example::
     port = 9092
     virtual_time = false
     coordinator_load_time_ms = 200
+    transaction_marker_delay_ms = 5
 
     [settings]                      # broker settings under Kafka's names
     "auto.create.topics.enable" = false
@@ -38,6 +39,7 @@ KEYS = {
     "host",
     "virtual_time",
     "coordinator_load_time_ms",
+    "transaction_marker_delay_ms",
     "control_port",
     "control_token",
     "settings",
@@ -57,6 +59,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     virtual_time: bool = False
     coordinator_load_time_ms: int = 0
+    transaction_marker_delay_ms: int = 0
     control_port: int | None = None
     control_token: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
@@ -79,7 +82,7 @@ def load(path: str | Path) -> ServeConfig:
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(KEYS))}")
     config = ServeConfig()
-    for key in ("brokers", "port", "coordinator_load_time_ms", "control_port"):
+    for key in ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms", "control_port"):
         if key in data:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")

@@ -12,6 +12,11 @@ from .context import RequestContext
 from .registry import api
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
+# Errors.INVALID_REQUEST.message(), which Kafka 4.4 answers for a key type it does not know
+MALFORMED = (
+    "This most likely occurs because of a request being malformed by the client library or the message "
+    "was sent to an incompatible broker. See the broker logs for more details."
+)
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -36,7 +41,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     none = {"key": key, "node_id": -1, "host": "", "port": -1}
     if key_type == SHARE and version < 6 or key_type not in (GROUP, TRANSACTION, SHARE):
-        return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unsupported key type {key_type}"}
+        return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": MALFORMED}
     cluster = ctx.cluster
     if key_type == TRANSACTION:
         partition = cluster.transaction_topic().partitions[cluster.txn_partition(key)]
@@ -47,7 +52,7 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
         return {
             **none,
             "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            "error_message": "The coordinator is not available.",
+            "error_message": "" if version >= 4 else "The coordinator is not available.",
         }
     return {
         "key": key,
@@ -55,7 +60,7 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
         "host": broker.host,
         "port": broker.port,
         "error_code": ErrorCode.NONE,
-        "error_message": None,
+        "error_message": "",
     }
 
 

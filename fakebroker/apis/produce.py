@@ -3,6 +3,7 @@ are the core's (``ClusterState.append``)."""
 
 from __future__ import annotations
 
+from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
@@ -14,10 +15,16 @@ def handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
     responses = []
     leaders: set[int] = set()
+    # Transactional batches need a transactional id the client may write as (an authorization
+    # check in Kafka, which no id passes): every partition is refused
+    refused = request.transactional_id is None and _has_transactional_batches(request)
     for topic_data in request.topic_data:
         name = topic_data.name if v < 13 else topic_name_by_id(ctx.cluster, topic_data.topic_id)
         parts = []
         for pdata in topic_data.partition_data:
+            if refused:
+                parts.append(_error(pdata.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+                continue
             result = _append(ctx, request, name, pdata.index, pdata.records)
             if result["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER and result["current_leader"]["leader_id"] >= 0:
                 leaders.add(result["current_leader"]["leader_id"])
@@ -38,18 +45,33 @@ def handle(ctx: RequestContext, request: Message):
     return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 
 
+def _has_transactional_batches(request: Message) -> bool:
+    for topic_data in request.topic_data:
+        for pdata in topic_data.partition_data:
+            try:
+                if any(h.is_transactional for h in rec.iter_batch_headers(pdata.records or b"")):
+                    return True
+            except rec.RecordsError:
+                continue  # validation answers it per partition
+    return False
+
+
+def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:
+    return {
+        "index": index,
+        "error_code": error,
+        "base_offset": -1,
+        "log_append_time_ms": -1,
+        "log_start_offset": -1,
+        "error_message": message,
+        "current_leader": {"leader_id": -1, "leader_epoch": -1},
+        **extra,
+    }
+
+
 def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> dict:
     def answer(error: ErrorCode, message: str | None = None, **extra) -> dict:
-        return {
-            "index": index,
-            "error_code": error,
-            "base_offset": -1,
-            "log_append_time_ms": -1,
-            "log_start_offset": -1,
-            "error_message": message,
-            "current_leader": {"leader_id": -1, "leader_epoch": -1},
-            **extra,
-        }
+        return _error(index, error, message, **extra)
 
     if topic is None:
         return answer(ErrorCode.UNKNOWN_TOPIC_ID if ctx.api_version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -76,6 +98,7 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
             result.error,
             result.message,
             record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors],
+            log_start_offset=result.log_start_offset,
         )
     return answer(
         ErrorCode.NONE,

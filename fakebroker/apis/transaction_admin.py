@@ -20,7 +20,8 @@ def describe_transactions(ctx: RequestContext, request: Message) -> Message:
     states = []
     for tid in request.transactional_ids:
         base = {"transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0}
-        base.update(transaction_start_time_ms=-1, producer_id=-1, producer_epoch=-1, topics=[])
+        # an id with an error keeps the message's defaults (0), as Kafka answers it
+        base.update(transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[])
         error = cluster.txn_coordinator_error(tid, ctx.broker_id) if tid else ErrorCode.INVALID_REQUEST
         txn = cluster.transactions.txns.get(tid) if not error else None
         if not error and txn is None:

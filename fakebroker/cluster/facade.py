@@ -60,6 +60,11 @@ class FakeCluster:
     :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
     :param coordinator_load_time_ms: how long a coordinator that takes a group over answers
         COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
+    :param transaction_marker_delay_ms: how long an ended transaction stays in PrepareCommit or
+        PrepareAbort before its markers are written (Kafka answers EndTxn first and writes the
+        markers a few milliseconds later; meanwhile the id answers CONCURRENT_TRANSACTIONS).
+        0, the default, writes them at once.
+    :param features: finalized feature levels, e.g. ``{"transaction.version": 1}``.
     :param virtual_time: run the broker's timers on a virtual clock that only moves when the
         test calls ``cluster.clock.advance(seconds)``.
     """
@@ -75,6 +80,7 @@ class FakeCluster:
         cluster_id: str | None = None,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         coordinator_load_time_ms: int = 0,
+        transaction_marker_delay_ms: int = 0,
         virtual_time: bool = False,
         features: dict[str, int] | None = None,
     ):
@@ -90,6 +96,7 @@ class FakeCluster:
             clock,
             max_frame_size=max_frame_size,
             coordinator_load_time_ms=coordinator_load_time_ms,
+            transaction_marker_delay_ms=transaction_marker_delay_ms,
         )
         for name, level in (features or {}).items():
             self.runtime.state.features.set(name, level)  # FeatureError names the valid levels

@@ -42,6 +42,7 @@ class AppendResult:
 
 # (producer id, epoch) of a transaction's first batch in a partition -> the coordinator's verdict
 TxnVerifier = Callable[[int, int], ErrorCode]
+NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message with INVALID_TXN_STATE
 
 
 def append_batches(
@@ -84,11 +85,12 @@ def append_batches(
         if header.has_producer_id:
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")
-            error = _check_transaction(partition, header, verify_txn)
+            error = _verify_transaction(partition, header, verify_txn)
             if error:
                 reason = f"transactional check of producer {header.producer_id} epoch {header.producer_epoch}"
                 events.append(ev.ProduceRejected(topic=topic, partition=index, error=error.name, reason=reason), now_ms)
-                return AppendResult(error)
+                message = NOT_ADDED if error == ErrorCode.INVALID_TXN_STATE else None
+                return AppendResult(error, message)
             check = partition.producers.check(
                 header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
             )
@@ -100,7 +102,11 @@ def append_batches(
                     log_start_offset=log.log_start_offset,
                 )
             if check.error:
-                return AppendResult(check.error)
+                # found while appending, so the answer carries the log start offset, as Kafka's does
+                return AppendResult(check.error, log_start_offset=log.log_start_offset)
+            if not header.is_transactional and header.producer_id in log.open_txns:
+                # ProducerAppendInfo: a plain batch from a producer whose transaction is open here
+                return AppendResult(ErrorCode.INVALID_TXN_STATE, log_start_offset=log.log_start_offset)
         offset, append_time = log.append(
             payload[header.position : header.end],
             header,
@@ -123,13 +129,13 @@ def append_batches(
     return AppendResult(base_offset=base_offset, log_append_time_ms=append_time, log_start_offset=log.log_start_offset)
 
 
-def _check_transaction(partition: Partition, header, verify_txn: TxnVerifier | None) -> ErrorCode:
-    """UnifiedLog.maybeStartTransactionVerification and ProducerAppendInfo's transactional checks."""
+def _verify_transaction(partition: Partition, header, verify_txn: TxnVerifier | None) -> ErrorCode:
+    """UnifiedLog.maybeStartTransactionVerification: a transaction's first batch in the
+    partition is checked with its coordinator (an older epoch is refused here already)."""
     pid = header.producer_id
     open_txn = pid in partition.log.open_txns
     if not header.is_transactional:
-        # a plain batch from a producer whose transaction is open here
-        return ErrorCode.INVALID_TXN_STATE if open_txn else ErrorCode.NONE
+        return ErrorCode.NONE
     stored = partition.producers.entries.get(pid)
     if stored is not None and stored.epoch > header.producer_epoch:
         return ErrorCode.INVALID_PRODUCER_EPOCH

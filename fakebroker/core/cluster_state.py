@@ -61,6 +61,7 @@ class ClusterState:
         now_ms: Callable[[], int] = lambda: 0,
         wall: Callable[[], float] = lambda: 0.0,
         coordinator_load_time_ms: int = 0,
+        transaction_marker_delay_ms: int = 0,
     ):
         self.cluster_id = cluster_id
         self.brokers: dict[int, BrokerInfo] = {}
@@ -86,7 +87,10 @@ class ClusterState:
             self.write_marker,
             self._txn_coordinator_epoch,
             lambda: self.features.transaction_version,
+            self.timers,
+            lambda: self.transaction_marker_delay_ms,
         )
+        self.transaction_marker_delay_ms = transaction_marker_delay_ms
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none
 

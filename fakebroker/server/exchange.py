@@ -46,15 +46,15 @@ def error_name(code: int | None) -> str | None:
 
 
 def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
-    """Every non-zero ``error_code`` anywhere in a response."""
+    """Every non-zero error code anywhere in a response (``error_code``, and the prefixed
+    ones such as AddPartitionsToTxn's ``partition_error_code``)."""
     found = set() if found is None else found
-    code = getattr(msg, "error_code", 0)
-    if code:
-        found.add(code)
     for info in msg._fields:
-        if info.struct is None:
-            continue
         value = getattr(msg, info.attr)
+        if info.struct is None:
+            if info.attr.endswith("error_code") and isinstance(value, int) and value:
+                found.add(value)
+            continue
         if isinstance(value, list):
             for item in value:
                 error_codes(item, found)

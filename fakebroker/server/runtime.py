@@ -34,10 +34,16 @@ class Runtime:
         *,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         coordinator_load_time_ms: int = 0,
+        transaction_marker_delay_ms: int = 0,
     ):
         self.clock = clock
         self.state = ClusterState(
-            cluster_id, config, now_ms=clock.now_ms, wall=time.time, coordinator_load_time_ms=coordinator_load_time_ms
+            cluster_id,
+            config,
+            now_ms=clock.now_ms,
+            wall=time.time,
+            coordinator_load_time_ms=coordinator_load_time_ms,
+            transaction_marker_delay_ms=transaction_marker_delay_ms,
         )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []

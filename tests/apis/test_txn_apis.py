@@ -475,7 +475,55 @@ def test_produce_of_a_transactional_batch_to_a_partition_not_added(version, erro
     pid, epoch = begin(state)
     answer = produce_txn(state, pid, epoch, version=version)
     assert answer.error_code == error
+    # Kafka 4.4 names the reason with INVALID_TXN_STATE (probed side by side)
+    assert answer.error_message == ("Partition was not added to the transaction" if version <= 10 else None)
     assert state.partition("t", 0).log.log_end_offset == 0
+
+
+def test_transactional_batches_without_a_transactional_id_fail_every_partition():
+    # KafkaApis: transactional records need a transactional id the client may write as
+    state = txn_cluster()
+    pid, epoch = begin(state)
+    plain = batch(b"p")
+    txnal = batch(b"v", producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True)
+    response, _ = call(
+        state,
+        PRODUCE,
+        9,
+        acks=-1,
+        timeout_ms=30_000,
+        transactional_id=None,
+        topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": plain}, {"index": 1, "records": txnal}]}],
+    )
+    answers = response.responses[0].partition_responses
+    assert [a.error_code for a in answers] == [E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] * 2
+    assert state.partition("t", 0).log.log_end_offset == 0
+
+
+def test_a_plain_batch_of_a_producer_in_a_transaction_is_checked_for_its_sequence_first():
+    # ProducerAppendInfo checks the sequence before the open transaction (Kafka 4.4: OUT_OF_ORDER_SEQUENCE_NUMBER)
+    state = txn_cluster()
+    pid, epoch = begin(state)
+    assert add_partitions(state, pid, epoch, {"t": [0]}) == {("t", 0): E.NONE}
+    assert produce_txn(state, pid, epoch, b"a", b"b").error_code == E.NONE
+    plain_at_0 = produce_txn_plain(state, pid, epoch, seq=0)
+    assert (plain_at_0.error_code, plain_at_0.log_start_offset) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, 0)
+    plain_next = produce_txn_plain(state, pid, epoch, seq=2)
+    assert (plain_next.error_code, plain_next.log_start_offset) == (E.INVALID_TXN_STATE, 0)
+
+
+def produce_txn_plain(state, pid, epoch, *, seq):
+    data = batch(b"plain", producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+    response, _ = call(
+        state,
+        PRODUCE,
+        9,
+        acks=-1,
+        timeout_ms=30_000,
+        transactional_id=TID,
+        topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": data}]}],
+    )
+    return response.responses[0].partition_responses[0]
 
 
 @pytest.mark.parametrize("version", [12, 13])
@@ -589,7 +637,22 @@ def test_describe_transactions():
     )
     assert tx.transaction_start_time_ms == 0
     assert [(t.topic, sorted(t.partitions)) for t in tx.topics] == [("t", [0, 1])]
-    assert states["unknown"].error_code == E.TRANSACTIONAL_ID_NOT_FOUND
+    unknown = states["unknown"]
+    # Kafka 4.4 leaves the message's defaults (0) in an error's fields (probed side by side)
+    assert (unknown.error_code, unknown.producer_id, unknown.producer_epoch, unknown.transaction_start_time_ms) == (
+        E.TRANSACTIONAL_ID_NOT_FOUND,
+        0,
+        0,
+        0,
+    )
+
+
+def test_an_empty_transaction_aborted_under_version_2_gets_a_start_time():
+    state = txn_cluster()
+    pid, epoch = begin(state)
+    assert end(state, pid, epoch, commit=False, version=5, now_ms=777).error_code == E.NONE
+    tx = describe(state, TID)[TID]
+    assert (tx.transaction_state, tx.transaction_start_time_ms, tx.producer_epoch) == ("CompleteAbort", 777, epoch + 1)
 
 
 def test_describe_transactions_on_another_broker_is_not_coordinator():
@@ -751,14 +814,25 @@ def test_api_versions_features(version):
     state = cluster(1)
     response, _ = call(state, API_VERSIONS, version, client_software_name="t", client_software_version="1")
     supported = {f.name: (f.min_version, f.max_version) for f in response.supported_features}
+    # as a Kafka 4.4.0 broker answers (probed side by side), without share/streams.version
     if version == 3:  # KAFKA-17492: a minimum of 0 is left out before v4
-        assert supported == {"metadata.version": (7, 27)}
+        assert supported == {"metadata.version": (7, 33)}
     else:
-        assert supported["transaction.version"] == (0, 2)
-        assert supported["metadata.version"] == (7, 27)
+        assert supported == {
+            "eligible.leader.replicas.version": (0, 1),
+            "group.version": (0, 1),
+            "kraft.version": (0, 1),
+            "metadata.version": (7, 33),
+            "transaction.version": (0, 2),
+        }
     finalized = {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features}
-    assert finalized["transaction.version"] == (2, 2)
-    assert finalized["metadata.version"] == (27, 27)
+    assert finalized == {
+        "eligible.leader.replicas.version": (1, 1),
+        "group.version": (1, 1),
+        "kraft.version": (1, 1),
+        "metadata.version": (33, 33),
+        "transaction.version": (2, 2),
+    }
     assert all(level > 0 for level, _ in finalized.values())
     assert response.finalized_features_epoch >= 0
 

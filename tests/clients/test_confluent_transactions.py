@@ -369,6 +369,24 @@ def test_kafkas_default_timeout_passes_in_virtual_time():
         assert (kafka_error(info).code(), kafka_error(info).fatal()) == (KafkaError._FENCED, True)
 
 
+def test_markers_written_after_the_answer_make_the_next_transaction_wait():
+    """As on Kafka, EndTxn is answered while the transaction is still PrepareCommit; the next one's
+    AddPartitionsToTxn gets CONCURRENT_TRANSACTIONS until the markers are written, and librdkafka retries."""
+    with FakeCluster(brokers=3, topics={OUT: 3}, transaction_marker_delay_ms=30).run_in_thread() as c:
+        producer = txn_producer(c, "marker-delay")
+        producer.init_transactions(T)
+        for n in range(10):
+            producer.begin_transaction()
+            for p in range(3):
+                producer.produce(OUT, key=b"%d-%d" % (n, p), value=b"v", partition=p)
+            producer.commit_transaction(T)
+        c.wait_for_sync(lambda cl: len(events(cl, "txn_committed", "marker-delay")) == 10, timeout=5)
+        keys = sorted(k for _, _, k, _ in c.records(OUT, committed=True))
+        assert keys == sorted(b"%d-%d" % (n, p) for n in range(10) for p in range(3))
+        refused = [e for e in c.events if e.kind == "request_error" and e.details["error"] == "CONCURRENT_TRANSACTIONS"]
+        assert refused and {e.details["api"] for e in refused} <= {"AddPartitionsToTxn", "InitProducerId"}
+
+
 # -- 5. read_committed and read_uncommitted readers ----------------------------------------------------
 def reader(cluster: FakeCluster, isolation: str) -> Consumer:
     consumer = Consumer(

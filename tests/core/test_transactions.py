@@ -763,3 +763,35 @@ def test_forgetting_an_id_aborts_its_open_transaction_first():
     assert "tx" not in c.state.transactions.txns
     assert log.last_stable_offset == log.high_watermark == 2  # the ABORT marker at 1
     assert [(a.producer_id, a.first_offset, a.last_offset) for a in log.aborted_txns] == [(pid, 0, 1)]
+
+
+def test_with_a_marker_delay_the_transaction_prepares_until_its_markers_are_written():
+    # Kafka answers EndTxn once PrepareCommit is written and sends the markers after.
+    c = Cluster()
+    c.state.transaction_marker_delay_ms = 20
+    pid, epoch = c.ongoing(now=0)
+    assert c.end(pid, epoch, True, now=100).error == E.NONE
+    assert c.txn().state == TxnState.PREPARE_COMMIT
+    assert c.log().last_stable_offset == 0  # no marker yet: still unstable
+    assert c.add(pid, epoch, now=110) == E.CONCURRENT_TRANSACTIONS
+    assert c.init(now=110)[0] == E.CONCURRENT_TRANSACTIONS
+    assert c.end(pid, epoch, True, now=110).error == E.CONCURRENT_TRANSACTIONS  # a retry of the commit
+    assert c.end(pid, epoch, False, now=110).error == E.INVALID_TXN_STATE
+    c.state.tick(119)
+    assert c.txn().state == TxnState.PREPARE_COMMIT
+    c.state.tick(120)
+    assert c.txn().state == TxnState.COMPLETE_COMMIT
+    assert c.markers() == [("COMMIT", pid, epoch)]
+    assert c.log().last_stable_offset == c.log().high_watermark == 2
+    assert c.add(pid, epoch, now=121) == E.NONE  # the next transaction
+
+
+def test_forgetting_an_id_with_markers_on_their_way_writes_them_at_once():
+    c = Cluster()
+    c.state.transaction_marker_delay_ms = 1_000
+    pid, epoch = c.ongoing(now=0)
+    assert c.end(pid, epoch, False, now=0).error == E.NONE
+    c.state.forget_transactions(["tx"], 5)
+    assert c.markers() == [("ABORT", pid, epoch)]
+    assert c.log().last_stable_offset == c.log().high_watermark
+    assert c.state.timers.keys() == [k for k in c.state.timers.keys() if k[0] != "txn-markers"]

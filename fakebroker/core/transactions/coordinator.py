@@ -22,6 +22,7 @@ from .. import events as ev
 from ..configs import BrokerConfig
 from ..events import EventLog
 from ..producers import EPOCH_MAX, ProducerIds, epoch_exhausted
+from ..timers import Timers
 from .model import COMPLETED, PREPARING, TxnMetadata, TxnState
 
 S = TxnState
@@ -46,6 +47,8 @@ class TransactionCoordinator:
         write_marker: MarkerWriter,
         coordinator_epoch: Callable[[str], int] = lambda tid: 0,
         transaction_version: Callable[[], int] = lambda: 2,
+        timers: Timers | None = None,
+        marker_delay_ms: Callable[[], int] = lambda: 0,
     ):
         self.config = config
         self.events = events
@@ -53,6 +56,10 @@ class TransactionCoordinator:
         self.write_marker = write_marker
         self.coordinator_epoch = coordinator_epoch
         self.transaction_version = transaction_version  # the cluster's finalized transaction.version
+        self.timers = timers or Timers()
+        # Kafka answers EndTxn once PrepareCommit/PrepareAbort is written and sends the markers
+        # after; 0 writes them at once, more leaves the transaction preparing that long
+        self.marker_delay_ms = marker_delay_ms
         self.txns: dict[str, TxnMetadata] = {}
 
     # -- InitProducerId -------------------------------------------------------------------------
@@ -225,7 +232,8 @@ class TransactionCoordinator:
             same = (state == S.PREPARE_COMMIT) == commit
             return EndResult(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
         if current and not commit:
-            self._prepare_end(txn, False, now_ms, bump=True)  # an empty transaction aborted to bump the epoch
+            txn.start_ms = now_ms  # an empty transaction, aborted to bump the epoch, starts and ends now
+            self._prepare_end(txn, False, now_ms, bump=True)
             return self._bumped(txn)
         if retry and state in COMPLETED and (state == S.COMPLETE_COMMIT) == commit:
             return EndResult(E.NONE, txn.producer_id, txn.producer_epoch)
@@ -246,8 +254,7 @@ class TransactionCoordinator:
             txn.last_producer_epoch = txn.producer_epoch
             txn.producer_epoch += 1
         txn.transition(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
-        txn.markers_pending = set(txn.partitions)
-        self._send_markers(txn, now_ms)
+        self._start_markers(txn, now_ms)
 
     def _fence_and_abort(self, txn: TxnMetadata, now_ms: int, *, reason: str) -> None:
         """prepareFenceProducerEpoch then an abort with the bumped epoch (a new instance, or the timeout)."""
@@ -270,10 +277,22 @@ class TransactionCoordinator:
             now_ms,
         )
         txn.transition(S.PREPARE_ABORT, now_ms)
-        txn.markers_pending = set(txn.partitions)
-        self._send_markers(txn, now_ms)
+        self._start_markers(txn, now_ms)
 
     # -- markers ----------------------------------------------------------------------------------
+    def _start_markers(self, txn: TxnMetadata, now_ms: int) -> None:
+        txn.markers_pending = set(txn.partitions)
+        delay = self.marker_delay_ms()
+        if delay <= 0:
+            self._send_markers(txn, now_ms)
+            return
+
+        def send(t: int) -> None:
+            if self.txns.get(txn.transactional_id) is txn and txn.state in PREPARING:
+                self._send_markers(txn, t)
+
+        self.timers.schedule(("txn-markers", txn.transactional_id), now_ms + delay, send)
+
     def _send_markers(self, txn: TxnMetadata, now_ms: int) -> None:
         commit = txn.state == S.PREPARE_COMMIT
         coordinator_epoch = self.coordinator_epoch(txn.transactional_id)
@@ -309,7 +328,8 @@ class TransactionCoordinator:
     def retry_markers(self, now_ms: int) -> None:
         """Markers owed to partitions that were offline: try again (a leader was elected)."""
         for txn in list(self.txns.values()):
-            if txn.state in PREPARING and txn.markers_pending:
+            waiting = self.timers.deadline(("txn-markers", txn.transactional_id)) is not None
+            if txn.state in PREPARING and txn.markers_pending and not waiting:
                 self._send_markers(txn, now_ms)
 
     # -- timers -----------------------------------------------------------------------------------
@@ -350,4 +370,7 @@ class TransactionCoordinator:
             txn = self.txns.get(tid)
             if txn is not None and txn.state == S.ONGOING:
                 self._prepare_end(txn, False, now_ms, bump=True)
+            self.timers.cancel(("txn-markers", tid))
+            if txn is not None and txn.state in PREPARING:
+                self._send_markers(txn, now_ms)  # no reader may wait on a forgotten transaction
             self.txns.pop(tid, None)
