@@ -210,6 +210,16 @@ class Transactions(RuleBasedStateMachine):
             assert result.producer_id == p.pid
             p.epoch = result.producer_epoch
 
+    @rule(delay=st.sampled_from([0, 5]))
+    def set_marker_delay(self, delay):
+        """Kafka writes markers after it answers EndTxn: the transaction prepares meanwhile."""
+        self.state.transaction_marker_delay_ms = delay
+
+    @rule(ms=st.integers(1, 10))
+    def wait(self, ms):
+        self.state.tick(self.tick(ms))  # delayed markers land
+        self.observe()
+
     @rule()
     def time_out(self):
         self.state.abort_timed_out(self.tick(TIMEOUT_MS + 1))
