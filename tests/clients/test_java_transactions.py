@@ -445,3 +445,102 @@ def test_a_zombie_worker_is_fenced_at_commit_and_closes(cluster, driver):
     assert set(holding["keys"]) <= set(aborted_keys(cluster)), "the zombie's transaction, aborted"
     assert driver.call("stats")["workers"]["a2"]["records"] > 0
     assert_healthy(cluster)
+
+
+# -- KIP-848: the workers' consumers with group.protocol=consumer -----------------------------------
+KIP848 = {"config": {"group.consumer.heartbeat.interval.ms": 300}}
+
+
+def member_epochs(cluster: FakeCluster, gid: str) -> dict[str, set[int]]:
+    """Member id -> every member epoch the coordinator gave it (MemberReconciled)."""
+    out: dict[str, set[int]] = collections.defaultdict(set)
+    for e in cluster.events:
+        if e.kind == "member_reconciled" and e.group == gid:
+            out[e.member].add(e.epoch)
+    return out
+
+
+@pytest.mark.parametrize("cluster", [KIP848], indirect=True)
+def test_consumer_protocol_workers_through_a_join_and_a_leave_process_each_record_exactly_once(cluster, driver):
+    gid = "eos-kip848"
+    start_workers(driver, gid, "abc", protocol="consumer")
+    wait_group(cluster, gid, 3)
+    assert cluster.group(gid).group_type == "consumer"
+    first_epoch = cluster.group(gid).generation
+    driver.call("produceStream", topic=IN, n=900, chunk=6, intervalMs=15)
+    driver.call("waitProduced", count=300, timeout=40)
+    start_workers(driver, gid, "d", protocol="consumer")  # a 4th joins mid-stream
+    driver.call("waitProduced", count=600, timeout=40)
+    stopped = driver.call("stop", name="b", timeout=40)  # one leaves mid-stream
+    driver.call("waitStream", timeout=70, timeoutMs=60000)
+    wait_processed(cluster, driver, gid, 900)
+
+    assert_exactly_once(cluster, gid, 900)
+    stats = driver.call("stats")["workers"]
+    assert stats["d"]["records"] > 0 and stopped["records"] > 0
+    assert sum(w["records"] for w in stats.values()) == 900, stats
+    assert cluster.group(gid).generation >= first_epoch + 2, "a group epoch for the join, one for the leave"
+    # every transaction's TxnOffsetCommit carried the worker's member id and a member epoch the
+    # coordinator had given that member (the commit is refused otherwise)
+    epochs = member_epochs(cluster, gid)
+    for name in "abcd":
+        used = stats[name]["committedWith"]
+        assert used, name
+        member_ids = {member for member, _ in used}
+        assert len(member_ids) == 1, f"{name} kept one member id: {used}"
+        [member] = member_ids
+        assert member in epochs, (name, member, sorted(epochs))
+        assert {epoch for _, epoch in used} <= epochs[member], (name, used, epochs[member])
+    assert len({m for w in stats.values() for m, _ in w["committedWith"]}) == 4
+    assert len({e for w in "acd" for _, e in stats[w]["committedWith"]}) > 1, "epochs moved on through the rebalances"
+    # an abort (if any) is the KIP-447 check refusing a commit whose epoch the consumer had not yet caught up on
+    assert {n["error"] for n in driver.of_type("aborted")} <= {"CommitFailedException"}, driver.of_type("aborted")
+    assert not driver.of_type("fatal") and not driver.of_type("worker_failed"), driver.diagnostics()
+    assert not [e for e in cluster.events if e.kind in ("txn_fenced", "txn_timed_out")]
+    assert_healthy(cluster)
+
+
+@pytest.mark.parametrize("cluster", [KIP848], indirect=True)
+def test_consumer_protocol_worker_with_a_stale_member_epoch_gets_commit_failed(cluster, driver):
+    gid = "eos-kip848-stale"
+    start_workers(driver, gid, "a", protocol="consumer")
+    wait_group(cluster, gid, 1)
+    pinned = driver.call("pin", name="a")  # a's group metadata as it is now
+    [member] = cluster.group(gid).members
+    assert (pinned["memberId"], pinned["generation"]) == (member.member_id, member.member_epoch)
+    start_workers(driver, gid, "b", protocol="consumer")  # a rebalance: a's epoch moves on
+
+    def moved_on(c: FakeCluster) -> bool:
+        g = c.group(gid)
+        return (
+            g is not None
+            and len(g.members) == 2
+            and all(m.assignment and m.member_epoch == g.generation for m in g.members)
+            and next(m for m in g.members if m.member_id == pinned["memberId"]).member_epoch > pinned["generation"]
+        )
+
+    cluster.wait_for_sync(moved_on, timeout=30)
+    current = next(m for m in cluster.group(gid).members if m.member_id == pinned["memberId"]).member_epoch
+
+    # a zombie's view of the group: a's next transaction sends its offsets with the old epoch
+    driver.call("usePinned", name="a")
+    driver.call("produce", topic=IN, n=120)
+    used = driver.wait_note("pinned_used", name="a")
+    assert (used["memberId"], used["generation"]) == (pinned["memberId"], pinned["generation"])
+    assert used["current"] == current, "the consumer itself was at the new epoch"
+    aborted = driver.wait_note("aborted", name="a")
+    assert aborted["error"] == "CommitFailedException", aborted  # ILLEGAL_GENERATION, abortable
+    driver.wait_note("rewound", name="a")
+    wait_processed(cluster, driver, gid, 120)
+
+    assert_exactly_once(cluster, gid, 120)
+    # the refused transaction's records, if the producer had sent them before its abort, are aborted
+    # (an abortable error fails the batches not yet sent)
+    owned_by_a = set(driver.call("stats")["workers"]["a"]["owned"])
+    assert {int(k.split("-")[1]) % PARTITIONS for k in aborted_keys(cluster)} <= owned_by_a
+    assert not driver.of_type("fatal"), driver.diagnostics()
+    assert len(driver.of_type("aborted")) == 1, driver.of_type("aborted")
+    refused = [e for e in cluster.events if e.kind == "request_error" and e.api == "TxnOffsetCommit"]
+    assert {e.client_id for e in refused} == {"txn-java-a-producer"}, refused
+    assert refused and {e.error for e in refused} == {"ILLEGAL_GENERATION"}, refused
+    assert_healthy(cluster)

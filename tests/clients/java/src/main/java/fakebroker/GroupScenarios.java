@@ -1,10 +1,14 @@
 package fakebroker;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import static fakebroker.Lines.describe;
+import static fakebroker.Lines.emit;
+import static fakebroker.Lines.list;
+import static fakebroker.Lines.num;
+import static fakebroker.Lines.obj;
+import static fakebroker.Lines.partitions;
+import static fakebroker.Lines.toJson;
+import static fakebroker.Lines.waitFor;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +17,6 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -22,13 +25,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -42,9 +42,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -67,8 +64,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * (enable.auto.commit=false), so "take over from commits" is exact. Every wait is bounded.
  */
 public final class GroupScenarios {
-    private static final PrintStream OUT = System.out;
-    private static final long T0 = System.nanoTime();
     private static final Duration API_TIMEOUT = Duration.ofSeconds(15);
 
     private final String bootstrap;
@@ -76,9 +71,7 @@ public final class GroupScenarios {
     private final List<Object[]> consumed = Collections.synchronizedList(new ArrayList<>());
     private KafkaProducer<byte[], byte[]> producer;
     private Admin admin;
-    private volatile int produced;
-    private volatile Throwable streamError;
-    private Thread stream;
+    private final Feed feed = new Feed(this::producer);
 
     private GroupScenarios(String bootstrap) {
         this.bootstrap = bootstrap;
@@ -90,40 +83,7 @@ public final class GroupScenarios {
             System.exit(2);
         }
         GroupScenarios driver = new GroupScenarios(args[0]);
-        emit(obj("type", "version", "kafka_clients", kafkaVersion(),
-                "java", System.getProperty("java.version")));
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        int status = 0;
-        while ((line = in.readLine()) != null) {
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] parts = line.split(" ");
-            String id = parts[0];
-            String cmd = parts[1];
-            Map<String, String> a = new HashMap<>();
-            for (int i = 2; i < parts.length; i++) {
-                int eq = parts[i].indexOf('=');
-                a.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
-            }
-            Map<String, Object> reply;
-            try {
-                reply = driver.run(cmd, a);
-            } catch (Throwable t) {
-                t.printStackTrace();
-                reply = obj("error", describe(t));
-            }
-            Map<String, Object> out = obj("type", "reply", "id", Integer.parseInt(id));
-            out.putAll(reply);
-            emit(out);
-            if (cmd.equals("exit")) {
-                break;
-            }
-        }
-        OUT.flush();
-        System.exit(status);
+        Lines.serve(driver::run, driver.feed::run);
     }
 
     private Map<String, Object> run(String cmd, Map<String, String> a) throws Exception {
@@ -133,22 +93,6 @@ public final class GroupScenarios {
             case "waitAssigned":
                 return waitAssigned(list(a.get("names")), a.get("topic"), num(a, "partitions", 6), num(a, "timeoutMs", 20000),
                         !"false".equals(a.get("sameGeneration")));
-            case "produce":
-                return produce(a.get("topic"), num(a, "first", 0), num(a, "n", 0), num(a, "partitions", 6));
-            case "produceStream":
-                return produceStream(a.get("topic"), num(a, "first", 0), num(a, "n", 0), num(a, "partitions", 6),
-                        num(a, "chunk", 6), num(a, "intervalMs", 20));
-            case "waitProduced":
-                waitFor("streamed records", num(a, "timeoutMs", 30000), () -> produced >= num(a, "count", 0) || streamError != null);
-                checkStream();
-                return obj("produced", produced);
-            case "waitStream":
-                stream.join(num(a, "timeoutMs", 30000));
-                checkStream();
-                if (stream.isAlive()) {
-                    throw new IllegalStateException("stream did not finish");
-                }
-                return obj("produced", produced);
             case "waitConsumed":
                 return waitConsumed(num(a, "total", 0), num(a, "timeoutMs", 20000));
             case "waitCommitted":
@@ -182,7 +126,7 @@ public final class GroupScenarios {
                 }
                 return obj();
             default:
-                throw new IllegalArgumentException("unknown command " + cmd);
+                return null; // the feed's, or unknown
         }
     }
 
@@ -404,7 +348,7 @@ public final class GroupScenarios {
 
     // -- producing --------------------------------------------------------------------------
 
-    private KafkaProducer<byte[], byte[]> producer() {
+    private synchronized KafkaProducer<byte[], byte[]> producer() {
         if (producer == null) {
             Properties p = new Properties();
             p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -419,58 +363,11 @@ public final class GroupScenarios {
         return producer;
     }
 
-    private void produceRange(String topic, int from, int n, int partitions) throws Exception {
-        List<Future<RecordMetadata>> futures = new ArrayList<>();
-        for (int i = from; i < from + n; i++) {
-            futures.add(producer().send(new ProducerRecord<>(topic, i % partitions, utf8("key-" + i), utf8("value-" + i))));
-        }
-        producer().flush();
-        for (Future<RecordMetadata> f : futures) {
-            f.get(20, TimeUnit.SECONDS);
-        }
-    }
-
-    private Map<String, Object> produce(String topic, int from, int n, int partitions) throws Exception {
-        produceRange(topic, from, n, partitions);
-        return obj("produced", n);
-    }
-
-    private Map<String, Object> produceStream(String topic, int from, int n, int partitions, int chunk, int intervalMs) {
-        produced = 0;
-        streamError = null;
-        stream = new Thread(() -> {
-            try {
-                for (int i = from; i < from + n; i += chunk) {
-                    int size = Math.min(chunk, from + n - i);
-                    produceRange(topic, i, size, partitions);
-                    produced += size;
-                    Thread.sleep(intervalMs);
-                }
-            } catch (Throwable t) {
-                streamError = t;
-            }
-        }, "stream");
-        stream.setDaemon(true);
-        stream.start();
-        return obj();
-    }
-
-    private void checkStream() {
-        if (streamError != null) {
-            throw new IllegalStateException("stream failed: " + describe(streamError));
-        }
-    }
-
     // -- admin ------------------------------------------------------------------------------
 
     private Admin admin() {
         if (admin == null) {
-            Properties p = new Properties();
-            p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-            p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
-            p.put(AdminClientConfig.CLIENT_ID_CONFIG, "fakebroker-java-admin");
-            admin = Admin.create(p);
+            admin = Lines.admin(bootstrap, "fakebroker-java-admin");
         }
         return admin;
     }
@@ -547,153 +444,5 @@ public final class GroupScenarios {
             out.put(e.getKey().topic() + ":" + e.getKey().partition(), e.getValue() == null ? null : e.getValue().offset());
         }
         return obj("offsets", out);
-    }
-
-    // -- helpers ----------------------------------------------------------------------------
-
-    private static void waitFor(String what, int timeoutMs, BooleanSupplier done) {
-        waitFor(what, timeoutMs, done, 50);
-    }
-
-    private static void waitFor(String what, int timeoutMs, BooleanSupplier done, int stepMs) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out after " + timeoutMs + " ms waiting for " + what);
-            }
-            try {
-                Thread.sleep(stepMs);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    }
-
-    /** The kafka-clients version on the class path (kafka/kafka-version.properties in its jar). */
-    private static String kafkaVersion() throws java.io.IOException {
-        Properties props = new Properties();
-        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
-            if (in == null) {
-                return "unknown";
-            }
-            props.load(in);
-        }
-        return props.getProperty("version", "unknown");
-    }
-
-    private static int num(Map<String, String> a, String key, int dflt) {
-        return a.containsKey(key) ? Integer.parseInt(a.get(key)) : dflt;
-    }
-
-    private static List<String> list(String csv) {
-        return Arrays.asList(csv.split(","));
-    }
-
-    private static List<Integer> partitions(Collection<TopicPartition> tps) {
-        List<Integer> out = new ArrayList<>();
-        for (TopicPartition tp : tps) {
-            out.add(tp.partition());
-        }
-        Collections.sort(out);
-        return out;
-    }
-
-    private static String describe(Throwable t) {
-        StringWriter sw = new StringWriter();
-        t.printStackTrace(new PrintWriter(sw));
-        String trace = sw.toString();
-        return trace.length() > 3000 ? trace.substring(0, 3000) : trace;
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static Map<String, Object> obj(Object... kv) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            m.put((String) kv[i], kv[i + 1]);
-        }
-        return m;
-    }
-
-    private static synchronized void emit(Map<String, Object> m) {
-        Map<String, Object> withTime = obj("t", (System.nanoTime() - T0) / 1_000_000);
-        withTime.putAll(m);
-        OUT.println(toJson(withTime));
-        OUT.flush();
-    }
-
-    private static String toJson(Object v) {
-        StringBuilder sb = new StringBuilder();
-        json(sb, v);
-        return sb.toString();
-    }
-
-    private static void json(StringBuilder sb, Object v) {
-        if (v == null) {
-            sb.append("null");
-        } else if (v instanceof String) {
-            quote(sb, (String) v);
-        } else if (v instanceof Number || v instanceof Boolean) {
-            sb.append(v);
-        } else if (v instanceof Map) {
-            sb.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                quote(sb, String.valueOf(e.getKey()));
-                sb.append(':');
-                json(sb, e.getValue());
-            }
-            sb.append('}');
-        } else if (v instanceof Collection) {
-            sb.append('[');
-            boolean first = true;
-            for (Object o : (Collection<?>) v) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                json(sb, o);
-            }
-            sb.append(']');
-        } else {
-            quote(sb, String.valueOf(v));
-        }
-    }
-
-    private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    sb.append("\\\"");
-                    break;
-                case '\\':
-                    sb.append("\\\\");
-                    break;
-                case '\n':
-                    sb.append("\\n");
-                    break;
-                case '\r':
-                    sb.append("\\r");
-                    break;
-                case '\t':
-                    sb.append("\\t");
-                    break;
-                default:
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-            }
-        }
-        sb.append('"');
     }
 }

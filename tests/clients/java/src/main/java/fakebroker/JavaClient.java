@@ -1,7 +1,12 @@
 package fakebroker;
 
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import static fakebroker.Lines.errorOf;
+import static fakebroker.Lines.kafkaVersion;
+import static fakebroker.Lines.obj;
+import static fakebroker.Lines.text;
+import static fakebroker.Lines.utf8;
+import static fakebroker.Lines.write;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -59,7 +63,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * A failure prints {"type":"error",...} and exits 1. Every wait is bounded.
  */
 public final class JavaClient {
-    private static final PrintStream OUT = System.out;
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(30);
 
     private JavaClient() {
@@ -75,7 +78,7 @@ public final class JavaClient {
         List<String> rest = Arrays.asList(args).subList(2, args.length);
         int status = 0;
         try {
-            emit(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
+            write(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
             switch (scenario) {
                 case "produce-consume":
                     produceConsume(bootstrap, rest.get(0), Integer.parseInt(rest.get(1)), rest.size() > 2 ? rest.get(2) : "none");
@@ -98,13 +101,13 @@ public final class JavaClient {
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
             }
-            emit(obj("type", "end"));
+            write(obj("type", "end"));
         } catch (Throwable t) {
             emitError(t, null);
             t.printStackTrace();
             status = 1;
         }
-        OUT.flush();
+        System.out.flush();
         System.exit(status);
     }
 
@@ -133,11 +136,11 @@ public final class JavaClient {
             producer.flush();
             for (int i = 0; i < n; i++) {
                 RecordMetadata md = futures.get(i).get(STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-                emit(obj("type", "sent", "topic", topic, "codec", compression, "i", i, "partition", md.partition(),
+                write(obj("type", "sent", "topic", topic, "codec", compression, "i", i, "partition", md.partition(),
                         "offset", md.offset(), "timestamp", md.timestamp()));
             }
         }
-        emit(obj("type", "produced", "topic", topic, "codec", compression, "count", n, "partitions", partitions,
+        write(obj("type", "produced", "topic", topic, "codec", compression, "count", n, "partitions", partitions,
                 "ms", (System.nanoTime() - started) / 1_000_000));
         consumeAll(bootstrap, topic, compression, n);
     }
@@ -165,25 +168,25 @@ public final class JavaClient {
             Map<TopicPartition, Long> end = consumer.endOffsets(tps, STEP_TIMEOUT);
             Map<TopicPartition, Long> begin = consumer.beginningOffsets(tps, STEP_TIMEOUT);
             for (TopicPartition tp : tps) {
-                emit(obj("type", "offsets", "topic", topic, "partition", tp.partition(), "beginning", begin.get(tp), "end", end.get(tp)));
+                write(obj("type", "offsets", "topic", topic, "partition", tp.partition(), "beginning", begin.get(tp), "end", end.get(tp)));
             }
             long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
             while (System.nanoTime() < deadline && !reachedEnd(consumer, tps, end)) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(500));
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     consumed++;
-                    emit(obj("type", "record", "topic", r.topic(), "codec", codec, "partition", r.partition(), "offset", r.offset(),
+                    write(obj("type", "record", "topic", r.topic(), "codec", codec, "partition", r.partition(), "offset", r.offset(),
                             "key", text(r.key()), "value", text(r.value()), "timestamp", r.timestamp()));
                 }
             }
             // One more short poll: anything past the end offsets would be a duplicate or a stray.
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                 consumed++;
-                emit(obj("type", "record", "topic", r.topic(), "codec", codec, "partition", r.partition(), "offset", r.offset(),
+                write(obj("type", "record", "topic", r.topic(), "codec", codec, "partition", r.partition(), "offset", r.offset(),
                         "key", text(r.key()), "value", text(r.value()), "timestamp", r.timestamp()));
             }
         }
-        emit(obj("type", "consumed", "topic", topic, "codec", codec, "count", consumed, "expected", expected,
+        write(obj("type", "consumed", "topic", topic, "codec", codec, "count", consumed, "expected", expected,
                 "ms", (System.nanoTime() - started) / 1_000_000));
     }
 
@@ -222,20 +225,20 @@ public final class JavaClient {
             created.all().get(30, TimeUnit.SECONDS);
             for (String name : List.of(main, doomed)) {
                 Config cfg = created.config(name).get();
-                emit(obj("type", "created", "topic", name, "topic_id", created.topicId(name).get().toString(),
+                write(obj("type", "created", "topic", name, "topic_id", created.topicId(name).get().toString(),
                         "partitions", created.numPartitions(name).get(), "replication_factor", created.replicationFactor(name).get(),
                         "configs", configMap(cfg.entries(), false)));
             }
-            emit(obj("type", "create_again", "error", errorOf(() -> admin.createTopics(List.of(new NewTopic(main, 1, (short) 1))).all().get(30, TimeUnit.SECONDS))));
+            write(obj("type", "create_again", "error", errorOf(() -> admin.createTopics(List.of(new NewTopic(main, 1, (short) 1))).all().get(30, TimeUnit.SECONDS))));
 
             // describeTopics
-            emit(describeTopic(admin, main, "describe"));
-            emit(describeTopic(admin, doomed, "describe"));
+            write(describeTopic(admin, main, "describe"));
+            write(describeTopic(admin, doomed, "describe"));
 
             // createPartitions 3 -> 5; shrinking must fail
             admin.createPartitions(Map.of(main, NewPartitions.increaseTo(5))).all().get(30, TimeUnit.SECONDS);
-            emit(describeTopic(admin, main, "described_after_grow"));
-            emit(obj("type", "shrink", "error", errorOf(() -> admin.createPartitions(Map.of(main, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS))));
+            write(describeTopic(admin, main, "described_after_grow"));
+            write(obj("type", "shrink", "error", errorOf(() -> admin.createPartitions(Map.of(main, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS))));
 
             // describeConfigs: topic and broker
             ConfigResource topicRes = new ConfigResource(ConfigResource.Type.TOPIC, main);
@@ -251,8 +254,8 @@ public final class JavaClient {
                     new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.APPEND)));
             ops.put(clusterDefault, List.of(new AlterConfigOp(new ConfigEntry("num.partitions", "2"), AlterConfigOp.OpType.SET)));
             admin.incrementalAlterConfigs(ops).all().get(30, TimeUnit.SECONDS);
-            emit(obj("type", "altered"));
-            emit(obj("type", "alter_unknown", "error", errorOf(() -> admin.incrementalAlterConfigs(Map.of(topicRes, List.of(
+            write(obj("type", "altered"));
+            write(obj("type", "alter_unknown", "error", errorOf(() -> admin.incrementalAlterConfigs(Map.of(topicRes, List.of(
                     new AlterConfigOp(new ConfigEntry("no.such.config", "1"), AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS))));
             emitConfigs(admin, "configs_after", topicRes, brokerRes);
 
@@ -274,7 +277,7 @@ public final class JavaClient {
                     // one send at a time: one batch per record, so every record has its own offset/timestamp index entry
                     RecordMetadata md = producer.send(new ProducerRecord<>(main, 0, timestamps.get(i), utf8("k" + i), utf8("v" + i)))
                             .get(30, TimeUnit.SECONDS);
-                    emit(obj("type", "ts_record", "i", i, "partition", md.partition(), "offset", md.offset(), "timestamp", timestamps.get(i)));
+                    write(obj("type", "ts_record", "i", i, "partition", md.partition(), "offset", md.offset(), "timestamp", timestamps.get(i)));
                 }
             }
 
@@ -294,8 +297,8 @@ public final class JavaClient {
             // deleteRecords before offset 3, then earliest again
             long lowWatermark = admin.deleteRecords(Map.of(tp0, RecordsToDelete.beforeOffset(3))).lowWatermarks().get(tp0)
                     .get(30, TimeUnit.SECONDS).lowWatermark();
-            emit(obj("type", "deleted_records", "partition", 0, "low_watermark", lowWatermark));
-            emit(obj("type", "delete_beyond", "error", errorOf(() -> admin.deleteRecords(Map.of(tp0, RecordsToDelete.beforeOffset(99))).all().get(30, TimeUnit.SECONDS))));
+            write(obj("type", "deleted_records", "partition", 0, "low_watermark", lowWatermark));
+            write(obj("type", "delete_beyond", "error", errorOf(() -> admin.deleteRecords(Map.of(tp0, RecordsToDelete.beforeOffset(99))).all().get(30, TimeUnit.SECONDS))));
             Map<String, OffsetSpec> after = new LinkedHashMap<>();
             after.put("earliest", OffsetSpec.earliest());
             after.put("latest", OffsetSpec.latest());
@@ -304,9 +307,9 @@ public final class JavaClient {
 
             // deleteTopics, then the topic list
             admin.deleteTopics(List.of(doomed)).all().get(30, TimeUnit.SECONDS);
-            emit(obj("type", "deleted_topic", "topic", doomed));
-            emit(obj("type", "describe_deleted", "error", errorOf(() -> admin.describeTopics(List.of(doomed)).allTopicNames().get(30, TimeUnit.SECONDS))));
-            emit(obj("type", "topics", "names", new ArrayList<>(new java.util.TreeSet<>(admin.listTopics().names().get(30, TimeUnit.SECONDS)))));
+            write(obj("type", "deleted_topic", "topic", doomed));
+            write(obj("type", "describe_deleted", "error", errorOf(() -> admin.describeTopics(List.of(doomed)).allTopicNames().get(30, TimeUnit.SECONDS))));
+            write(obj("type", "topics", "names", new ArrayList<>(new java.util.TreeSet<>(admin.listTopics().names().get(30, TimeUnit.SECONDS)))));
 
             // describeCluster
             DescribeClusterResult cluster = admin.describeCluster();
@@ -316,7 +319,7 @@ public final class JavaClient {
             }
             nodes.sort((x, y) -> Integer.compare((Integer) ((Map<?, ?>) x).get("id"), (Integer) ((Map<?, ?>) y).get("id")));
             Node controller = cluster.controller().get(30, TimeUnit.SECONDS);
-            emit(obj("type", "cluster", "cluster_id", cluster.clusterId().get(30, TimeUnit.SECONDS),
+            write(obj("type", "cluster", "cluster_id", cluster.clusterId().get(30, TimeUnit.SECONDS),
                     "controller", controller == null ? null : controller.id(), "nodes", nodes));
         }
     }
@@ -338,7 +341,7 @@ public final class JavaClient {
     private static void emitConfigs(Admin admin, String type, ConfigResource... resources) throws Exception {
         Map<ConfigResource, Config> all = admin.describeConfigs(List.of(resources)).all().get(30, TimeUnit.SECONDS);
         for (ConfigResource r : resources) {
-            emit(obj("type", type, "resource_type", r.type().name(), "name", r.name(), "configs", configMap(all.get(r).entries(), true)));
+            write(obj("type", type, "resource_type", r.type().name(), "name", r.name(), "configs", configMap(all.get(r).entries(), true)));
         }
     }
 
@@ -355,124 +358,14 @@ public final class JavaClient {
         for (Map.Entry<String, OffsetSpec> spec : specs.entrySet()) {
             ListOffsetsResult.ListOffsetsResultInfo info =
                     admin.listOffsets(Map.of(tp, spec.getValue())).partitionResult(tp).get(30, TimeUnit.SECONDS);
-            emit(obj("type", type, "spec", spec.getKey(), "partition", tp.partition(), "offset", info.offset(),
+            write(obj("type", type, "spec", spec.getKey(), "partition", tp.partition(), "offset", info.offset(),
                     "timestamp", info.timestamp(), "leader_epoch", info.leaderEpoch().orElse(null)));
         }
     }
 
-    private interface Step {
-        void run() throws Exception;
-    }
-
-    /** The simple name of the exception a step's future failed with, or null if it succeeded. */
-    private static String errorOf(Step step) {
-        try {
-            step.run();
-            return null;
-        } catch (ExecutionException e) {
-            return e.getCause().getClass().getSimpleName();
-        } catch (Exception e) {
-            return e.getClass().getSimpleName();
-        }
-    }
-
-    /** The kafka-clients version on the class path (kafka/kafka-version.properties in its jar). */
-    private static String kafkaVersion() throws java.io.IOException {
-        Properties props = new Properties();
-        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
-            if (in == null) {
-                return "unknown";
-            }
-            props.load(in);
-        }
-        return props.getProperty("version", "unknown");
-    }
-
     private static void emitError(Throwable t, String codec) {
         Throwable cause = t.getCause();
-        emit(obj("type", "error", "codec", codec, "error", t.getClass().getName(), "message", String.valueOf(t.getMessage()),
+        write(obj("type", "error", "codec", codec, "error", t.getClass().getName(), "message", String.valueOf(t.getMessage()),
                 "cause", cause == null ? null : cause.getClass().getName() + ": " + cause.getMessage()));
-    }
-
-    // -- output -----------------------------------------------------------------------------
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static String text(byte[] b) {
-        return b == null ? null : new String(b, StandardCharsets.UTF_8);
-    }
-
-    private static Map<String, Object> obj(Object... kv) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            m.put((String) kv[i], kv[i + 1]);
-        }
-        return m;
-    }
-
-    private static synchronized void emit(Map<String, Object> m) {
-        StringBuilder sb = new StringBuilder();
-        json(sb, m);
-        OUT.println(sb);
-        OUT.flush();
-    }
-
-    private static void json(StringBuilder sb, Object v) {
-        if (v == null) {
-            sb.append("null");
-        } else if (v instanceof String) {
-            quote(sb, (String) v);
-        } else if (v instanceof Number || v instanceof Boolean) {
-            sb.append(v);
-        } else if (v instanceof Map) {
-            sb.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                quote(sb, String.valueOf(e.getKey()));
-                sb.append(':');
-                json(sb, e.getValue());
-            }
-            sb.append('}');
-        } else if (v instanceof Iterable) {
-            sb.append('[');
-            boolean first = true;
-            for (Object o : (Iterable<?>) v) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                json(sb, o);
-            }
-            sb.append(']');
-        } else {
-            quote(sb, v.toString());
-        }
-    }
-
-    private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            switch (ch) {
-                case '"': sb.append("\\\""); break;
-                case '\\': sb.append("\\\\"); break;
-                case '\n': sb.append("\\n"); break;
-                case '\r': sb.append("\\r"); break;
-                case '\t': sb.append("\\t"); break;
-                default:
-                    if (ch < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) ch));
-                    } else {
-                        sb.append(ch);
-                    }
-            }
-        }
-        sb.append('"');
     }
 }

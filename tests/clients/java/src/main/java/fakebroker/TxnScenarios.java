@@ -1,29 +1,47 @@
 package fakebroker;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import static fakebroker.Lines.describe;
+import static fakebroker.Lines.emit;
+import static fakebroker.Lines.list;
+import static fakebroker.Lines.num;
+import static fakebroker.Lines.obj;
+import static fakebroker.Lines.partitions;
+import static fakebroker.Lines.utf8;
+import static fakebroker.Lines.waitFor;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FenceProducersResult;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -32,7 +50,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
@@ -59,20 +77,20 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * "key-I", value "value-I" becomes "done-I", same partition), sendOffsetsToTransaction with the
  * consumer's group metadata, commit. ProducerFencedException and the other fatal errors close the
  * worker (note "fatal"); any other KafkaException aborts the transaction and rewinds the consumer
- * to its committed offsets (note "aborted"). Every wait is bounded.
+ * to its committed offsets (note "aborted"). A worker's consumer uses the classic group protocol, or
+ * KIP-848's with {@code protocol=consumer}. The Admin client's transaction APIs (listTransactions,
+ * describeTransactions, describeProducers, abortTransaction, fenceProducers) answer commands too.
+ * Every wait is bounded.
  */
 public final class TxnScenarios {
-    private static final PrintStream OUT = System.out;
-    private static final long T0 = System.nanoTime();
     private static final Duration API_TIMEOUT = Duration.ofSeconds(15);
 
     private final String bootstrap;
     private final Map<String, Worker> workers = new ConcurrentHashMap<>();
     private final Map<String, KafkaProducer<byte[], byte[]>> producers = new ConcurrentHashMap<>();
     private KafkaProducer<byte[], byte[]> plain;
-    private volatile int produced;
-    private volatile Throwable streamError;
-    private Thread stream;
+    private Admin admin;
+    private final Feed feed = new Feed(this::plain);
 
     private TxnScenarios(String bootstrap) {
         this.bootstrap = bootstrap;
@@ -84,58 +102,11 @@ public final class TxnScenarios {
             System.exit(2);
         }
         TxnScenarios driver = new TxnScenarios(args[0]);
-        emit(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] parts = line.split(" ");
-            String cmd = parts[1];
-            Map<String, String> a = new HashMap<>();
-            for (int i = 2; i < parts.length; i++) {
-                int eq = parts[i].indexOf('=');
-                a.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
-            }
-            Map<String, Object> reply;
-            try {
-                reply = driver.run(cmd, a);
-            } catch (Throwable t) {
-                t.printStackTrace();
-                reply = obj("error", describe(t));
-            }
-            Map<String, Object> out = obj("type", "reply", "id", Integer.parseInt(parts[0]));
-            out.putAll(reply);
-            emit(out);
-            if (cmd.equals("exit")) {
-                break;
-            }
-        }
-        OUT.flush();
-        System.exit(0);
+        Lines.serve(driver::run, driver.feed::run);
     }
 
     private Map<String, Object> run(String cmd, Map<String, String> a) throws Exception {
         switch (cmd) {
-            case "produce": // plain (idempotent, not transactional) input records, acknowledged
-                produceRange(a.get("topic"), num(a, "first", 0), num(a, "n", 0), num(a, "partitions", 6));
-                return obj("produced", num(a, "n", 0));
-            case "produceStream":
-                return produceStream(a.get("topic"), num(a, "first", 0), num(a, "n", 0), num(a, "partitions", 6),
-                        num(a, "chunk", 6), num(a, "intervalMs", 20));
-            case "waitProduced":
-                waitFor("streamed records", num(a, "timeoutMs", 30000), () -> produced >= num(a, "count", 0) || streamError != null);
-                checkStream();
-                return obj("produced", produced);
-            case "waitStream":
-                stream.join(num(a, "timeoutMs", 30000));
-                checkStream();
-                if (stream.isAlive()) {
-                    throw new IllegalStateException("stream did not finish");
-                }
-                return obj("produced", produced);
             case "start":
                 return start(a);
             case "hold": // the worker's next transaction stops before its commit until "release"
@@ -148,13 +119,33 @@ public final class TxnScenarios {
                 return stop(a.get("name"));
             case "stats":
                 return stats();
+            case "pin": // the worker keeps a copy of its group metadata as it is now
+                return worker(a.get("name")).pin();
+            case "usePinned": // ... and sends its next transaction's offsets with that copy
+                worker(a.get("name")).usePinned = true;
+                return obj();
+            // -- the Admin client's transaction APIs -------------------------------------------
+            case "listTxns":
+                return listTransactions(a);
+            case "describeTxns":
+                return describeTransactions(list(a.get("ids")));
+            case "describeProducers":
+                return describeProducers(a.get("topic"), list(a.get("partitions")));
+            case "abortTxn":
+                return attempt(() -> admin().abortTransaction(new AbortTransactionSpec(
+                        new TopicPartition(a.get("topic"), num(a, "partition", 0)), Long.parseLong(a.get("pid")),
+                        Short.parseShort(a.get("epoch")), num(a, "coordinatorEpoch", 0))).all().get(20, TimeUnit.SECONDS));
+            case "fenceProducers":
+                return fenceProducers(list(a.get("ids")));
+            case "endOffsets":
+                return endOffsets(a.get("topic"), list(a.get("partitions")));
             // -- bare transactional producers: each answers ok or the exception's class ---------
             case "pinit":
                 return pinit(a.get("name"), a.get("tid"), num(a, "timeoutMs", 60000));
             case "pbegin":
                 return attempt(() -> producer(a.get("name")).beginTransaction());
             case "psend":
-                return attempt(() -> send(producer(a.get("name")), a.get("topic"), num(a, "first", 0), num(a, "n", 1),
+                return attempt(() -> Feed.send(producer(a.get("name")), a.get("topic"), num(a, "first", 0), num(a, "n", 1),
                         num(a, "partitions", 6)));
             case "pcommit":
                 return attempt(() -> producer(a.get("name")).commitTransaction());
@@ -175,9 +166,12 @@ public final class TxnScenarios {
                 if (plain != null) {
                     plain.close(Duration.ofSeconds(5));
                 }
+                if (admin != null) {
+                    admin.close(Duration.ofSeconds(5));
+                }
                 return obj();
             default:
-                throw new IllegalArgumentException("unknown command " + cmd);
+                return null; // the feed's, or unknown
         }
     }
 
@@ -199,6 +193,11 @@ public final class TxnScenarios {
         volatile int commits;
         volatile int aborts;
         volatile int records;
+        volatile boolean pinNext;
+        volatile ConsumerGroupMetadata pinned;
+        volatile boolean usePinned;
+        /** The group metadata (member id, generation or member epoch) of each committed transaction. */
+        final Set<List<Object>> committedWith = Collections.synchronizedSet(new HashSet<>());
 
         Worker(String name, String tid, String in, String out, Properties cprops, Properties pprops) {
             this.name = name;
@@ -219,6 +218,10 @@ public final class TxnScenarios {
                 emit(obj("type", "initialized", "name", name, "tid", tid));
                 consumer.subscribe(List.of(in), this);
                 while (running) {
+                    if (pinNext) {
+                        pinned = consumer.groupMetadata();
+                        pinNext = false;
+                    }
                     ConsumerRecords<byte[], byte[]> batch;
                     try {
                         batch = consumer.poll(Duration.ofMillis(100));
@@ -253,7 +256,14 @@ public final class TxnScenarios {
                     next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                     keys.add(new String(r.key(), StandardCharsets.UTF_8));
                 }
-                producer.sendOffsetsToTransaction(next, consumer.groupMetadata());
+                ConsumerGroupMetadata metadata = consumer.groupMetadata();
+                if (usePinned) {
+                    usePinned = false;
+                    emit(obj("type", "pinned_used", "name", name, "memberId", pinned.memberId(),
+                            "generation", pinned.generationId(), "current", metadata.generationId()));
+                    metadata = pinned;
+                }
+                producer.sendOffsetsToTransaction(next, metadata);
                 if (holdNext) {
                     holdNext = false;
                     producer.flush(); // the records are in the log, in the open transaction
@@ -270,6 +280,7 @@ public final class TxnScenarios {
                     }
                 }
                 producer.commitTransaction();
+                committedWith.add(List.of(metadata.memberId(), metadata.generationId()));
                 commits++;
                 records += batch.count();
                 return null;
@@ -310,6 +321,14 @@ public final class TxnScenarios {
                 }
             }
             emit(obj("type", "rewound", "name", name, "partitions", partitions(assignment)));
+        }
+
+        /** Asks the worker's thread for a copy of its group metadata; waits for it. */
+        Map<String, Object> pin() {
+            pinned = null;
+            pinNext = true;
+            waitFor(name + " pinning its group metadata", 20000, () -> pinned != null);
+            return obj("memberId", pinned.memberId(), "generation", pinned.generationId());
         }
 
         void release(String action) {
@@ -367,8 +386,12 @@ public final class TxnScenarios {
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        c.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, a.getOrDefault("session", "6000"));
-        c.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+        String protocol = a.getOrDefault("protocol", "classic");
+        c.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) { // with KIP-848's protocol the broker owns these
+            c.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, a.getOrDefault("session", "6000"));
+            c.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+        }
         c.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, a.getOrDefault("maxPoll", "30000"));
         c.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         c.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
@@ -412,8 +435,12 @@ public final class TxnScenarios {
         Map<String, Object> out = new LinkedHashMap<>();
         for (Worker w : workers.values()) {
             synchronized (w.owned) {
+                List<Object> committedWith;
+                synchronized (w.committedWith) {
+                    committedWith = new ArrayList<>(w.committedWith);
+                }
                 out.put(w.name, obj("commits", w.commits, "aborts", w.aborts, "records", w.records,
-                        "alive", w.thread.isAlive(), "owned", new ArrayList<>(w.owned)));
+                        "alive", w.thread.isAlive(), "owned", new ArrayList<>(w.owned), "committedWith", committedWith));
             }
         }
         return obj("workers", out);
@@ -421,12 +448,8 @@ public final class TxnScenarios {
 
     // -- bare transactional producers -------------------------------------------------------
 
-    private interface Step {
-        void run() throws Exception;
-    }
-
     /** Runs one producer call: {"ok":true}, or the exception it threw (unwrapping ExecutionException). */
-    private static Map<String, Object> attempt(Step step) {
+    private static Map<String, Object> attempt(Lines.Step step) {
         try {
             step.run();
             return obj("ok", true);
@@ -453,19 +476,6 @@ public final class TxnScenarios {
         return p;
     }
 
-    /** Sends key-I/value-I to partition I % partitions and waits for every acknowledgement. */
-    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int from, int n, int partitions)
-            throws Exception {
-        List<Future<RecordMetadata>> futures = new ArrayList<>();
-        for (int i = from; i < from + n; i++) {
-            futures.add(producer.send(new ProducerRecord<>(topic, i % partitions, utf8("key-" + i), utf8("value-" + i))));
-        }
-        producer.flush();
-        for (Future<RecordMetadata> f : futures) {
-            f.get(20, TimeUnit.SECONDS);
-        }
-    }
-
     private Properties producerProps(String clientId) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -482,149 +492,134 @@ public final class TxnScenarios {
 
     // -- input ------------------------------------------------------------------------------
 
-    private void produceRange(String topic, int from, int n, int partitions) throws Exception {
+    /** The plain (idempotent, not transactional) producer of input records. */
+    private synchronized KafkaProducer<byte[], byte[]> plain() {
         if (plain == null) {
             plain = new KafkaProducer<>(producerProps("txn-java-input"), new ByteArraySerializer(), new ByteArraySerializer());
         }
-        send(plain, topic, from, n, partitions);
+        return plain;
     }
 
-    private Map<String, Object> produceStream(String topic, int from, int n, int partitions, int chunk, int intervalMs) {
-        produced = 0;
-        streamError = null;
-        stream = new Thread(() -> {
+    // -- the Admin client's transaction APIs ------------------------------------------------
+
+    private synchronized Admin admin() {
+        if (admin == null) {
+            admin = Lines.admin(bootstrap, "txn-java-admin"); // fenceProducers' transaction timeout: its request.timeout.ms
+        }
+        return admin;
+    }
+
+    /** listTransactions with the filters given (states, pids: comma-separated; durationMs; pattern). */
+    private Map<String, Object> listTransactions(Map<String, String> a) throws Exception {
+        ListTransactionsOptions options = new ListTransactionsOptions();
+        if (a.containsKey("states")) {
+            List<TransactionState> states = new ArrayList<>();
+            for (String s : list(a.get("states"))) {
+                states.add(TransactionState.parse(s));
+            }
+            options.filterStates(states);
+        }
+        if (a.containsKey("pids")) {
+            List<Long> pids = new ArrayList<>();
+            for (String s : list(a.get("pids"))) {
+                pids.add(Long.parseLong(s));
+            }
+            options.filterProducerIds(pids);
+        }
+        if (a.containsKey("durationMs")) {
+            options.filterOnDuration(Long.parseLong(a.get("durationMs")));
+        }
+        if (a.containsKey("pattern")) {
+            options.filterOnTransactionalIdPattern(a.get("pattern"));
+        }
+        Map<String, Object> out = new TreeMap<>();
+        for (TransactionListing t : admin().listTransactions(options).all().get(20, TimeUnit.SECONDS)) {
+            out.put(t.transactionalId(), obj("producerId", t.producerId(), "state", t.state().toString()));
+        }
+        return obj("transactions", out);
+    }
+
+    /** describeTransactions: per id its description, or the exception it failed with. */
+    private Map<String, Object> describeTransactions(List<String> ids) throws Exception {
+        Map<String, Object> out = new TreeMap<>();
+        var result = admin().describeTransactions(ids);
+        for (String id : ids) {
             try {
-                for (int i = from; i < from + n; i += chunk) {
-                    int size = Math.min(chunk, from + n - i);
-                    produceRange(topic, i, size, partitions);
-                    produced += size;
-                    Thread.sleep(intervalMs);
+                TransactionDescription d = result.description(id).get(20, TimeUnit.SECONDS);
+                List<String> tps = new ArrayList<>();
+                for (TopicPartition tp : d.topicPartitions()) {
+                    tps.add(tp.topic() + "-" + tp.partition());
                 }
-            } catch (Throwable t) {
-                streamError = t;
-            }
-        }, "stream");
-        stream.setDaemon(true);
-        stream.start();
-        return obj();
-    }
-
-    private void checkStream() {
-        if (streamError != null) {
-            throw new IllegalStateException("stream failed: " + describe(streamError));
-        }
-    }
-
-    // -- helpers (as in GroupScenarios) -----------------------------------------------------
-
-    private static void waitFor(String what, int timeoutMs, java.util.function.BooleanSupplier done) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out after " + timeoutMs + " ms waiting for " + what);
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
+                Collections.sort(tps);
+                OptionalLong start = d.transactionStartTimeMs();
+                out.put(id, obj("state", d.state().toString(), "coordinator", d.coordinatorId(),
+                        "producerId", d.producerId(), "producerEpoch", d.producerEpoch(),
+                        "timeoutMs", d.transactionTimeoutMs(), "startMs", start.isPresent() ? start.getAsLong() : null,
+                        "partitions", tps));
+            } catch (ExecutionException e) {
+                out.put(id, obj("exception", e.getCause().getClass().getSimpleName()));
             }
         }
+        return obj("transactions", out);
     }
 
-    private static String kafkaVersion() throws java.io.IOException {
-        Properties props = new Properties();
-        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
-            if (in == null) {
-                return "unknown";
-            }
-            props.load(in);
+    /** describeProducers: per partition its active producers, or the exception it failed with. */
+    private Map<String, Object> describeProducers(String topic, List<String> indexes) throws Exception {
+        List<TopicPartition> tps = new ArrayList<>();
+        for (String i : indexes) {
+            tps.add(new TopicPartition(topic, Integer.parseInt(i)));
         }
-        return props.getProperty("version", "unknown");
-    }
-
-    private static int num(Map<String, String> a, String key, int dflt) {
-        return a.containsKey(key) ? Integer.parseInt(a.get(key)) : dflt;
-    }
-
-    private static List<Integer> partitions(Collection<TopicPartition> tps) {
-        List<Integer> out = new ArrayList<>();
+        var result = admin().describeProducers(tps);
+        Map<String, Object> out = new TreeMap<>();
         for (TopicPartition tp : tps) {
-            out.add(tp.partition());
+            try {
+                List<Object> producers = new ArrayList<>();
+                for (ProducerState ps : result.partitionResult(tp).get(20, TimeUnit.SECONDS).activeProducers()) {
+                    OptionalInt coordinatorEpoch = ps.coordinatorEpoch();
+                    OptionalLong txnStart = ps.currentTransactionStartOffset();
+                    producers.add(obj("producerId", ps.producerId(), "producerEpoch", ps.producerEpoch(),
+                            "lastSequence", ps.lastSequence(), "lastTimestamp", ps.lastTimestamp(),
+                            "coordinatorEpoch", coordinatorEpoch.isPresent() ? coordinatorEpoch.getAsInt() : null,
+                            "txnStartOffset", txnStart.isPresent() ? txnStart.getAsLong() : null));
+                }
+                out.put(String.valueOf(tp.partition()), producers);
+            } catch (ExecutionException e) {
+                out.put(String.valueOf(tp.partition()), obj("exception", e.getCause().getClass().getSimpleName()));
+            }
         }
-        Collections.sort(out);
+        return obj("partitions", out);
+    }
+
+    /** fenceProducers: per id the producer id and epoch the fencing left, or the exception. */
+    private Map<String, Object> fenceProducers(List<String> ids) throws Exception {
+        FenceProducersResult result = admin().fenceProducers(ids);
+        Map<String, Object> out = new TreeMap<>();
+        for (String id : ids) {
+            try {
+                out.put(id, obj("producerId", result.producerId(id).get(20, TimeUnit.SECONDS),
+                        "epoch", result.epochId(id).get(20, TimeUnit.SECONDS)));
+            } catch (ExecutionException e) {
+                out.put(id, obj("exception", e.getCause().getClass().getSimpleName()));
+            }
+        }
+        return obj("fenced", out);
+    }
+
+    /** listOffsets latest, read_uncommitted (the high watermark) and read_committed (the LSO). */
+    private Map<String, Object> endOffsets(String topic, List<String> indexes) throws Exception {
+        Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
+        for (String i : indexes) {
+            specs.put(new TopicPartition(topic, Integer.parseInt(i)), OffsetSpec.latest());
+        }
+        Map<String, Object> out = new TreeMap<>();
+        for (IsolationLevel level : IsolationLevel.values()) {
+            Map<String, Object> ends = new TreeMap<>();
+            var got = admin().listOffsets(specs, new ListOffsetsOptions(level)).all().get(20, TimeUnit.SECONDS);
+            for (var e : got.entrySet()) {
+                ends.put(String.valueOf(e.getKey().partition()), e.getValue().offset());
+            }
+            out.put(level.toString(), ends);
+        }
         return out;
-    }
-
-    private static String describe(Throwable t) {
-        StringWriter sw = new StringWriter();
-        t.printStackTrace(new PrintWriter(sw));
-        String trace = sw.toString();
-        return trace.length() > 3000 ? trace.substring(0, 3000) : trace;
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static Map<String, Object> obj(Object... kv) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            m.put((String) kv[i], kv[i + 1]);
-        }
-        return m;
-    }
-
-    private static synchronized void emit(Map<String, Object> m) {
-        Map<String, Object> withTime = obj("t", (System.nanoTime() - T0) / 1_000_000);
-        withTime.putAll(m);
-        StringBuilder sb = new StringBuilder();
-        json(sb, withTime);
-        OUT.println(sb);
-        OUT.flush();
-    }
-
-    private static void json(StringBuilder sb, Object v) {
-        if (v == null) {
-            sb.append("null");
-        } else if (v instanceof Number || v instanceof Boolean) {
-            sb.append(v);
-        } else if (v instanceof Map) {
-            sb.append('{');
-            String sep = "";
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                sb.append(sep);
-                sep = ",";
-                quote(sb, String.valueOf(e.getKey()));
-                sb.append(':');
-                json(sb, e.getValue());
-            }
-            sb.append('}');
-        } else if (v instanceof Collection) {
-            sb.append('[');
-            String sep = "";
-            for (Object o : (Collection<?>) v) {
-                sb.append(sep);
-                sep = ",";
-                json(sb, o);
-            }
-            sb.append(']');
-        } else {
-            quote(sb, String.valueOf(v));
-        }
-    }
-
-    private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                sb.append('\\').append(c);
-            } else if (c < 0x20) {
-                sb.append(String.format("\\u%04x", (int) c));
-            } else {
-                sb.append(c);
-            }
-        }
-        sb.append('"');
     }
 }
