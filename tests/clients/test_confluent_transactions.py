@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from fakebroker.cluster import FakeCluster
+
+from .txn_support import assert_exactly_once, input_end, wait_until
 
 pytestmark = pytest.mark.clients
 
@@ -69,37 +70,10 @@ def events(cluster: FakeCluster, kind: str, tid: str, since: int = 0) -> list:
     return [e for e in cluster.events[since:] if e.kind == kind and e.details.get("transactional_id") == tid]
 
 
-def wait_until(check: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
 def kafka_error(exc_info) -> KafkaError:
     err = exc_info.value.args[0]
     assert isinstance(err, KafkaError)
     return err
-
-
-def input_end(cluster: FakeCluster) -> dict[tuple[str, int], int]:
-    return {(IN, p): cluster.offsets(IN, p)[1] for p in range(PARTITIONS)}
-
-
-def assert_exactly_once(cluster: FakeCluster, gid: str, n: int) -> None:
-    """``out`` as read_committed holds k0..k(n-1) once each, in input order per partition, and the
-    group committed the input's end offsets."""
-    out = cluster.records(OUT, committed=True)
-    keys = Counter(k.decode() for _, _, k, _ in out)
-    assert keys == Counter(f"k{i}" for i in range(n)), {k: c for k, c in keys.items() if c != 1}
-    for p in range(PARTITIONS):
-        assert [k for q, _, k, _ in out if q == p] == [b"k%d" % i for i in range(p, n, PARTITIONS)]
-    assert all(v == b"t-v" + k[1:] for _, _, k, v in out)
-    assert cluster.committed(gid) == input_end(cluster)
 
 
 class Worker:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 
+from . import test_kafkajs
 from .driver import LineDriver
 from .group_state import events, group_off_first_broker, live_group, live_offsets
 
@@ -30,22 +30,11 @@ pytestmark = [pytest.mark.clients, pytest.mark.node]
 JS_DIR = Path(__file__).parent / "js"
 SCRIPT = JS_DIR / "groups.js"
 PROCESS_TIMEOUT = 80  # the script's own watchdog; each command has a shorter reply timeout
-NPM_CI_TIMEOUT = 300
 TOPIC, PARTITIONS = "orders", 6
 
 
 # -- the driver ---------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.fail("node and npm are needed for the kafkajs tests: scripts/setup.sh installs them")
-    if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
-        proc = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT
-        )
-        assert proc.returncode == 0, f"npm ci failed in {JS_DIR}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return node
+node = test_kafkajs.node  # the session fixture: the node binary, with js/node_modules installed
 
 
 class Driver(LineDriver):
