@@ -21,8 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,30 +30,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"fakebroker/tests/clients/go/lines"
 )
 
 const clientID = "fakebroker-franz-go"
 
 var (
-	outMu sync.Mutex
-	out   = json.NewEncoder(os.Stdout)
 	seeds []string
+	emit  = lines.Emit
 )
 
-type obj = map[string]any
-
-func emit(kind string, fields obj) {
-	line := obj{"type": kind}
-	for k, v := range fields {
-		line[k] = v
-	}
-	outMu.Lock()
-	defer outMu.Unlock()
-	if err := out.Encode(line); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot write:", err)
-		os.Exit(3)
-	}
-}
+type obj = lines.Obj
 
 func fail(format string, args ...any) {
 	emit("error", obj{"message": fmt.Sprintf(format, args...)})
@@ -74,29 +60,8 @@ func errName(err error) any {
 	return err.Error()
 }
 
-func logLevel() kgo.LogLevel {
-	switch strings.ToLower(os.Getenv("FAKEBROKER_GO_LOG")) {
-	case "debug":
-		return kgo.LogLevelDebug
-	case "info":
-		return kgo.LogLevelInfo
-	case "error":
-		return kgo.LogLevelError
-	case "none":
-		return kgo.LogLevelNone
-	default:
-		return kgo.LogLevelWarn
-	}
-}
-
 func baseOpts(name string) []kgo.Opt {
-	return []kgo.Opt{
-		kgo.SeedBrokers(seeds...),
-		kgo.ClientID(clientID),
-		kgo.WithLogger(kgo.BasicLogger(os.Stderr, logLevel(), func() string {
-			return time.Now().Format("15:04:05.000") + " [" + name + "] "
-		})),
-	}
+	return lines.ClientOpts(seeds, clientID, name)
 }
 
 func newClient(name string, opts ...kgo.Opt) *kgo.Client {
@@ -105,23 +70,6 @@ func newClient(name string, opts ...kgo.Opt) *kgo.Client {
 		fail("new client %s: %v", name, err)
 	}
 	return cl
-}
-
-func versions() obj {
-	v := obj{"go": runtime.Version()}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			switch dep.Path {
-			case "github.com/twmb/franz-go":
-				v["franz_go"] = dep.Version
-			case "github.com/twmb/franz-go/pkg/kadm":
-				v["kadm"] = dep.Version
-			case "github.com/twmb/franz-go/pkg/kmsg":
-				v["kmsg"] = dep.Version
-			}
-		}
-	}
-	return v
 }
 
 func atoi(s string) int {
@@ -139,7 +87,7 @@ func main() {
 	}
 	seeds = strings.Split(os.Args[1], ",")
 	args := os.Args[3:]
-	emit("version", versions())
+	emit("version", lines.Versions())
 	// A watchdog: the test kills us too, but never leave a process behind.
 	time.AfterFunc(110*time.Second, func() { fail("watchdog: still running after 110 s") })
 	switch os.Args[2] {

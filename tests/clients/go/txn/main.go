@@ -23,8 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -32,30 +30,18 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"fakebroker/tests/clients/go/lines"
 )
 
 const clientID = "fakebroker-franz-go-txn"
 
 var (
-	outMu sync.Mutex
-	out   = json.NewEncoder(os.Stdout)
 	seeds []string
+	emit  = lines.Emit
 )
 
-type obj = map[string]any
-
-func emit(kind string, fields obj) {
-	line := obj{"type": kind}
-	for k, v := range fields {
-		line[k] = v
-	}
-	outMu.Lock()
-	defer outMu.Unlock()
-	if err := out.Encode(line); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot write:", err)
-		os.Exit(3)
-	}
-}
+type obj = lines.Obj
 
 // failure describes an error franz-go returned: Kafka's name and code when it wraps a broker
 // error, and its text.
@@ -70,41 +56,8 @@ func failure(err error) obj {
 	return f
 }
 
-func logLevel() kgo.LogLevel {
-	switch strings.ToLower(os.Getenv("FAKEBROKER_GO_LOG")) {
-	case "debug":
-		return kgo.LogLevelDebug
-	case "info":
-		return kgo.LogLevelInfo
-	case "error":
-		return kgo.LogLevelError
-	case "none":
-		return kgo.LogLevelNone
-	default:
-		return kgo.LogLevelWarn
-	}
-}
-
 func baseOpts(name string) []kgo.Opt {
-	return []kgo.Opt{
-		kgo.SeedBrokers(seeds...),
-		kgo.ClientID(clientID + "-" + name),
-		kgo.WithLogger(kgo.BasicLogger(os.Stderr, logLevel(), func() string {
-			return time.Now().Format("15:04:05.000") + " [" + name + "] "
-		})),
-	}
-}
-
-func versions() obj {
-	v := obj{"go": runtime.Version()}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == "github.com/twmb/franz-go" {
-				v["franz_go"] = dep.Version
-			}
-		}
-	}
-	return v
+	return lines.ClientOpts(seeds, clientID+"-"+name, name)
 }
 
 // -- exactly-once members -------------------------------------------------------------------------
@@ -414,7 +367,7 @@ func main() {
 		os.Exit(2)
 	}
 	seeds = strings.Split(os.Args[1], ",")
-	emit("version", versions())
+	emit("version", lines.Versions())
 	d := &driver{members: map[string]*member{}, txns: map[string]*kgo.Client{}}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
