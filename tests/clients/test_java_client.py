@@ -84,21 +84,22 @@ def java_client_jar() -> Path:
     return JAR
 
 
-def run_java(jar: Path, bootstrap: str, scenario: str, *args: object) -> list[dict[str, Any]]:
-    """Run one scenario; returns its JSON lines. Fails the test on a non-zero exit or a timeout."""
+def java_command(*args: str) -> list[str]:
+    """``java`` with the settings every driver runs with (quick start, FAKEBROKER_JAVA_LOG's level)."""
     level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
-    cmd = [
+    return [
         _tool("java"),
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
         "-Dorg.slf4j.simpleLogger.showDateTime=true",
-        "-jar",
-        str(jar),
-        bootstrap,
-        scenario,
-        *map(str, args),
+        *args,
     ]
+
+
+def run_java(jar: Path, bootstrap: str, scenario: str, *args: object) -> list[dict[str, Any]]:
+    """Run one scenario; returns its JSON lines. Fails the test on a non-zero exit or a timeout."""
+    cmd = java_command("-jar", str(jar), bootstrap, scenario, *map(str, args))
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired as exc:

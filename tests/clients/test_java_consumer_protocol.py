@@ -28,11 +28,8 @@ def cluster():
 
 @pytest.fixture
 def driver(java_client_jar, cluster):  # noqa: F811
-    d = Driver(java_client_jar, cluster)
-    try:
+    with Driver(java_client_jar, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 def consumer_group(cluster: FakeCluster, gid: str, members: int) -> bool:

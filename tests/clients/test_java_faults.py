@@ -34,11 +34,8 @@ def cluster(request):
 
 @pytest.fixture
 def driver(java_client_jar, cluster):  # noqa: F811
-    d = Driver(java_client_jar, cluster)
-    try:
+    with Driver(java_client_jar, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 def stored_exactly_once(cluster: FakeCluster, total: int) -> None:

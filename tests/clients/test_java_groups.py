@@ -14,70 +14,28 @@ Set ``FAKEBROKER_JAVA_LOG=debug`` for the client's DEBUG log in a failing test's
 from __future__ import annotations
 
 import collections
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fakebroker.cluster import FakeCluster
 
-from .driver import LineDriver
 from .group_state import events, group_off_first_broker, live_group, live_offsets
-from .test_java_client import KAFKA_CLIENTS_VERSION, _tool, java_client_jar  # noqa: F401 (fixture)
+from .jvm_driver import JvmDriver
+from .test_java_client import java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
 TOPIC, PARTITIONS = "orders", 6
-JVM_LIFETIME = 80  # seconds; the test kills the JVM after this whatever happens
 
 
-class Driver(LineDriver):
+class Driver(JvmDriver):
     """A running GroupScenarios JVM: ``call(cmd, **args)`` sends a command and returns its reply;
     other lines (assigned, revoked, stall_start, ...) are kept in ``notes``."""
 
-    name = "the JVM"
-    log_name = "java"
-
-    def __init__(self, jar: Path, cluster: FakeCluster):
-        level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
-        cmd = [
-            _tool("java"),
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-cp",
-            str(jar),
-            "fakebroker.GroupScenarios",
-            cluster.bootstrap_servers,
-        ]
-        super().__init__(cmd, cluster, lifetime=JVM_LIFETIME)
-        version = self.first_line(timeout=20)
-        if not (version and version["type"] == "version" and version["kafka_clients"] == KAFKA_CLIENTS_VERSION):
-            self.cancel_killer()
-            self.kill()
-            pytest.fail(f"GroupScenarios did not start: {version}{self.diagnostics()}")
-
-    def encode(self, ident: int, cmd: str, args: dict[str, Any]) -> str:
-        """``ID COMMAND key=value...``, a list value joined with commas."""
-        return " ".join(
-            [str(ident), cmd, *(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.items())]
-        )
-
-    def describe(self, cmd: str, args: dict[str, Any], line: str) -> str:
-        return repr(line)
-
-    def close(self) -> None:
-        try:
-            if self.proc.poll() is None:
-                self.call("exit", timeout=30)
-                self.proc.wait(10)
-        finally:
-            self.cancel_killer()
-            if self.proc.poll() is None:
-                self.kill()
+    main_class = "fakebroker.GroupScenarios"
+    lifetime = 80
 
 
 @pytest.fixture
@@ -90,11 +48,8 @@ def cluster(request):
 
 @pytest.fixture
 def driver(java_client_jar, cluster):  # noqa: F811
-    d = Driver(java_client_jar, cluster)
-    try:
+    with Driver(java_client_jar, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 # -- the coordinator's live state -----------------------------------------------------------------

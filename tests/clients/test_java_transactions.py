@@ -18,56 +18,27 @@ rebuilt when any file under tests/clients/java/src is newer than the jar). Set
 from __future__ import annotations
 
 import collections
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fakebroker.cluster import FakeCluster
 
-from .driver import LineDriver
-from .test_java_client import KAFKA_CLIENTS_VERSION, _tool, java_client_jar  # noqa: F401 (fixture)
+from .jvm_driver import JvmDriver
+from .test_java_client import java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
 IN, OUT, PARTITIONS = "in", "out", 6
-JVM_LIFETIME = 110  # seconds; the test kills the JVM after this whatever happens
 DONE_TIMEOUT = 45  # seconds for the app to work through its input
 
 
-class Driver(LineDriver):
+class Driver(JvmDriver):
     """A running TxnScenarios JVM; notes (assigned, holding, aborted, fatal, closed, ...) are kept."""
 
-    name = "the JVM"
-    log_name = "java"
-
-    def __init__(self, jar: Path, cluster: FakeCluster):
-        level = os.environ.get("FAKEBROKER_JAVA_LOG", "warn")
-        cmd = [
-            _tool("java"),
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-cp",
-            str(jar),
-            "fakebroker.TxnScenarios",
-            cluster.bootstrap_servers,
-        ]
-        super().__init__(cmd, cluster, lifetime=JVM_LIFETIME)
-        version = self.first_line(timeout=20)
-        if not (version and version["type"] == "version" and version["kafka_clients"] == KAFKA_CLIENTS_VERSION):
-            self.cancel_killer()
-            self.kill()
-            pytest.fail(f"TxnScenarios did not start: {version}{self.diagnostics()}")
-
-    def encode(self, ident: int, cmd: str, args: dict[str, Any]) -> str:
-        return " ".join([str(ident), cmd, *(f"{k}={v}" for k, v in args.items())])
-
-    def describe(self, cmd: str, args: dict[str, Any], line: str) -> str:
-        return repr(line)
+    main_class = "fakebroker.TxnScenarios"
+    exit_timeout = 60
 
     def wait_note(self, kind: str, timeout: float = 20, **match: Any) -> dict:
         deadline = time.monotonic() + timeout
@@ -78,16 +49,6 @@ class Driver(LineDriver):
             if time.monotonic() > deadline:
                 pytest.fail(f"no {kind} note {match} within {timeout} s{self.diagnostics()}")
             time.sleep(0.05)
-
-    def close(self) -> None:
-        try:
-            if self.proc.poll() is None:
-                self.call("exit", timeout=60)
-                self.proc.wait(10)
-        finally:
-            self.cancel_killer()
-            if self.proc.poll() is None:
-                self.kill()
 
 
 @pytest.fixture
@@ -100,11 +61,8 @@ def cluster(request):
 
 @pytest.fixture
 def driver(java_client_jar, cluster):  # noqa: F811
-    d = Driver(java_client_jar, cluster)
-    try:
+    with Driver(java_client_jar, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 # -- helpers --------------------------------------------------------------------------------------
