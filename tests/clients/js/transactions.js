@@ -17,32 +17,12 @@
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
-const readline = require('readline')
 const { Kafka, logLevel: LEVELS, Partitioners } = require('kafkajs')
 
 const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 100000)
 const LOG_LEVEL = LEVELS[(process.env.KAFKAJS_LOG_LEVEL || 'WARN').toUpperCase()] ?? LEVELS.WARN
 const RETRY = { retries: 8, initialRetryTime: 100, maxRetryTime: 1000 }
-const T0 = Date.now()
-
-const stderrLogCreator = () => ({ namespace, label, log }) => {
-  const { message, ...extra } = log
-  process.stderr.write(JSON.stringify({ t: Date.now() - T0, level: label, namespace, message, ...extra }) + '\n')
-}
-
-const out = obj => process.stdout.write(JSON.stringify({ t: Date.now() - T0, ...obj }) + '\n')
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
-const str = buf => (buf == null ? null : Buffer.from(buf).toString('utf8'))
-
-async function until(what, timeoutMs, check, stepMs = 50) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(stepMs)
-  }
-}
+const { out, sleep, str, stderrLogCreator, until, serve } = require('./lines')
 
 // What a kafkajs error looks like, with the chain of causes (KafkaJSNonRetriableError wraps the
 // protocol error it gave up on).
@@ -263,36 +243,4 @@ const COMMANDS = {
 }
 
 // ---------------------------------------------------------------------------------------------
-const watchdog = setTimeout(() => {
-  process.stderr.write(JSON.stringify({ level: 'FATAL', message: `transactions.js did not finish in ${WATCHDOG_MS} ms` }) + '\n')
-  process.exit(2)
-}, WATCHDOG_MS)
-
-const rl = readline.createInterface({ input: process.stdin })
-let queue = Promise.resolve()
-rl.on('line', line => {
-  if (!line.trim()) return
-  const { id, cmd, ...args } = JSON.parse(line)
-  queue = queue.then(async () => {
-    if (!COMMANDS[cmd]) {
-      out({ type: 'reply', id, error: { message: `unknown command ${cmd}` } })
-      return
-    }
-    try {
-      const result = await COMMANDS[cmd](args)
-      out({ type: 'reply', id, ...result })
-    } catch (e) {
-      out({ type: 'reply', id, error: { ...describe(e), stack: e && e.stack } })
-    }
-    if (cmd === 'exit') {
-      clearTimeout(watchdog)
-      process.exit(0)
-    }
-  })
-})
-rl.on('close', () => {
-  queue.then(() => {
-    clearTimeout(watchdog)
-    process.exit(0)
-  })
-})
+serve('transactions.js', COMMANDS, { watchdogMs: WATCHDOG_MS, describeError: e => ({ ...describe(e), stack: e && e.stack }) })
