@@ -13,6 +13,7 @@
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
 const { Kafka, logLevel: LEVELS, Partitioners } = require('kafkajs')
+const { until } = require('./lines')
 
 const CONTROL_URL = process.env.CONTROL_URL
 const CONTROL_TOKEN = process.env.CONTROL_TOKEN
@@ -38,15 +39,6 @@ async function control(method, path, body) {
   return payload
 }
 
-async function until(what, timeoutMs, check, stepMs = 50) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(stepMs)
-  }
-}
 
 // -- kafkajs ---------------------------------------------------------------------------------
 async function client(clientId) {
