@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import matplotlib.figure  # noqa: F401
 import pytest
 
+# pytester puts sys.modules back after an inner session run in this process; numpy, imported for
+# the first time inside one (a failure's timeline picture), would be dropped, and numpy cannot be
+# imported twice in a process ("cannot load module more than once"): import it here, before any.
 pytest.importorskip("xdist")
 
 TOPIC_TEST = """

@@ -141,7 +141,7 @@ def test_group_transact_session_is_exactly_once_through_a_join_and_a_leave(clust
     driver.call("startMember", name="c", transactional_id="go-eos-c", **member)
     driver.call("produce", topic=IN, first=300, n=300, partitions=PARTITIONS)
     wait_until(lambda: driver.call("stats")["members"]["c"]["commits"] >= 1, 20, "c to commit a transaction")
-    assert cluster.group(gid).generation > generation
+    wait_until(lambda: cluster.group(gid).generation > generation, 20, "the rebalance to complete")
 
     # a leaves (LeaveGroup) mid-stream: b and c take its partitions from its committed offsets
     generation = cluster.group(gid).generation
@@ -149,7 +149,7 @@ def test_group_transact_session_is_exactly_once_through_a_join_and_a_leave(clust
     assert cluster.committed(gid) != input_end(cluster), "the input was not all processed yet"
     left = driver.call("stopMember", name="a")
     wait_until(lambda: cluster.committed(gid) == input_end(cluster), 40, "the group to commit the input's end")
-    assert cluster.group(gid).generation > generation
+    wait_until(lambda: cluster.group(gid).generation > generation, 20, "the rebalance to complete")
     stats = {"a": left, **driver.call("stats")["members"]}
     assert sorted(p for name in "bc" for p in stats[name]["owned"]) == list(range(PARTITIONS))
     for name in "bc":

@@ -175,7 +175,7 @@ def test_consume_transform_produce_with_send_offsets_is_exactly_once_through_reb
     driver.call("produce", topic=IN, first=300, n=300, partitions=PARTITIONS)
     driver.call("waitJoined", names=["a", "b", "c"], partitions=PARTITIONS)
     wait_until(lambda: driver.call("stats")["members"]["c"]["commits"] >= 1, 20, "c to commit a transaction")
-    assert cluster.group(gid).generation > generation
+    wait_until(lambda: cluster.group(gid).generation > generation, 20, "the rebalance to complete")
 
     # a leaves (LeaveGroup) mid-stream: b and c take its partitions over from its committed offsets
     generation = cluster.group(gid).generation
@@ -184,7 +184,7 @@ def test_consume_transform_produce_with_send_offsets_is_exactly_once_through_reb
     stopped = driver.call("stopMember", name="a")
     assert stopped["failures"] == [] and stopped["commits"] >= 1
     wait_until(lambda: cluster.committed(gid) == input_end(cluster), 40, "the group to commit the input's end")
-    assert cluster.group(gid).generation > generation
+    wait_until(lambda: cluster.group(gid).generation > generation, 20, "the rebalance to complete")
     stats = driver.call("stats")["members"]
     for name in "bc":
         driver.call("stopMember", name=name)
