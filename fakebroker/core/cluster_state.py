@@ -545,9 +545,6 @@ class ClusterState:
     def _txn_coordinator_epoch(self, transactional_id: str) -> int:
         return self.transaction_topic().partitions[self.txn_partition(transactional_id)].leader_epoch
 
-    def _owns_txn(self, transactional_id: str) -> bool:
-        return self.txn_coordinator_available(transactional_id)
-
     def _txn_coordinator_moved(self, partition: Partition, now_ms: int, load_time_ms: int) -> None:
         """The transaction state of a moved partition is reloaded by its new leader; meanwhile its
         ids answer COORDINATOR_LOAD_IN_PROGRESS. Open transactions stay open (their timeout runs on)."""
@@ -576,7 +573,8 @@ class ClusterState:
         partition = self.partition(topic, index)
         if partition is None:
             return True  # the topic is gone: Kafka drops markers for unknown partitions
-        if partition.leader == -1 or not self.brokers.get(partition.leader, BrokerInfo(-1, "", 0, alive=False)).alive:
+        leader = self.brokers.get(partition.leader)
+        if leader is None or not leader.alive:
             return False
         if topic == OFFSETS_TOPIC:
             n = len(self.offsets_topic().partitions)
@@ -594,10 +592,10 @@ class ClusterState:
         self.transactions.forget(transactional_ids, now_ms)
 
     def abort_timed_out(self, now_ms: int) -> int:
-        return self.transactions.abort_timed_out(now_ms, self._owns_txn)
+        return self.transactions.abort_timed_out(now_ms, self.txn_coordinator_available)
 
     def expire_txn_ids(self, now_ms: int) -> int:
-        return self.transactions.expire_ids(now_ms, self._owns_txn)
+        return self.transactions.expire_ids(now_ms, self.txn_coordinator_available)
 
     # -- online migration between the group protocols (group.consumer.migration.policy) -----------
     def upgrade_group(self, group_id: str, now_ms: int) -> bool:
