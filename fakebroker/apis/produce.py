@@ -15,15 +15,20 @@ def handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
     responses = []
     leaders: set[int] = set()
-    # Transactional batches need a transactional id the client may write as (an authorization
-    # check in Kafka, which no id passes): every partition is refused
-    refused = request.transactional_id is None and _has_transactional_batches(request)
+    # Request-wide refusals, before any partition: transactional batches without a transactional
+    # id (an authorization check in Kafka, which no id passes), or of more than one producer
+    producers = _transactional_producers(request)
+    refused = ErrorCode.NONE
+    if producers and request.transactional_id is None:
+        refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif len(producers) > 1:
+        refused = ErrorCode.INVALID_PRODUCER_ID_MAPPING
     for topic_data in request.topic_data:
         name = topic_data.name if v < 13 else topic_name_by_id(ctx.cluster, topic_data.topic_id)
         parts = []
         for pdata in topic_data.partition_data:
             if refused:
-                parts.append(_error(pdata.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+                parts.append(_error(pdata.index, refused))
                 continue
             result = _append(ctx, request, name, pdata.index, pdata.records)
             if result["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER and result["current_leader"]["leader_id"] >= 0:
@@ -45,15 +50,17 @@ def handle(ctx: RequestContext, request: Message):
     return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 
 
-def _has_transactional_batches(request: Message) -> bool:
+def _transactional_producers(request: Message) -> set[tuple[int, int]]:
+    """(producer id, epoch) of every transactional batch in the request."""
+    found: set[tuple[int, int]] = set()
     for topic_data in request.topic_data:
         for pdata in topic_data.partition_data:
             try:
-                if any(h.is_transactional for h in rec.iter_batch_headers(pdata.records or b"")):
-                    return True
+                headers = list(rec.iter_batch_headers(pdata.records or b""))
             except rec.RecordsError:
                 continue  # validation answers it per partition
-    return False
+            found.update((h.producer_id, h.producer_epoch) for h in headers if h.is_transactional)
+    return found
 
 
 def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:

@@ -500,6 +500,27 @@ def test_transactional_batches_without_a_transactional_id_fail_every_partition()
     assert state.partition("t", 0).log.log_end_offset == 0
 
 
+def test_transactional_batches_of_two_producers_in_one_request_fail_every_partition():
+    # ReplicaManager: one request's transactional batches must all be of one producer id and epoch
+    state = txn_cluster()
+    pid, epoch = begin(state)
+    other, other_epoch = begin(state, "tx2")
+    mine = batch(b"v", producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True)
+    theirs = batch(b"w", producer_id=other, producer_epoch=other_epoch, base_sequence=0, transactional=True)
+    response, _ = call(
+        state,
+        PRODUCE,
+        9,
+        acks=-1,
+        timeout_ms=30_000,
+        transactional_id=TID,
+        topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": mine}, {"index": 1, "records": theirs}]}],
+    )
+    answers = response.responses[0].partition_responses
+    assert [a.error_code for a in answers] == [E.INVALID_PRODUCER_ID_MAPPING] * 2
+    assert state.partition("t", 0).log.log_end_offset == state.partition("t", 1).log.log_end_offset == 0
+
+
 def test_a_plain_batch_of_a_producer_in_a_transaction_is_checked_for_its_sequence_first():
     # ProducerAppendInfo checks the sequence before the open transaction (Kafka 4.4: OUT_OF_ORDER_SEQUENCE_NUMBER)
     state = txn_cluster()
