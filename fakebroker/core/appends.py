@@ -69,6 +69,11 @@ def append_batches(
             produce_version=produce_version,
             compacted="compact" in config.get("cleanup.policy"),
             max_message_size=config.get_int("max.message.bytes"),
+            # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
+            now=now_ms,
+            message_timestamp_type=rec.LOG_APPEND_TIME if log_append_time else rec.CREATE_TIME,
+            timestamp_before_max_ms=config.get_int("message.timestamp.before.max.ms"),
+            timestamp_after_max_ms=config.get_int("message.timestamp.after.max.ms"),
             topic_partition=f"{topic}-{index}",
         )
     except rec.RecordsError as exc:

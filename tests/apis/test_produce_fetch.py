@@ -484,3 +484,30 @@ def test_a_full_fetch_carrying_a_session_id_is_answered_in_full(epoch):
     response, _ = fetch(state, "t", 0, session_id=42, session_epoch=epoch)
     assert (response.error_code, response.session_id) == (E.NONE, 0)
     assert only_partition(response).records == as_stored(batch(b"a"), 0, 0)
+
+
+def test_a_record_more_than_an_hour_ahead_is_an_invalid_timestamp():
+    # Kafka 4: message.timestamp.after.max.ms is 1 h (LogValidator.validateTimestamp)
+    state = cluster(1)
+    state.create_topic("t", 1, 1)
+    now = 1_700_000_000_000
+    ahead = records.build_batch([(None, b"soon", [], now + 3_599_000), (None, b"late", [], now + 2 * 3_600_000)])
+    [answer] = produce(state, "t", {0: ahead}, now_ms=now)[0].responses[0].partition_responses
+    assert answer.error_code == E.INVALID_TIMESTAMP
+    assert [(e.batch_index, e.batch_index_error_message) for e in answer.record_errors] == [
+        (
+            1,
+            f"Timestamp {now + 7_200_000} of message with offset 1 is out of range. The timestamp should be within "
+            f"[{now - 2**63 + 1}, {now + 3_600_000}]",
+        )
+    ]
+    assert state.partition("t", 0).log.log_end_offset == 0
+    within = records.build_batch([(None, b"soon", [], now + 3_599_000)])
+    assert produce(state, "t", {0: within}, now_ms=now)[0].responses[0].partition_responses[0].error_code == E.NONE
+    # a topic's own setting; LogAppendTime topics are not checked
+    state.create_topic("wide", 1, 1, {"message.timestamp.after.max.ms": str(3 * 3_600_000)})
+    assert produce(state, "wide", {0: ahead}, now_ms=now)[0].responses[0].partition_responses[0].error_code == E.NONE
+    state.create_topic("appended", 1, 1, {"message.timestamp.type": "LogAppendTime"})
+    assert (
+        produce(state, "appended", {0: ahead}, now_ms=now)[0].responses[0].partition_responses[0].error_code == E.NONE
+    )
