@@ -125,6 +125,18 @@ def test_create_topics_refusals():
     assert kinds_after(state, mark) == []
 
 
+def test_a_name_differing_only_by_dot_and_underscore_collides():
+    # Kafka refuses it: '.' and '_' map to the same metric name
+    state = cluster(1)
+    state.create_topic("orders.eu", 1)
+    response, _ = create_topics(state, creatable("orders_eu"), creatable("orders-eu"))
+    assert [(t.name, t.error_code, t.error_message) for t in response.topics] == [
+        ("orders_eu", E.INVALID_TOPIC_EXCEPTION, "Topic 'orders_eu' collides with existing topic: orders.eu"),
+        ("orders-eu", E.NONE, None),
+    ]
+    assert "orders_eu" not in state.topics
+
+
 def test_a_name_given_twice_is_invalid_request_and_creates_nothing_of_that_name():
     state = cluster(1)
     mark = len(state.events)
