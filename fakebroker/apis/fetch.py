@@ -56,12 +56,14 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
             }
             if name is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+                out["aborted_transactions"] = []  # Kafka's error answers carry an empty list, not null
                 parts.append(out)
                 any_error = True
                 continue
             partition, error = led_partition(ctx, name, fp.partition, fp.current_leader_epoch)
             if error:
                 out["error_code"] = error
+                out["aborted_transactions"] = []
                 if error == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
                     out["current_leader"] = current_leader(partition)
                     leaders.add(partition.leader)
@@ -72,6 +74,7 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
                 # a read error: ReplicaManager answers it with every offset unknown (-1)
                 out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                out["aborted_transactions"] = []
                 any_error = True
             else:
                 out.update(
