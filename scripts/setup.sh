@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything fakebroker and its tests need on a fresh machine (idempotent):
-# the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, and
-# the kafkajs test scripts' npm packages. Run as root or with sudo available.
+# the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, the
+# kafkajs test scripts' npm packages, Spark's Kafka connector and the Kafka broker jars of the
+# conformance tests (both from Maven Central, cached). Run as root or with sudo available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +27,5 @@ fi
 (cd examples/kafkajs_control && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # Spark's Kafka connector for the installed PySpark, from Maven Central into a cache (once)
 python3 examples/spark_pipeline/jars.py >/dev/null
+# Apache Kafka's broker (pinned) for the differential conformance tests, from Maven Central into a cache (once)
+python3 tests/conformance/kafka_jars.py >/dev/null

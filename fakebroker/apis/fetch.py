@@ -56,7 +56,8 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
             }
             if name is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
-                out["aborted_transactions"] = []  # Kafka's error answers carry an empty list, not null
+                # an error found before reading carries the message's default, an empty list (Kafka 4.4)
+                out["aborted_transactions"] = []
                 parts.append(out)
                 any_error = True
                 continue
@@ -74,7 +75,7 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
                 # a read error: ReplicaManager answers it with every offset unknown (-1)
                 out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
-                out["aborted_transactions"] = []
+                out["aborted_transactions"] = None  # a read error keeps the read's null (Kafka 4.4)
                 any_error = True
             else:
                 out.update(

@@ -14,6 +14,8 @@ from .common import led_partition
 from .context import RequestContext
 from .registry import api
 
+UNKNOWN_PARTITION = "This server does not host this topic-partition."  # Kafka's message with the error
+
 
 def describe_transactions(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
@@ -106,8 +108,10 @@ def describe_producers(ctx: RequestContext, request: Message) -> Message:
                             "current_txn_start_offset": partition.log.open_txns.get(pid, -1),
                         }
                     )
+            # Kafka names the reason for an unknown topic, not for a missing partition of a known one
+            message = UNKNOWN_PARTITION if t.name not in ctx.cluster.topics else None
             parts.append(
-                {"partition_index": index, "error_code": error, "error_message": None, "active_producers": active}
+                {"partition_index": index, "error_code": error, "error_message": message, "active_producers": active}
             )
         topics.append({"name": t.name, "partitions": parts})
     return ctx.response(topics=topics, throttle_time_ms=0)

@@ -1,0 +1,76 @@
+"""Probes of ApiVersions and FindCoordinator."""
+
+from __future__ import annotations
+
+from fakebroker.apis.api_versions import advertised
+
+from .probing import API_VERSIONS, FIND_COORDINATOR, Target, error_name, probe
+
+
+@probe
+def probe_api_versions(s: Target) -> None:
+    """ApiVersions v3 and v4: the version window of every API fakebroker advertises (Kafka's
+    other APIs are left out: which ones are missing is the issue's list, not a probe's), and the
+    supported and finalized features."""
+    ours = {a["api_key"] for a in advertised()}
+    for ver in (3, 4):
+        r = s.req(None, API_VERSIONS, ver, {"client_software_name": "conformance", "client_software_version": "1"})
+        s.record(
+            f"ApiVersions v{ver}",
+            {
+                "error_code": error_name(r["error_code"]),
+                "api_keys": {
+                    str(k["api_key"]): [k["min_version"], k["max_version"]]
+                    for k in r["api_keys"]
+                    if k["api_key"] in ours
+                },
+                "supported_features": {
+                    f["name"]: [f["min_version"], f["max_version"]] for f in r["supported_features"]
+                },
+                "finalized_features": {
+                    f["name"]: [f["min_version_level"], f["max_version_level"]] for f in r["finalized_features"]
+                },
+            },
+            API_VERSIONS,
+            ver,
+            expect={"error_code": "NONE", "api_keys.0": [0, 13], "api_keys.22": [0, 5], "api_keys.26": [0, 5]},
+        )
+
+
+@probe
+def probe_find_coordinator(s: Target) -> None:
+    """FindCoordinator v0-v6 for a group and a transactional id (after the internal topics exist:
+    a fresh Kafka answers COORDINATOR_NOT_AVAILABLE first, which the broker fixture waits out)."""
+    group, tid = s.name("g"), s.name("t")
+    for ver in range(7):
+        for key_type, key in ((0, group), (1, tid)):
+            if ver == 0 and key_type == 1:
+                continue  # v0 has no key_type
+            if ver <= 3:
+                body = {"key": key, "key_type": key_type}
+                expect = {"error_code": "NONE"}
+            else:
+                body = {"key_type": key_type, "coordinator_keys": [key]}
+                expect = {"coordinators.0.error_code": "NONE", "coordinators.0.key": key}
+            s.req(f"FindCoordinator v{ver} key_type={key_type}", FIND_COORDINATOR, ver, body, expect=expect)
+    s.req(
+        "FindCoordinator v6 two transactional ids",
+        FIND_COORDINATOR,
+        6,
+        {"key_type": 1, "coordinator_keys": [tid, s.name("t2")]},
+        expect={"coordinators.0.error_code": "NONE", "coordinators.1.error_code": "NONE"},
+    )
+    s.req(
+        "FindCoordinator v3 empty transactional id",
+        FIND_COORDINATOR,
+        3,
+        {"key": "", "key_type": 1},
+        expect={"error_code": "NONE"},
+    )
+    s.req(
+        "FindCoordinator v4 unknown key_type",
+        FIND_COORDINATOR,
+        4,
+        {"key_type": 9, "coordinator_keys": [tid]},
+        expect={"coordinators.0.error_code": "INVALID_REQUEST"},
+    )

@@ -1,0 +1,130 @@
+"""Conformance probes: the same raw requests sent to fakebroker and, in the differential mode, to
+a real Apache Kafka broker (4.4.0, KRaft, from Maven Central), their decoded answers compared
+field by field.
+
+- ``test_plain[probe]`` runs each probe against fakebroker alone and checks the probe's own
+  expectations (the answers Kafka gives, written into the probe). It is part of the fast loop.
+- ``test_differential[probe]`` (marker ``conformance``) runs each probe against Kafka, then
+  against fakebroker, checks the expectations on both, and asserts that the normalised answers
+  are equal except for the differences in :data:`ALLOWED` below. An allowed difference that no
+  longer shows fails too, so the list stays honest: remove it when fakebroker is fixed.
+
+Select them with ``-m conformance`` or leave them out with ``-m "not conformance"``. Set
+``FAKEBROKER_CONFORMANCE_REPORT=path`` to append each differential probe's figures (steps,
+same, allowed, different) to a JSON-lines file.
+
+How a probe is written: see :mod:`.probing`; probes live in ``probes_*.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass
+
+import pytest
+
+from . import probes_api, probes_groups, probes_txn  # noqa: F401  (they register their probes)
+from .probing import PROBES, Difference, compare, run_probe
+
+RUN_ID = secrets.token_hex(3)  # names are unique per test process, so one broker serves many runs
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """A known difference: in ``probe`` (a name), steps whose label matches ``step`` and fields
+    whose dotted path matches ``field`` (regular expressions, whole match)."""
+
+    probe: str
+    step: str
+    field: str
+    reason: str
+
+    def matches(self, probe: str, d: Difference) -> bool:
+        return (
+            probe == self.probe
+            and re.fullmatch(self.step, d.label) is not None
+            and re.fullmatch(self.field, d.path) is not None
+        )
+
+
+ALLOWED: list[Allowed] = [
+    Allowed(
+        "api_versions",
+        r"ApiVersions v[34]",
+        r"api_keys\.(2|8|9|19|20|23|32)\.0",
+        "issue 15, ApiVersions: the window is 3.9 and 4.x together, so versions Kafka 4.0 removed (KIP-896) are "
+        "still served: the minimum of ListOffsets (1), OffsetCommit (2), OffsetFetch (1), CreateTopics (2), "
+        "DeleteTopics (1), OffsetForLeaderEpoch (2) and DescribeConfigs (1)",
+    ),
+    Allowed(
+        "api_versions",
+        r"ApiVersions v[34]",
+        r"api_keys\.(18|28|42)\.1",
+        "issue 15, ApiVersions: fakebroker's specs are Kafka 4.3's; 4.4 adds ApiVersions v5 (KIP-1242) and "
+        "TxnOffsetCommit v6 (KIP-1319), and DeleteGroups stops one version short",
+    ),
+    Allowed(
+        "api_versions",
+        r"ApiVersions v[34]",
+        r"(supported|finalized)_features\.(share|streams)\.version",
+        "issue 15, ApiVersions: the share.version and streams.version features are not there (no share groups, "
+        "no streams groups)",
+    ),
+]
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_plain(name, conformance_fakebroker):
+    fake = run_probe(name, "fakebroker", conformance_fakebroker.servers[0].port, RUN_ID + "p")
+    assert not fake.failures, "unmet expectations:\n" + "\n".join(fake.failures)
+
+
+@pytest.mark.conformance
+@pytest.mark.xdist_group("kafka")
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_differential(name, kafka_broker, conformance_fakebroker):
+    try:
+        kafka = run_probe(name, "kafka", kafka_broker.port, RUN_ID + "d")
+    except Exception:
+        print(kafka_broker.log_tail())
+        raise
+    fake = run_probe(name, "fakebroker", conformance_fakebroker.servers[0].port, RUN_ID + "d")
+    steps, differences = compare(kafka.steps, fake.steps)
+    entries = [a for a in ALLOWED if a.probe == name]
+    used: set[Allowed] = set()
+    unexplained = []
+    for d in differences:
+        entry = next((a for a in entries if a.matches(name, d)), None)
+        if entry is None:
+            unexplained.append(d)
+        else:
+            used.add(entry)
+    differing_steps = {d.label for d in differences}
+    allowed_steps = differing_steps - {d.label for d in unexplained}
+    figures = {
+        "probe": name,
+        "steps": steps,
+        "same": steps - len(differing_steps),
+        "allowed": len(allowed_steps),
+        "different": len(differing_steps) - len(allowed_steps),
+    }
+    print(json.dumps(figures))
+    report = os.environ.get("FAKEBROKER_CONFORMANCE_REPORT")
+    if report:
+        with open(report, "a") as out:
+            out.write(json.dumps(figures) + "\n")
+    problems = []
+    if kafka.failures:
+        problems.append("Kafka did not meet the probe's expectations:\n  " + "\n  ".join(kafka.failures))
+    if fake.failures:
+        problems.append("fakebroker did not meet the probe's expectations:\n  " + "\n  ".join(fake.failures))
+    if unexplained:
+        problems.append("differences from Kafka:\n  " + "\n  ".join(map(str, unexplained)))
+    stale = [a for a in entries if a not in used]
+    if stale:
+        problems.append("allowed differences that no longer show (remove them):\n  " + "\n  ".join(map(repr, stale)))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
