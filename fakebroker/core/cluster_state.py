@@ -25,7 +25,7 @@ from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
 from .timers import Timers
-from .topics import BrokerInfo, Partition, Topic, topic_name_error
+from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
 from .transactions.coordinator import TransactionCoordinator
 
 __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
@@ -199,14 +199,9 @@ class ClusterState:
             raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
         if name in self.topics:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        if "." in name or "_" in name:
-            # '.' and '_' collide in metric names, so Kafka refuses a topic that differs only by them
-            unified = name.replace(".", "_")
-            other = next((t for t in self.topics if t.replace(".", "_") == unified), None)
-            if other is not None:
-                raise TopicError(
-                    ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}"
-                )
+        other = colliding_topic(name, self.topics)
+        if other is not None:
+            raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}")
         brokers = [b.node_id for b in self.alive_brokers()]
         if assignments:
             if num_partitions != -1 or replication_factor != -1:

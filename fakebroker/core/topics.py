@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .configs import TopicConfig
@@ -28,6 +29,15 @@ def topic_name_error(name: str) -> str | None:
             "'.', '_' and '-'"
         )
     return None
+
+
+def colliding_topic(name: str, existing: Iterable[str]) -> str | None:
+    """An existing topic that differs from ``name`` only by '.' and '_', which collide in metric
+    names, so Kafka refuses the new one; None if there is none."""
+    if "." not in name and "_" not in name:
+        return None
+    unified = name.replace(".", "_")
+    return next((t for t in existing if t != name and t.replace(".", "_") == unified), None)
 
 
 @dataclass

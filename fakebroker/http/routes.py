@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..cluster import conditions as cond
 from ..cluster.views import TopicView
 from ..cluster.waiting import WaitTimeout
-from ..faults.rules import ACTIONS
 from ..version import __version__
+from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, obj
 
 if TYPE_CHECKING:
     from ..cluster.facade import FakeCluster
@@ -159,69 +158,6 @@ def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
             )
         out[name] = value
     return out
-
-
-def _obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False, **extra}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-INT, NUM, STR = {"type": "integer"}, {"type": "number"}, {"type": "string"}
-
-
-def _one_or_many(kind: str) -> dict[str, Any]:
-    return {"type": [kind, "array"], "items": {"type": kind}}
-
-
-FAULT_BODY = _obj(
-    {
-        "api": {
-            "type": ["string", "integer", "array"],
-            "items": {"type": ["string", "integer"]},
-            "description": 'Kafka API name ("Heartbeat") or key, or a list of them',
-        },
-        "version": {"type": ["integer", "array"], "items": INT, "description": "a version or [lowest, highest]"},
-        "broker": _one_or_many("integer"),
-        "client_id": {**STR, "description": "exact, or a glob such as svc-*"},
-        "group": _one_or_many("string"),
-        "topic": _one_or_many("string"),
-        "partition": _one_or_many("integer"),
-        "transactional_id": STR,
-        "error": {"type": ["string", "integer"], "description": "Kafka error name (REBALANCE_IN_PROGRESS) or code"},
-        "action": {**STR, "enum": sorted(ACTIONS), "description": "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())},
-        "delay": NUM,
-        "duration": NUM,
-        "throttle_ms": INT,
-        "nth": INT,
-        "after": INT,
-        "times": INT,
-        "probability": NUM,
-        "seed": INT,
-    }
-)
-WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
-    "group_state": (
-        cond.GroupState,
-        _obj({"group": STR, "state": STR, "members": INT, "generation_above": INT}, ("group",)),
-    ),
-    "generation_above": (cond.generation_above, _obj({"group": STR, "generation": INT}, ("group", "generation"))),
-    "event": (
-        lambda kind, since=0, details=None: cond.event(kind, since=since, **(details or {})),
-        _obj({"kind": STR, "since": INT, "details": {"type": "object"}}, ("kind",)),
-    ),
-    "member_expired": (
-        cond.member_expired,
-        _obj({"group": STR, "client_id": STR, "since": INT}, ("group", "client_id")),
-    ),
-    "committed_offset": (
-        cond.committed_offset,
-        _obj(
-            {"group": STR, "topic": STR, "partition": INT, "at_least": INT}, ("group", "topic", "partition", "at_least")
-        ),
-    ),
-}
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -507,7 +443,7 @@ ROUTES: list[Route] = [
         "/clock/advance",
         advance_clock,
         "Advance virtual time (409 on a real clock); step/settle split the jump with real pauses",
-        _obj({"seconds": NUM, "step": NUM, "settle": NUM}, ("seconds",)),
+        obj({"seconds": NUM, "step": NUM, "settle": NUM}, ("seconds",)),
     ),
     Route(
         "GET",
@@ -523,7 +459,7 @@ ROUTES: list[Route] = [
         "/groups/{id}/coordinator",
         move_coordinator,
         "Move a group's coordinator (default: the next live broker); the new one reloads the group",
-        _obj({"broker": INT, "load_time_ms": INT}),
+        obj({"broker": INT, "load_time_ms": INT}),
     ),
     Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
     Route(
@@ -535,14 +471,14 @@ ROUTES: list[Route] = [
         "/transactions/{id}/coordinator",
         move_txn_coordinator,
         "Move a transactional id's coordinator (default: the next live broker); open transactions stay open",
-        _obj({"broker": INT, "load_time_ms": INT}),
+        obj({"broker": INT, "load_time_ms": INT}),
     ),
     Route(
         "POST",
         "/topics",
         create_topic,
         "Create a topic",
-        _obj({"name": STR, "partitions": INT, "replication_factor": INT, "config": {"type": "object"}}, ("name",)),
+        obj({"name": STR, "partitions": INT, "replication_factor": INT, "config": {"type": "object"}}, ("name",)),
         status=201,
     ),
     Route(
@@ -559,14 +495,14 @@ ROUTES: list[Route] = [
         "/topics/{name}/partitions",
         add_partitions,
         "Grow a topic to `count` partitions in total",
-        _obj({"count": INT}, ("count",)),
+        obj({"count": INT}, ("count",)),
     ),
     Route(
         "POST",
         "/topics/{name}/partitions/{p:int}/leader",
         move_leader,
         "Make a live broker the partition's leader",
-        _obj({"broker": INT}, ("broker",)),
+        obj({"broker": INT}, ("broker",)),
     ),
     Route("GET", "/network", list_cuts, "The network cuts in force"),
     Route(
@@ -574,14 +510,14 @@ ROUTES: list[Route] = [
         "/network/cut",
         cut,
         "Cut clients (client id or glob) off from a broker (default: all)",
-        _obj({"client_id": STR, "broker": INT}, ("client_id",)),
+        obj({"client_id": STR, "broker": INT}, ("client_id",)),
     ),
     Route(
         "POST",
         "/network/heal",
         heal,
         "Undo cuts for a client id (default: all) and broker (default: any)",
-        _obj({"client_id": STR, "broker": INT}),
+        obj({"client_id": STR, "broker": INT}),
     ),
     Route(
         "POST",
