@@ -3,8 +3,6 @@ differential tests only), each started once per test process with the same setti
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from fakebroker.cluster import FakeCluster
@@ -23,13 +21,10 @@ def conformance_fakebroker():
 def kafka_broker(request):
     """One real Kafka broker (KRaft, broker+controller) for every differential probe of the session.
 
-    The differential tests share the ``xdist_group`` "kafka", which ``--dist loadgroup`` (in
-    pyproject's addopts) sends to a single worker, so one JVM serves them all. The broker's
-    machine-wide lock makes another pytest run that wants one wait until this one stops. Under
-    another xdist mode two workers of one run would wait for each other, so they skip instead."""
-    # on a worker, xdist sets dist to "no" and keeps whether it was loadgroup in option.loadgroup
-    if os.environ.get("PYTEST_XDIST_WORKER") and not getattr(request.config.option, "loadgroup", False):
-        pytest.skip("the differential tests need --dist loadgroup under xdist (one worker runs them all)")
+    ``--dist loadfile`` (pyproject's addopts) sends the differential tests, all in one module, to
+    a single xdist worker, so one JVM serves them all. The broker's machine-wide lock makes any
+    other process that wants one (another run, or a worker under another xdist mode) wait until
+    this one stops: slower then, never two JVMs."""
     broker = KafkaBroker()
     try:
         broker.start()

@@ -83,7 +83,6 @@ def test_plain(name, conformance_fakebroker):
 
 
 @pytest.mark.conformance
-@pytest.mark.xdist_group("kafka")
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_differential(name, kafka_broker, conformance_fakebroker):
     try:

@@ -27,6 +27,8 @@ from confluent_kafka import Producer
 
 from fakebroker import FakeCluster
 
+# The tests of this module share a Spark session and the first run's state: --dist loadfile (in
+# pyproject's addopts) keeps them on one xdist worker, in order.
 pytestmark = pytest.mark.spark
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "spark_pipeline"

@@ -32,6 +32,8 @@ from .test_spark_pipeline import (
     say,
 )
 
+# The tests of this module share a Spark session and the first run's state: --dist loadfile (in
+# pyproject's addopts) keeps them on one xdist worker, in order.
 pytestmark = pytest.mark.spark
 
 
