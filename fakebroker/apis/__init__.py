@@ -9,6 +9,7 @@ the protocol, never the server.
 from __future__ import annotations
 
 from . import (  # noqa: F401
+    acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
     api_versions,

@@ -6,6 +6,8 @@ from fakebroker.apis.api_versions import advertised
 
 from .probing import API_VERSIONS, FIND_COORDINATOR, Target, error_name, probe
 
+DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
+
 
 @probe
 def probe_api_versions(s: Target) -> None:
@@ -74,3 +76,50 @@ def probe_find_coordinator(s: Target) -> None:
         {"key_type": 9, "coordinator_keys": [tid]},
         expect={"coordinators.0.error_code": "INVALID_REQUEST"},
     )
+
+
+@probe
+def probe_acls(s: Target) -> None:
+    """DescribeAcls, CreateAcls and DeleteAcls v1-v3 on a broker without an authorizer (both are):
+    SECURITY_DISABLED, as Kafka's AclApis answers, rather than a closed connection."""
+    topic = s.name("acl-t")
+    binding = {
+        "resource_type": 2,  # TOPIC
+        "resource_name": topic,
+        "resource_pattern_type": 3,  # LITERAL
+        "principal": "User:alice",
+        "host": "*",
+        "operation": 3,  # READ
+        "permission_type": 3,  # ALLOW
+    }
+    filter_ = {
+        "resource_type_filter": 2,
+        "resource_name_filter": topic,
+        "pattern_type_filter": 3,
+        "principal_filter": None,
+        "host_filter": None,
+        "operation": 1,  # ANY
+        "permission_type": 1,  # ANY
+    }
+    for ver in (1, 2, 3):
+        s.req(
+            f"DescribeAcls v{ver}",
+            DESCRIBE_ACLS,
+            ver,
+            filter_,
+            expect={"error_code": "SECURITY_DISABLED"},
+        )
+        s.req(
+            f"CreateAcls v{ver}",
+            CREATE_ACLS,
+            ver,
+            {"creations": [binding]},
+            expect={"results.0.error_code": "SECURITY_DISABLED"},
+        )
+        s.req(
+            f"DeleteAcls v{ver}",
+            DELETE_ACLS,
+            ver,
+            {"filters": [filter_]},
+            expect={"filter_results.0.error_code": "SECURITY_DISABLED"},
+        )
