@@ -12,24 +12,18 @@ bootstrap broker, so the clients must really follow FindCoordinator.
 from __future__ import annotations
 
 import collections
-import os
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from fakebroker.cluster import FakeCluster
 
 from . import test_kafkajs
-from .driver import LineDriver
 from .group_state import events, group_off_first_broker, live_group, live_offsets
+from .node_driver import NodeDriver
 
 pytestmark = [pytest.mark.clients, pytest.mark.node]
 
-JS_DIR = Path(__file__).parent / "js"
-SCRIPT = JS_DIR / "groups.js"
-PROCESS_TIMEOUT = 80  # the script's own watchdog; each command has a shorter reply timeout
 TOPIC, PARTITIONS = "orders", 6
 
 
@@ -37,32 +31,13 @@ TOPIC, PARTITIONS = "orders", 6
 node = test_kafkajs.node  # the session fixture: the node binary, with js/node_modules installed
 
 
-class Driver(LineDriver):
+class Driver(NodeDriver):
     """A running groups.js: ``call(cmd, **args)`` sends one command and returns its reply;
     other lines (joined, rebalancing, crash, ...) are kept in ``notes``."""
 
+    script = "groups.js"
     name = "groups.js"
-    log_name = "kafkajs"
-    stderr_lines = 300
-    stderr_tail = 80
-
-    def __init__(self, node: str, cluster: FakeCluster):
-        env = {
-            **os.environ,
-            "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
-            "SCENARIO_TIMEOUT_MS": str(PROCESS_TIMEOUT * 1000),
-        }
-        super().__init__([node, str(SCRIPT), cluster.bootstrap_servers], cluster, cwd=JS_DIR, env=env)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.call("exit", timeout=20)
-            finally:
-                try:
-                    self.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.kill()
+    process_timeout = 80
 
 
 @pytest.fixture
@@ -75,11 +50,8 @@ def cluster(request):
 
 @pytest.fixture
 def driver(node, cluster):
-    d = Driver(node, cluster)
-    try:
+    with Driver(node, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 # -- the coordinator's live state -----------------------------------------------------------------

@@ -18,24 +18,17 @@ input's end offsets.
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from fakebroker.cluster import FakeCluster
 
 from . import test_kafkajs
-from .driver import LineDriver
 from .group_state import group_off_first_broker
+from .node_driver import NodeDriver
 from .txn_support import TXN_APIS, assert_exactly_once, input_end, txn_events, versions_used, wait_until
 
 pytestmark = [pytest.mark.clients, pytest.mark.node]
 
-JS_DIR = Path(__file__).parent / "js"
-SCRIPT = JS_DIR / "transactions.js"
-PROCESS_TIMEOUT = 100  # the script's own watchdog; each command has a shorter reply timeout
 IN, OUT, PARTITIONS = "in", "out", 6
 OLD_EPOCH = (
     "Producer attempted an operation with an old epoch. Either there is a newer producer with the same "
@@ -46,37 +39,18 @@ OLD_EPOCH = (
 node = test_kafkajs.node  # the session fixture: the node binary, with js/node_modules installed
 
 
-class Driver(LineDriver):
+class Driver(NodeDriver):
     """A running transactions.js: ``call(cmd, **args)`` sends one command and returns its reply."""
 
+    script = "transactions.js"
     name = "transactions.js"
-    log_name = "kafkajs"
-    stderr_lines = 300
-    stderr_tail = 80
-
-    def __init__(self, node: str, cluster: FakeCluster):
-        env = {
-            **os.environ,
-            "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
-            "SCENARIO_TIMEOUT_MS": str(PROCESS_TIMEOUT * 1000),
-        }
-        super().__init__([node, str(SCRIPT), cluster.bootstrap_servers], cluster, cwd=JS_DIR, env=env)
+    process_timeout = 100
 
     def ok(self, cmd: str, timeout: float = 30, **args) -> dict:
         """A transactional call that must succeed."""
         reply = self.call(cmd, timeout, **args)
         assert reply["ok"], f"{cmd} {args} failed: {reply['failure']}{self.diagnostics()}"
         return reply
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.call("exit", timeout=20)
-            finally:
-                try:
-                    self.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.kill()
 
 
 @pytest.fixture
@@ -90,11 +64,8 @@ def cluster():
 
 @pytest.fixture
 def driver(node, cluster):
-    d = Driver(node, cluster)
-    try:
+    with Driver(node, cluster) as d:
         yield d
-    finally:
-        d.close()
 
 
 def messages(keys: list[str], partition: int) -> list[dict]:
