@@ -19,6 +19,7 @@ from . import serve_config
 from .cluster import FakeCluster
 from .console import EventPrinter
 from .core.features import FeatureError, Features
+from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .http import ControlEndpoint
 
 
@@ -39,10 +40,11 @@ def _parse_setting(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _parse_features(texts: tuple[str, ...]) -> dict[str, int]:
-    """``NAME=LEVEL`` pairs, checked against the levels the broker supports."""
+def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int]:
+    """``NAME=LEVEL`` pairs, checked against the levels a broker of that release supports."""
     out: dict[str, int] = {}
-    features = Features()
+    posed = release(kafka_version)
+    features = Features(dict(posed.supported), dict(posed.finalized))
     for text in texts:
         name, sep, level = text.partition("=")
         if not sep or not name or not level.strip().lstrip("-").isdigit():
@@ -85,6 +87,11 @@ def main() -> None:
     help="Finalized feature level: NAME=LEVEL, e.g. transaction.version=1 for clients without KIP-890 (repeatable).",
 )
 @click.option(
+    "--kafka-version",
+    default=None,
+    help=f"Kafka release to pose as: {', '.join(RELEASES)} (default {DEFAULT_RELEASE}); its API versions and features.",
+)
+@click.option(
     "--virtual-time",
     is_flag=True,
     default=False,
@@ -109,6 +116,7 @@ def serve(
     topics: tuple[str, ...],
     settings: tuple[str, ...],
     features: tuple[str, ...],
+    kafka_version: str | None,
     virtual_time: bool,
     control_port: int | None,
     control_token: str | None,
@@ -137,6 +145,11 @@ def serve(
     config = {**file.settings, **dict(_parse_setting(s) for s in settings)}
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
+    kafka_version = kafka_version or file.kafka_version or DEFAULT_RELEASE
+    try:
+        kafka_version = release(kafka_version).name
+    except UnknownRelease as exc:
+        raise click.BadParameter(str(exc), param_hint="--kafka-version") from None
     options = {
         "brokers": brokers,
         "host": host,
@@ -146,7 +159,8 @@ def serve(
         "virtual_time": virtual_time or file.virtual_time,
         "coordinator_load_time_ms": file.coordinator_load_time_ms,
         "transaction_marker_delay_ms": file.transaction_marker_delay_ms,
-        "features": _parse_features(features),
+        "kafka_version": kafka_version,
+        "features": _parse_features(features, kafka_version),
     }
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}

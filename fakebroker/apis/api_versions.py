@@ -1,23 +1,44 @@
-"""ApiVersions (key 18): what this broker speaks, with KIP-511's answer to versions it does not."""
+"""ApiVersions (key 18): what this broker speaks (the window of the Kafka release the cluster
+poses as), with KIP-511's answer to versions it does not, and KIP-1242's check that a client
+reached the cluster and broker it meant to (v5)."""
 
 from __future__ import annotations
 
+import re
+
+from ..core.releases import DEFAULT_RELEASE
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
-from .registry import REGISTRY, api
+from .registry import api, served
 
 API_KEY = 18
+# Kafka's rule for client_software_name and _version (KIP-511): INVALID_REQUEST otherwise
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-def advertised() -> list[dict[str, int]]:
-    return [
-        {"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
-        for a in sorted(REGISTRY.values(), key=lambda a: a.key)
-    ]
+def advertised(kafka_version: str = DEFAULT_RELEASE) -> list[dict[str, int]]:
+    return [{"api_key": key, "min_version": lo, "max_version": hi} for key, (lo, hi) in served(kafka_version).items()]
+
+
+def _refusal(request: Message, version: int) -> ErrorCode | None:
+    """The error Kafka answers instead of its version list, checked in Kafka's order."""
+    if version >= 5 and (request.cluster_id is None) != (request.node_id == -1):
+        return ErrorCode.INVALID_REQUEST  # cluster id and node id come together or not at all
+    if version >= 3 and not (
+        _SOFTWARE.fullmatch(request.client_software_name) and _SOFTWARE.fullmatch(request.client_software_version)
+    ):
+        return ErrorCode.INVALID_REQUEST
+    return None
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
+    refusal = _refusal(request, ctx.api_version)
+    if refusal is None and ctx.api_version >= 5 and request.cluster_id is not None:
+        if request.cluster_id != ctx.cluster.cluster_id or request.node_id != ctx.broker_id:
+            refusal = ErrorCode.REBOOTSTRAP_REQUIRED  # KIP-1242: not the cluster or broker it meant
+    if refusal is not None:
+        return ctx.response(error_code=refusal, api_keys=[], throttle_time_ms=0)
     features = ctx.cluster.features
     supported = [
         {"name": name, "min_version": lo, "max_version": hi}
@@ -32,7 +53,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     ]
     return ctx.response(
         error_code=ErrorCode.NONE,
-        api_keys=advertised(),
+        api_keys=advertised(ctx.cluster.kafka_version),
         throttle_time_ms=0,
         supported_features=supported,
         finalized_features_epoch=features.epoch,
@@ -40,14 +61,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
 
 
-def unsupported_version_response() -> dict:
+def unsupported_version_response(kafka_version: str = DEFAULT_RELEASE) -> dict:
     """KIP-511: a version above ours is answered at v0 with UNSUPPORTED_VERSION and our range
     of ApiVersions alone, so the client can retry with a version we know."""
-    own = REGISTRY[API_KEY]
+    low, high = served(kafka_version)[API_KEY]
     return {
         "error_code": ErrorCode.UNSUPPORTED_VERSION,
-        "api_keys": [{"api_key": API_KEY, "min_version": own.min_version, "max_version": own.max_version}],
+        "api_keys": [{"api_key": API_KEY, "min_version": low, "max_version": high}],
     }
 
 
-API = api(18, (0, 4), handle)
+API = api(18, (0, 5), handle)

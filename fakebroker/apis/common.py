@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.cluster_state import ClusterState, Partition
 from ..protocol.error_codes import ErrorCode
 from .context import RequestContext
@@ -27,6 +29,24 @@ def led_partition(
 def topic_name_by_id(cluster: ClusterState, topic_id) -> str | None:
     topic = cluster.topics_by_id.get(topic_id)
     return topic.name if topic else None
+
+
+def checked_partitions(cluster: ClusterState, topics, by_id: bool) -> list[tuple[Any, str | None, Any, ErrorCode]]:
+    """(topic entry, its name, partition entry, error) for each partition an OffsetCommit-like
+    request names, by topic name or (``by_id``) by topic id: unknown topics and partitions are
+    answered before the coordinator is asked."""
+    checked = []
+    for t in topics:
+        name = topic_name_by_id(cluster, t.topic_id) if by_id else t.name
+        for p in t.partitions:
+            if name is None:
+                error = ErrorCode.UNKNOWN_TOPIC_ID
+            elif cluster.partition(name, p.partition_index) is None:
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                error = ErrorCode.NONE
+            checked.append((t, name, p, error))
+    return checked
 
 
 def current_leader(partition: Partition | None) -> dict[str, int]:

@@ -111,6 +111,6 @@ def offset_delete(ctx: RequestContext, request: Message) -> Message:
 APIS = (
     api(15, (0, 6), describe),
     api(16, (0, 5), list_groups),
-    api(42, (0, 2), delete_groups),
+    api(42, (0, 3), delete_groups),
     api(47, (0, 0), offset_delete),
 )

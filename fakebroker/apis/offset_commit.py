@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
-from .common import coordinator_error, topic_name_by_id
+from .common import checked_partitions, coordinator_error
 from .context import RequestContext
 from .registry import api
 
@@ -12,18 +12,7 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     cluster = ctx.cluster
-    # Unknown topics and partitions are answered before the coordinator is asked.
-    checked = []
-    for t in request.topics:
-        name = t.name if v < 10 else topic_name_by_id(cluster, t.topic_id)
-        for p in t.partitions:
-            if name is None:
-                error = ErrorCode.UNKNOWN_TOPIC_ID
-            elif cluster.partition(name, p.partition_index) is None:
-                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            else:
-                error = ErrorCode.NONE
-            checked.append((t, name, p, error))
+    checked = checked_partitions(cluster, request.topics, by_id=v >= 10)
     group_error = ErrorCode.NONE
     if any(e == ErrorCode.NONE for *_, e in checked):
         if request.group_id is None:

@@ -10,7 +10,7 @@ from ..core import events as ev
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
-from .common import coordinator_error
+from .common import checked_partitions, coordinator_error
 from .context import RequestContext
 from .registry import api
 
@@ -18,17 +18,13 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     v = ctx.api_version
-    checked = []
-    for t in request.topics:
-        for p in t.partitions:
-            known = cluster.partition(t.name, p.partition_index) is not None
-            checked.append((t.name, p, ErrorCode.NONE if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    checked = checked_partitions(cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
     group_error = ErrorCode.NONE
     if any(not e for *_, e in checked):
         group_error = _group_error(ctx, request)
-    out: dict[str, dict] = {}
+    out: dict[int, dict] = {}
     committed: dict[str, int] = {}
-    for name, p, error in checked:
+    for t, name, p, error in checked:
         if not error:
             error = group_error or cluster.offsets.commit_in_txn(
                 ctx.now_ms,
@@ -42,7 +38,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             )
             if not error:
                 committed[f"{name}-{p.partition_index}"] = p.committed_offset
-        entry = out.setdefault(name, {"name": name, "partitions": []})
+        entry = out.setdefault(id(t), {"name": t.name, "topic_id": t.topic_id, "partitions": []})
         entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})
     if committed:
         cluster.events.append(
@@ -71,7 +67,8 @@ def _group_error(ctx: RequestContext, request: Message) -> ErrorCode:
         group_id=group_id,
         member_id=request.member_id if v >= 3 else "",
         group_instance_id=request.group_instance_id if v >= 3 else None,
-        generation_id=request.generation_id if v >= 3 else -1,
+        generation_id=request.generation_id_or_member_epoch if v >= 3 else -1,
+        precise_errors=v >= 6,
     )
 
 
@@ -91,4 +88,4 @@ def _verify(ctx: RequestContext, request: Message) -> ErrorCode:
     return error
 
 
-API = api(28, (0, 5), handle)
+API = api(28, (0, 6), handle)

@@ -29,6 +29,7 @@ from anyio.from_thread import start_blocking_portal
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
 from ..core.events import Event
+from ..core.releases import DEFAULT_RELEASE, release
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from ..server.broker import BrokerServer
 from ..server.clock import RealClock, VirtualClock
@@ -64,7 +65,11 @@ class FakeCluster:
         PrepareAbort before its markers are written (Kafka answers EndTxn first and writes the
         markers a few milliseconds later; meanwhile the id answers CONCURRENT_TRANSACTIONS).
         0, the default, writes them at once.
-    :param features: finalized feature levels, e.g. ``{"transaction.version": 1}``.
+    :param kafka_version: the Kafka release to pose as, ``"4.4"`` (default), ``"4.3"`` or
+        ``"3.9"``: its API version window and feature levels, so a client that needs something
+        newer than the release a team runs fails here as it would there.
+    :param features: finalized feature levels, e.g. ``{"transaction.version": 1}`` (applied
+        over the release's own).
     :param virtual_time: run the broker's timers on a virtual clock that only moves when the
         test calls ``cluster.clock.advance(seconds)``.
     """
@@ -82,10 +87,15 @@ class FakeCluster:
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
         virtual_time: bool = False,
+        kafka_version: str = DEFAULT_RELEASE,
         features: dict[str, int] | None = None,
     ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        posed = release(kafka_version)  # UnknownRelease names the valid ones
+        config = dict(config or {})
+        if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
+            config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
         if max_frame_size == DEFAULT_MAX_FRAME_SIZE:
             max_frame_size = int(broker_config.get("socket.request.max.bytes"))
@@ -98,6 +108,7 @@ class FakeCluster:
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
         )
+        self.runtime.state.pose_as(posed.name)
         for name, level in (features or {}).items():
             self.runtime.state.features.set(name, level)  # FeatureError names the valid levels
         self.host = host

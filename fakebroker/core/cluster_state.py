@@ -24,6 +24,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
+from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
 from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
 from .transactions.coordinator import TransactionCoordinator
@@ -68,6 +69,7 @@ class ClusterState:
         self.controller_id = 0
         self.config = broker_config or BrokerConfig()
         self.topics: dict[str, Topic] = {}
+        self.kafka_version = DEFAULT_RELEASE
         self.features = Features()
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
@@ -93,6 +95,13 @@ class ClusterState:
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none
+
+    def pose_as(self, kafka_version: str) -> None:
+        """Serve the API window and feature levels of Kafka ``kafka_version`` (before clients
+        connect: a fresh broker of that release); UnknownRelease names the valid ones."""
+        chosen = release(kafka_version)
+        self.kafka_version = chosen.name
+        self.features = Features(dict(chosen.supported), dict(chosen.finalized))
 
     def _coordinator_or_none(self, group_id: str) -> int:
         return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1

@@ -1,10 +1,12 @@
 """Load Kafka's JSON message specs shipped as package data.
 
-Two spec sets are shipped (see ``specs/README`` provenance in the repository's
-``shared/kafka-protocol``): ``message/`` from Kafka 4.3.1 and ``message-3.9/`` with the
-files whose version range differed in 3.9.2. fakebroker speaks the union: a version that
-4.3.1 defines is read with the 4.3.1 file, an older version that only 3.9 lists (for
-example Produce v0-2, which old clients still send) with the 3.9 file.
+Three spec sets are shipped (provenance in ``specs/README.md``): ``message/`` from Kafka
+4.3.1, ``message-4.4/`` with the six files whose version range grew in 4.4 (ApiVersions v5,
+DeleteGroups v3, TxnOffsetCommit v6), and ``message-3.9/`` with the files whose version range
+differed in 3.9.2. The codec speaks the union: a version is read with the newest file that
+defines it, an older version that only 3.9 lists (for example Produce v0-2, which old clients
+still send) with the 3.9 file. Which versions a broker *serves* is the Kafka release's window
+(:func:`release_windows`), not the union.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SPEC_SETS = ("message", "message-3.9")  # newest first: it wins where both define a version
+SPEC_SETS = ("message-4.4", "message", "message-3.9")  # newest first: it wins where several define a version
+# the spec sets each Kafka release reads, newest first (a release uses the first file that has a message)
+RELEASE_SPEC_SETS: dict[str, tuple[str, ...]] = {
+    "4.4": ("message-4.4", "message"),
+    "4.3": ("message",),
+    "3.9": ("message-3.9", "message"),
+}
 
 
 @dataclass(frozen=True)
@@ -121,7 +129,7 @@ class SpecFamily:
     def specs(self) -> list[Spec]:
         """Distinct specs, newest set first."""
         seen: dict[str, Spec] = {}
-        for spec in sorted(self.by_version.values(), key=lambda s: s.source.startswith("message-3.9")):
+        for spec in sorted(self.by_version.values(), key=lambda s: SPEC_SETS.index(s.source.split("/")[0])):
             seen.setdefault(spec.source, spec)
         return list(seen.values())
 
@@ -132,7 +140,7 @@ class SpecFamily:
 @cache
 def families() -> dict[str, SpecFamily]:
     """All messages, keyed by name; 3.9-only names are filed under their 4.3.1 successor."""
-    newest = load_spec_set(SPEC_SETS[0])
+    newest = {**load_spec_set("message"), **load_spec_set("message-4.4")}
     # API key + type -> current name, so a renamed 3.9 file (key 74) joins its successor.
     current = {(s.api_key, s.type): s.name for s in newest.values() if s.api_key is not None}
     result: dict[str, SpecFamily] = {}
@@ -145,3 +153,35 @@ def families() -> dict[str, SpecFamily]:
             for version in spec.valid_versions.versions():
                 fam.by_version.setdefault(version, spec)
     return result
+
+
+@cache
+def release_windows(release: str) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max) version that a broker of Kafka ``release`` advertises on its
+    client listener: the request spec's ``validVersions`` (the release's own file), less a
+    ``latestVersionUnstable`` top version, for the APIs whose ``listeners`` include ``broker``.
+    Produce is the one exception Kafka makes: 4.x still advertises it from v0 (KAFKA-18659,
+    for old librdkafka, whose v0-2 requests then get UNSUPPORTED_VERSION per partition)."""
+    if release not in RELEASE_SPEC_SETS:
+        raise ValueError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASE_SPEC_SETS)}")
+    chosen: dict[str, Spec] = {}
+    for folder in reversed(RELEASE_SPEC_SETS[release]):
+        chosen.update(load_spec_set(folder))
+    renamed = {(s.api_key, s.type) for s in load_spec_set("message").values()}
+    windows: dict[int, tuple[int, int]] = {}
+    for spec in chosen.values():
+        if spec.type != "request" or spec.api_key is None or spec.valid_versions.empty:
+            continue
+        if "broker" not in spec.listeners:
+            continue
+        if spec.source.startswith("message/") and (spec.api_key, spec.type) not in renamed:
+            continue
+        low, high = spec.valid_versions.low, spec.valid_versions.high
+        assert high is not None
+        if spec.latest_version_unstable:
+            high -= 1
+        if spec.api_key == 0 and not release.startswith("3."):
+            low = 0
+        if low <= high:
+            windows[spec.api_key] = (low, high)
+    return dict(sorted(windows.items()))

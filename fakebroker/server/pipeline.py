@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from ..apis import NO_RESPONSE, REGISTRY
+from ..apis import NO_RESPONSE
 from ..apis.api_versions import unsupported_version_response
 from ..apis.context import CloseInstead
+from ..apis.registry import served
 from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
@@ -49,11 +50,12 @@ class Pipeline:
         if not peer.introduced:
             peer.client_id, peer.introduced = header.client_id, True
             runtime.emit(ev.ClientConnected(broker=self.broker_id, peer=peer.address, client_id=header.client_id))
-        declared = REGISTRY.get(api_key)
-        if api_key == API_VERSIONS and declared and api_version > declared.max_version:
-            return headers.encode_response(API_VERSIONS, 0, correlation_id, unsupported_version_response())
-        if declared is None or not declared.supports(api_version):
-            raise CloseConnection(f"unsupported API key {api_key} version {api_version}")
+        release = runtime.state.kafka_version
+        window = served(release).get(api_key)
+        if api_key == API_VERSIONS and window and api_version > window[1]:
+            return headers.encode_response(API_VERSIONS, 0, correlation_id, unsupported_version_response(release))
+        if window is None or not window[0] <= api_version <= window[1]:
+            raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
         try:
             body = request_type(api_key).decode_from(stream, api_version)
         except UnsupportedVersionError as exc:

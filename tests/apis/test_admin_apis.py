@@ -14,6 +14,7 @@ from fakebroker.core.configs import SOURCE_DEFAULT, SOURCE_TOPIC
 from fakebroker.core.events import ProducerId
 from fakebroker.protocol.error_codes import ErrorCode as E
 from fakebroker.protocol.primitives import ZERO_UUID
+from fakebroker.protocol.specs import release_windows
 
 from .support import CLUSTER_ID, FIRST_PORT, HOST, call, cluster, events_after, kinds_after, produce_records
 
@@ -26,23 +27,26 @@ SET, DELETE, APPEND = 0, 1, 2
 # -- ApiVersions -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [0, 3, 4])
-def test_api_versions_lists_exactly_the_registry(version):
+@pytest.mark.parametrize("version", [0, 3, 4, 5])
+def test_api_versions_lists_every_declared_api_cut_to_the_release_window(version):
     state = cluster(1)
     response, _ = call(state, API_VERSIONS, version, client_software_name="tests", client_software_version="1")
     assert response.error_code == E.NONE
+    window = release_windows("4.4")
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
-        (a.key, a.min_version, a.max_version) for a in sorted(REGISTRY.values(), key=lambda a: a.key)
+        (a.key, max(a.min_version, window[a.key][0]), min(a.max_version, window[a.key][1]))
+        for a in sorted(REGISTRY.values(), key=lambda a: a.key)
     ]
 
 
 def test_a_too_new_api_versions_is_answered_with_our_api_versions_range_only():
-    answer = unsupported_version_response()
-    own = REGISTRY[API_VERSIONS]
-    assert answer == {
+    assert unsupported_version_response() == {
         "error_code": E.UNSUPPORTED_VERSION,
-        "api_keys": [{"api_key": API_VERSIONS, "min_version": own.min_version, "max_version": own.max_version}],
+        "api_keys": [{"api_key": API_VERSIONS, "min_version": 0, "max_version": 5}],
     }
+    assert unsupported_version_response("4.3")["api_keys"] == [
+        {"api_key": API_VERSIONS, "min_version": 0, "max_version": 4}
+    ]
 
 
 # -- CreateTopics ----------------------------------------------------------------------------------

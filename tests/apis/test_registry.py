@@ -104,7 +104,7 @@ def test_dispatch_hands_the_context_and_body_to_the_handler_of_ctx_api_key(monke
 
 def test_dispatch_routes_by_the_context_not_by_the_body():
     heartbeat_body = request_type(HEARTBEAT).new(group_id="g", member_id="m", generation_id=1)
-    answer = dispatch(context(API_VERSIONS, 3), heartbeat_body)
+    answer = dispatch(context(API_VERSIONS, 0), heartbeat_body)
     assert isinstance(answer, response_type(API_VERSIONS).cls)
     assert [k.api_key for k in answer.api_keys] == sorted(REGISTRY)
 

@@ -127,7 +127,7 @@ def txn_offset_commit(
         group_id=group,
         producer_id=pid,
         producer_epoch=epoch,
-        generation_id=generation,
+        generation_id_or_member_epoch=generation,
         member_id=member,
         group_instance_id=None,
         topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()],

@@ -142,3 +142,32 @@ def test_feature_levels_are_finalized_and_bad_ones_refused():
             timeout=30,
         )
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
+def test_kafka_version_picks_the_release_and_a_bad_one_is_refused(tmp_path):
+    from ..raw_client import RawClient
+
+    config = tmp_path / "serve.toml"
+    config.write_text('kafka_version = "4.3"\n')
+    for args, api_versions_max in ((["--kafka-version", "3.9"], 4), (["--config", str(config)], 4), ([], 5)):
+        proc = start("--port", "0", *args)
+        try:
+            host, port = proc.stdout.readline().split()[1].split(",")[0].rsplit(":", 1)
+            with RawClient(int(port), host) as client:
+                answer = client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+            ranges = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+            assert ranges[18] == (0, api_versions_max), args
+            assert ranges[2][0] == (0 if "3.9" in args else 1), args  # ListOffsets v0: gone in 4.x (KIP-896)
+        finally:
+            stop(proc)
+    for args, message in [
+        (["--kafka-version", "2.8"], "unknown kafka_version '2.8'; valid: 4.4, 4.3, 3.9"),
+        (["--kafka-version", "3.9", "--feature", "transaction.version=2"], "unknown feature 'transaction.version'"),
+    ]:
+        bad = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "serve", "--port", "0", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

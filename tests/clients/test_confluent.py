@@ -14,6 +14,8 @@ from confluent_kafka.admin import (  # noqa: E402
     OffsetSpec,
 )
 
+from fakebroker.cluster import FakeCluster  # noqa: E402
+
 from .conftest import expected_records  # noqa: E402
 
 pytestmark = pytest.mark.clients
@@ -76,6 +78,25 @@ def test_produce_and_consume_every_record_in_order(cluster3):
     assert_round_trip(got, 600, 6)
     leaders = {cluster3.leader("orders", p) for p in range(6)}
     assert leaders == {0, 1, 2}, "leadership spreads over the brokers"
+
+
+@pytest.mark.parametrize("kafka_version", ["4.3", "3.9"])
+def test_an_older_kafka_release_serves_librdkafka_end_to_end(kafka_version):
+    """Posing as Kafka 4.3 or 3.9, librdkafka negotiates within that release's window (it speaks
+    Produce v10 and Fetch v16 at most, below both) and an idempotent round trip works."""
+    with FakeCluster(brokers=3, topics={"orders": 6}, kafka_version=kafka_version).run_in_thread() as cluster:
+        cluster.faults.add(api=["Produce", "Fetch", "ListOffsets"], action="delay", delay=0.0)  # to see versions
+        produce(cluster.bootstrap_servers, 120, 6, **{"enable.idempotence": True, "acks": "all"})
+        got = consume_all(cluster.bootstrap_servers, "orders", 6, 120)
+        assert_round_trip(got, 120, 6)
+        used: dict[str, int] = {}
+        for e in cluster.events:
+            if e.kind == "fault_fired":
+                used[e.api] = max(used.get(e.api, 0), e.version)
+        assert used["Produce"] <= (11 if kafka_version == "3.9" else 13), used
+        assert used["Fetch"] <= (17 if kafka_version == "3.9" else 18), used
+        assert len(cluster.records("orders")) == 120
+        assert any(e.kind == "producer_id" for e in cluster.events)
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])

@@ -314,8 +314,14 @@ def test_a_stalled_transaction_times_out_and_is_aborted(cluster, driver):
     assert_healthy(cluster)
 
 
-@pytest.mark.parametrize("cluster", [{"features": {"transaction.version": 1}}], indirect=True)
+@pytest.mark.parametrize(
+    "cluster",
+    [{"features": {"transaction.version": 1}}, {"kafka_version": "3.9"}],
+    indirect=True,
+    ids=["tv1", "kafka-3.9"],
+)
 def test_transaction_version_1_processes_each_record_exactly_once(cluster, driver):
+    """With transaction.version 1 finalized, or on a Kafka 3.9 broker (no such feature at all)."""
     gid = "eos-tv1"
     start_workers(driver, gid, "abc")
     wait_group(cluster, gid, 3)

@@ -6,6 +6,8 @@ from fakebroker.apis.api_versions import advertised
 
 from .probing import API_VERSIONS, FIND_COORDINATOR, Target, error_name, probe
 
+DESCRIBE_CLUSTER = 60
+
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
 
 
@@ -15,7 +17,7 @@ def probe_api_versions(s: Target) -> None:
     other APIs are left out: which ones are missing is the issue's list, not a probe's), and the
     supported and finalized features."""
     ours = {a["api_key"] for a in advertised()}
-    for ver in (3, 4):
+    for ver in (3, 4, 5):
         r = s.req(None, API_VERSIONS, ver, {"client_software_name": "conformance", "client_software_version": "1"})
         s.record(
             f"ApiVersions v{ver}",
@@ -35,7 +37,45 @@ def probe_api_versions(s: Target) -> None:
             },
             API_VERSIONS,
             ver,
-            expect={"error_code": "NONE", "api_keys.0": [0, 13], "api_keys.22": [0, 5], "api_keys.26": [0, 5]},
+            expect={"error_code": "NONE", "api_keys.0": [0, 13], "api_keys.18": [0, 5], "api_keys.26": [0, 5]},
+        )
+
+
+@probe
+def probe_api_versions_checks(s: Target) -> None:
+    """ApiVersions' own refusals: v5's cluster and node id (KIP-1242: REBOOTSTRAP_REQUIRED when
+    the client reached another cluster or broker, INVALID_REQUEST when only one is given), a
+    client software name outside KIP-511's pattern, and v0-v2's plain answer."""
+    described = s.req(None, DESCRIBE_CLUSTER, 0, {"include_cluster_authorized_operations": False})
+    cluster_id, node_id = described["cluster_id"], described["brokers"][0]["broker_id"]
+    base = {"client_software_name": "conformance", "client_software_version": "1"}
+    cases = [
+        ("right cluster and node", {"cluster_id": cluster_id, "node_id": node_id}, "NONE"),
+        ("another cluster", {"cluster_id": "AAAAAAAAAAAAAAAAAAAAAA", "node_id": node_id}, "REBOOTSTRAP_REQUIRED"),
+        ("another node", {"cluster_id": cluster_id, "node_id": node_id + 7}, "REBOOTSTRAP_REQUIRED"),
+        ("cluster id without node id", {"cluster_id": cluster_id, "node_id": -1}, "INVALID_REQUEST"),
+        ("node id without cluster id", {"cluster_id": None, "node_id": node_id}, "INVALID_REQUEST"),
+    ]
+    for what, ids, error in cases:
+        r = s.req(None, API_VERSIONS, 5, {**base, **ids})
+        s.record(
+            f"ApiVersions v5 {what}",
+            {"error_code": error_name(r["error_code"]), "keys": len(r["api_keys"]) > 0},
+            expect={"error_code": error},
+        )
+    for ver in (3, 4):
+        r = s.req(None, API_VERSIONS, ver, {"client_software_name": "bad name!", "client_software_version": "1"})
+        s.record(
+            f"ApiVersions v{ver} bad software name",
+            {"error_code": error_name(r["error_code"]), "keys": r["api_keys"]},
+            expect={"error_code": "INVALID_REQUEST"},
+        )
+    for ver in (0, 1, 2):
+        r = s.req(None, API_VERSIONS, ver, {})
+        s.record(
+            f"ApiVersions v{ver}",
+            {"error_code": error_name(r["error_code"]), "keys": len(r["api_keys"]) > 0},
+            expect={"error_code": "NONE"},
         )
 
 

@@ -4,6 +4,7 @@ one member's dance (join, sync, heartbeat, commit, fetch, leave)."""
 from __future__ import annotations
 
 from .probing import (
+    DELETE_GROUPS,
     DESCRIBE_GROUPS,
     HEARTBEAT,
     JOIN_GROUP,
@@ -142,6 +143,8 @@ def probe_group_dance(s: Target) -> None:
     offset_commit(s, "OffsetCommit v8 unknown member", 8, group, topic, gen, "m-unknown")
     offset_commit(s, "OffsetCommit v8 generation -1 on an active group", 8, group, topic, -1, "")
     offset_fetch(s, "OffsetFetch v8", 8, group, topic)
+    for ver in (2, 3):
+        s.req(f"DeleteGroups v{ver} a group with a member", DELETE_GROUPS, ver, {"groups_names": [group]})
     s.req(
         "LeaveGroup v5",
         LEAVE_GROUP,
@@ -149,6 +152,13 @@ def probe_group_dance(s: Target) -> None:
         {"group_id": group, "members": [{"member_id": member, "group_instance_id": None, "reason": "done"}]},
     )
     s.req("Heartbeat v4 after leaving", HEARTBEAT, 4, hb, expect={"error_code": "UNKNOWN_MEMBER_ID"})
+    s.req(
+        "DeleteGroups v3 the empty group and an unknown one",
+        DELETE_GROUPS,
+        3,
+        {"groups_names": [group, s.name("g-unknown")]},
+        expect={"results.0.error_code": "NONE", "results.1.error_code": "GROUP_ID_NOT_FOUND"},  # sorted by id
+    )
     s.req(
         "DescribeGroups v5 after leaving",
         DESCRIBE_GROUPS,

@@ -10,6 +10,7 @@ compares settled answers only.
 from __future__ import annotations
 
 import time
+import uuid
 
 from .probing import (
     ADD_OFFSETS_TO_TXN,
@@ -264,18 +265,18 @@ def probe_end_txn(s: Target) -> None:
 def txn_offset_commit(
     s: Target, label: str, ver: int, tid: str, group: str, pid: int, ep: int, topic: str, offset: int, **kw
 ):
-    gen, member = kw.pop("gen", -1), kw.pop("member", "")
+    gen, member, topic_id = kw.pop("gen", -1), kw.pop("member", ""), kw.pop("topic_id", None)
     body = {
         "transactional_id": tid,
         "group_id": group,
         "producer_id": pid,
         "producer_epoch": ep,
-        "generation_id": gen,
+        "generation_id_or_member_epoch": gen,
         "member_id": member,
         "group_instance_id": None,
         "topics": [
             {
-                "name": topic,
+                **({"topic_id": topic_id} if ver >= 6 else {"name": topic}),
                 "partitions": [
                     {
                         "partition_index": 0,
@@ -476,3 +477,50 @@ def probe_transaction_admin(s: Target) -> None:
     s.end_ok(tO, *o, False, 5)
     s.describe_txns([tO], label="DescribeTransactions after the abort")
     s.describe_txns([s.name("nosuch")], label="DescribeTransactions unknown id")
+
+
+@probe
+def probe_txn_offset_commit_v6(s: Target) -> None:
+    """TxnOffsetCommit v6 (Kafka 4.4, KIP-1319): topics by id, an unknown id, and the errors v6
+    answers where v5 says ILLEGAL_GENERATION (a missing group at a generation)."""
+    topic = s.name("t")
+    s.create_topic(topic)
+    tid, group = s.name("tx6"), s.name("g6")
+    s.find_coordinator(tid)
+    s.find_coordinator(group, 0)
+    pid, ep = s.init_ok(tid)
+
+    def commit(label: str, ver: int, topic_id, **kw) -> dict:
+        return txn_offset_commit(s, label, ver, tid, group, pid, ep, topic, 3, topic_id=topic_id, **kw)
+
+    known = s.topic_ids[topic]
+    commit(
+        "TxnOffsetCommit v6 unknown topic id",
+        6,
+        uuid.uuid4(),
+        expect={"topics.0.partitions.0.error_code": "UNKNOWN_TOPIC_ID"},
+    )
+    commit(
+        "TxnOffsetCommit v6 missing group, generation 5",
+        6,
+        known,
+        gen=5,
+        member="m1",
+        expect={"topics.0.partitions.0.error_code": "GROUP_ID_NOT_FOUND"},
+    )
+    commit(
+        "TxnOffsetCommit v5 missing group, generation 5",
+        5,
+        known,
+        gen=5,
+        member="m1",
+        expect={"topics.0.partitions.0.error_code": "ILLEGAL_GENERATION"},
+    )
+    commit("TxnOffsetCommit v6 by topic id", 6, known, expect={"topics.0.partitions.0.error_code": "NONE"})
+    s.end_ok(tid, pid, ep, True, 5)
+    for _ in range(100):  # Kafka writes the group's marker after the transaction completes
+        r = offset_fetch(s, None, 8, group, topic, stable=True)
+        if r["groups"][0]["topics"][0]["partitions"][0]["error_code"] == 0:
+            break
+        time.sleep(0.05)
+    offset_fetch(s, "OffsetFetch v8 after the v6 commit", 8, group, topic, stable=True)

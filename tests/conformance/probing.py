@@ -31,7 +31,7 @@ from tests.raw_client import RawClient
 
 # API keys
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 0, 1, 2, 3, 8, 9, 10
-JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS = 11, 12, 13, 14, 15
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, DELETE_GROUPS = 11, 12, 13, 14, 15, 42
 API_VERSIONS, CREATE_TOPICS, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = (
     18,
     19,
@@ -73,6 +73,7 @@ SORTED_BY = {
     "results_by_transaction": "transactional_id",
     "topic_results": "name",
     "results_by_partition": "partition_index",
+    "results": "group_id",  # DeleteGroups (other APIs' results, without the field, keep their order)
 }
 UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 RETRIABLE = {14, 15, 16, 51}  # LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS
@@ -171,7 +172,7 @@ class Target:
             }
         if isinstance(obj, list):
             items = [self.norm(x, key) for x in obj]
-            if key in SORTED_BY:
+            if key in SORTED_BY and all(isinstance(x, dict) and SORTED_BY[key] in x for x in items):
                 items.sort(key=lambda x: x[SORTED_BY[key]])
             elif key == "topics" and items and all(isinstance(x, dict) and "topic" in x for x in items):
                 # DescribeTransactions: the transaction's partitions, a set on Kafka

@@ -53,22 +53,7 @@ class Allowed:
 ALLOWED: list[Allowed] = [
     Allowed(
         "api_versions",
-        r"ApiVersions v[34]",
-        r"api_keys\.(2|8|9|19|20|23|32)\.0",
-        "issue 15, ApiVersions: the window is 3.9 and 4.x together, so versions Kafka 4.0 removed (KIP-896) are "
-        "still served: the minimum of ListOffsets (1), OffsetCommit (2), OffsetFetch (1), CreateTopics (2), "
-        "DeleteTopics (1), OffsetForLeaderEpoch (2) and DescribeConfigs (1)",
-    ),
-    Allowed(
-        "api_versions",
-        r"ApiVersions v[34]",
-        r"api_keys\.(18|28|42)\.1",
-        "issue 15, ApiVersions: fakebroker's specs are Kafka 4.3's; 4.4 adds ApiVersions v5 (KIP-1242) and "
-        "TxnOffsetCommit v6 (KIP-1319), and DeleteGroups stops one version short",
-    ),
-    Allowed(
-        "api_versions",
-        r"ApiVersions v[34]",
+        r"ApiVersions v[345]",
         r"(supported|finalized)_features\.(share|streams)\.version",
         "issue 15, ApiVersions: the share.version and streams.version features are not there (no share groups, "
         "no streams groups)",

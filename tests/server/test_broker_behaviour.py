@@ -59,7 +59,7 @@ def test_api_versions_newer_than_ours_gets_kip_511_answer(cluster):
         client.send_raw(API_VERSIONS, 99, b"\x07future\x00")  # a body we cannot read: not parsed
         body = client.receive(API_VERSIONS, 0)
     assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
-    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 5)]
 
 
 def test_unsupported_api_closes_only_that_connection(cluster):

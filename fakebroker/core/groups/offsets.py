@@ -126,10 +126,20 @@ class OffsetStore:
 
     # -- TxnOffsetCommit ------------------------------------------------------------------------
     def validate_txn_commit(
-        self, now_ms: int, *, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+        self,
+        now_ms: int,
+        *,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        precise_errors: bool = False,
     ) -> E:
         """OMM ``validateTransactionalOffsetCommit`` (KIP-447): the producer's view of the group
-        must be current, so a zombie that lost its partitions in a rebalance cannot commit."""
+        must be current, so a zombie that lost its partitions in a rebalance cannot commit.
+        ``precise_errors`` (TxnOffsetCommit v6, KIP-1319): a missing group is GROUP_ID_NOT_FOUND
+        and a consumer-protocol member's stale epoch STALE_MEMBER_EPOCH, where older versions
+        answer both ILLEGAL_GENERATION."""
         consumer_group = self.consumer_group(group_id)
         if consumer_group is not None:
             if generation_id < 0 and not consumer_group.members:
@@ -139,15 +149,17 @@ class OffsetStore:
             member = consumer_group.members.get(member_id)
             if member is None:
                 return E.UNKNOWN_MEMBER_ID
-            # transactional commits answer a stale epoch as ILLEGAL_GENERATION, which producers understand
-            return E.NONE if generation_id == member.member_epoch else E.ILLEGAL_GENERATION
+            if generation_id == member.member_epoch:
+                return E.NONE
+            # before v6 a stale epoch is ILLEGAL_GENERATION, which older producers understand
+            return E.STALE_MEMBER_EPOCH if precise_errors and not member.is_classic else E.ILLEGAL_GENERATION
         coord = self.coordinator
         group = coord.groups.get(group_id)
         if group is None:
             if generation_id < 0:
                 coord.create_simple_group(group_id, now_ms)
                 return E.NONE
-            return E.ILLEGAL_GENERATION
+            return E.GROUP_ID_NOT_FOUND if precise_errors else E.ILLEGAL_GENERATION
         if group.is_state(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_state(S.EMPTY):
