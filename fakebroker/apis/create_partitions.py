@@ -11,10 +11,18 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     results = []
+    names = [t.name for t in request.topics]
+    duplicated = {n for n in names if names.count(n) > 1}
+    for name in dict.fromkeys(n for n in names if n in duplicated):  # Kafka answers a repeated name once
+        results.append(
+            {"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic in request."}
+        )
     for t in request.topics:
+        if t.name in duplicated:
+            continue
         out = {"name": t.name, "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments else None
+            assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
             ctx.cluster.create_partitions(t.name, t.count, assignments, validate_only=request.validate_only)
             if not request.validate_only:
                 ctx.data_changed()

@@ -26,7 +26,16 @@ from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
 from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
-from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
+from .topics import (
+    MAX_PARTITIONS_PER_REQUEST,
+    BrokerInfo,
+    Partition,
+    Topic,
+    TopicError,
+    colliding_topic,
+    manual_assignment_error,
+    topic_name_error,
+)
 from .transactions.coordinator import TransactionCoordinator
 
 __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
@@ -36,15 +45,6 @@ RETENTION_CHECK = ("retention",)
 OFFSETS_EXPIRY_CHECK = ("offsets-expiry",)
 TXN_TIMEOUT_CHECK = ("txn-timeouts",)
 TXN_EXPIRY_CHECK = ("txn-id-expiry",)
-
-
-class TopicError(Exception):
-    """A topic operation Kafka would refuse: carries the error code and message to answer with."""
-
-    def __init__(self, code: ErrorCode, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class ClusterState:
@@ -277,30 +277,53 @@ class ClusterState:
     def create_partitions(
         self, name: str, count: int, assignments: list[list[int]] | None = None, *, validate_only: bool = False
     ) -> None:
+        """Kafka's controller checks, in its order and with its messages."""
         topic = self.topics.get(name)
         if topic is None:
-            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
         current = len(topic.partitions)
+        if count == current:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
         if count < current:
             raise TopicError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {current} partitions, which is higher than the requested {count}.",
+                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
             )
-        if count == current:
-            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+        additional = count - current
+        if assignments is not None and len(assignments) != additional:
+            raise TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
+                "assignment(s) were specified.",
+            )
+        if additional > MAX_PARTITIONS_PER_REQUEST:  # Kafka's controller bounds one operation's records
+            raise TopicError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
         replication = len(topic.partitions[0].replicas)
-        if assignments:
-            if len(assignments) != count - current:
-                raise TopicError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Increasing the number of partitions by {count - current} but {len(assignments)} "
-                    "assignments provided.",
-                )
+        alive = [b.node_id for b in self.alive_brokers()]
+        if assignments is not None:
+            for i, replicas in enumerate(assignments):
+                problem = manual_assignment_error(replicas, set(self.brokers), replication)
+                if problem is None and not set(replicas) & set(alive):
+                    problem = (
+                        "All brokers specified in the manual partition assignment for partition "
+                        f"{current + i} are fenced or in controlled shutdown."
+                    )
+                if problem is not None:
+                    raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
             layout = [list(a) for a in assignments]
         else:
-            layout = self._spread(count - current, replication, [b.node_id for b in self.alive_brokers()], current)
+            if not alive:
+                raise TopicError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {replication} time(s): All brokers are currently fenced "
+                    "or in controlled shutdown.",
+                )
+            layout = self._spread(additional, replication, alive, current)
         if not validate_only:
-            topic.partitions.extend(Partition(name, current + i, r, r[0]) for i, r in enumerate(layout))
+            alive_set = set(alive)
+            topic.partitions.extend(
+                Partition(name, current + i, r, next(b for b in r if b in alive_set)) for i, r in enumerate(layout)
+            )
             self.events.append(ev.PartitionsCreated(topic=name, count=count))
 
     def partition(self, topic: str, index: int) -> Partition | None:

@@ -7,11 +7,25 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..protocol.error_codes import ErrorCode
 from .configs import TopicConfig
 from .log import PartitionLog
 from .producers import PartitionProducers
 
 MAX_TOPIC_NAME = 249
+MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's controller: MAX_PARTITIONS_PER_BATCH / MAX_RECORDS_PER_USER_OP
+
+
+class TopicError(Exception):
+    """A topic operation Kafka would refuse: carries the error code and message to answer with
+    (None where Kafka's answer has none)."""
+
+    def __init__(self, code: ErrorCode, message: str | None):
+        super().__init__(f"{code.name}: {message or code.description}")
+        self.code = code
+        self.message = message
+
+
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -38,6 +52,25 @@ def colliding_topic(name: str, existing: Iterable[str]) -> str | None:
         return None
     unified = name.replace(".", "_")
     return next((t for t in existing if t != name and t.replace(".", "_") == unified), None)
+
+
+def manual_assignment_error(replicas: list[int], registered: set[int], replication: int | None) -> str | None:
+    """Kafka's ``validateManualPartitionAssignment``: why a partition's replica list is refused."""
+    if not replicas:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker in sorted(replicas):
+        if broker not in registered:
+            return f"The manual partition assignment includes broker {broker}, but no such broker is registered."
+        if broker == previous:
+            return f"The manual partition assignment includes the broker {broker} more than once."
+        previous = broker
+    if replication is not None and len(replicas) != replication:
+        return (
+            f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but this is "
+            f"not consistent with previous partitions, which have {replication} replica(s)."
+        )
+    return None
 
 
 @dataclass

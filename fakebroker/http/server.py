@@ -128,7 +128,7 @@ class ControlApp:
                 if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS
                 else 400
             )
-            raise HTTPError(status, f"{exc.code.name}: {exc.message}") from None
+            raise HTTPError(status, str(exc)) from None
         except KeyError as exc:  # faults.get / remove of an unknown rule
             raise HTTPError(404, str(exc.args[0]) if exc.args else "not found") from None
         except (ValueError, TypeError) as exc:  # misspelt API / error / action names, bad values

@@ -67,13 +67,15 @@ TIMESTAMP_KEYS = {
     "max_timestamp",
 }
 PRODUCER_ID_KEYS = {"producer_id", "active_producer_id"}
-# lists Kafka answers in a hash map's or set's order (clients read them as sets): sorted by this field
-SORTED_BY = {
-    "results_by_topic_v3_and_below": "name",  # AddPartitionsToTxn
-    "results_by_transaction": "transactional_id",
-    "topic_results": "name",
-    "results_by_partition": "partition_index",
-    "results": "group_id",  # DeleteGroups (other APIs' results, without the field, keep their order)
+# lists Kafka answers in a hash map's or set's order (clients read them as sets): sorted by the
+# first of these fields that every item has (a list whose items have none keeps its order)
+SORTED_BY: dict[str, tuple[str, ...]] = {
+    "results_by_topic_v3_and_below": ("name",),  # AddPartitionsToTxn
+    "results_by_transaction": ("transactional_id",),
+    "topic_results": ("name",),
+    "results_by_partition": ("partition_index",),
+    "results": ("group_id", "name"),  # DeleteGroups, CreatePartitions
+    "responses": ("name",),  # DeleteTopics
 }
 UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 RETRIABLE = {14, 15, 16, 51}  # LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS
@@ -172,8 +174,11 @@ class Target:
             }
         if isinstance(obj, list):
             items = [self.norm(x, key) for x in obj]
-            if key in SORTED_BY and all(isinstance(x, dict) and SORTED_BY[key] in x for x in items):
-                items.sort(key=lambda x: x[SORTED_BY[key]])
+            by = next(
+                (f for f in SORTED_BY.get(key or "", ()) if all(isinstance(x, dict) and f in x for x in items)), None
+            )
+            if by is not None:
+                items.sort(key=lambda x: str(x[by]))
             elif key == "topics" and items and all(isinstance(x, dict) and "topic" in x for x in items):
                 # DescribeTransactions: the transaction's partitions, a set on Kafka
                 items = sorted(({**x, "partitions": sorted(x["partitions"])} for x in items), key=lambda x: x["topic"])
