@@ -21,8 +21,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         entry = {
             "group_id": group_id,
             "group_state": "",
-            "group_epoch": -1,
-            "assignment_epoch": -1,
+            "group_epoch": 0,
+            "assignment_epoch": 0,
             "assignor_name": "",
             "members": [],
             "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
@@ -48,7 +48,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_names),
-                "subscribed_topic_regex": m.subscribed_regex,
+                "subscribed_topic_regex": m.subscribed_regex or "",  # Kafka's member record has "" for none
                 "assignment": {"topic_partitions": _partitions(cluster, m.assigned)},
                 "target_assignment": {"topic_partitions": _partitions(cluster, group.target.get(m.member_id, {}))},
                 "member_type": CONSUMER_MEMBER,

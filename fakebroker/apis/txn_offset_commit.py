@@ -21,7 +21,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     checked = checked_partitions(cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
     group_error = ErrorCode.NONE
     if any(not e for *_, e in checked):
-        group_error = _group_error(ctx, request)
+        group_error = _group_error(ctx, request) or _stale_partition(ctx, request, checked)
     out: dict[int, dict] = {}
     committed: dict[str, int] = {}
     for t, name, p, error in checked:
@@ -70,6 +70,22 @@ def _group_error(ctx: RequestContext, request: Message) -> ErrorCode:
         generation_id=request.generation_id_or_member_epoch if v >= 3 else -1,
         precise_errors=v >= 6,
     )
+
+
+def _stale_partition(ctx: RequestContext, request: Message, checked: list) -> ErrorCode:
+    """A KIP-848 member's older epoch passes for partitions it has held since then; one it has
+    not fails the whole request (Kafka throws from its per-partition validator)."""
+    v = ctx.api_version
+    if v < 3:
+        return ErrorCode.NONE
+    for _, name, p, error in checked:
+        if not error:
+            stale = ctx.cluster.offsets.validate_partition_commit(
+                request.group_id, request.member_id, request.generation_id_or_member_epoch, name, p.partition_index
+            )
+            if stale:  # before v6 STALE_MEMBER_EPOCH is answered ILLEGAL_GENERATION
+                return stale if v >= 6 else ErrorCode.ILLEGAL_GENERATION
+    return ErrorCode.NONE
 
 
 def _verify(ctx: RequestContext, request: Message) -> ErrorCode:

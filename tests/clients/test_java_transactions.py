@@ -465,7 +465,10 @@ def test_consumer_protocol_workers_through_a_join_and_a_leave_process_each_recor
 
 
 @pytest.mark.parametrize("cluster", [KIP848], indirect=True)
-def test_consumer_protocol_worker_with_a_stale_member_epoch_gets_commit_failed(cluster, driver):
+def test_consumer_protocol_worker_with_an_older_member_epoch_commits_the_partitions_it_still_holds(cluster, driver):
+    """Kafka 4.3+ judges a transactional commit with an older member epoch per partition: the
+    partitions the member has held since that epoch commit (it raced a reconciliation), one it
+    lost would fail the request with STALE_MEMBER_EPOCH (TxnOffsetCommit v6; unit-tested)."""
     gid = "eos-kip848-stale"
     start_workers(driver, gid, "a", protocol="consumer")
     wait_group(cluster, gid, 1)
@@ -492,19 +495,12 @@ def test_consumer_protocol_worker_with_a_stale_member_epoch_gets_commit_failed(c
     used = driver.wait_note("pinned_used", name="a")
     assert (used["memberId"], used["generation"]) == (pinned["memberId"], pinned["generation"])
     assert used["current"] == current, "the consumer itself was at the new epoch"
-    aborted = driver.wait_note("aborted", name="a")
-    assert aborted["error"] == "CommitFailedException", aborted  # ILLEGAL_GENERATION, abortable
-    driver.wait_note("rewound", name="a")
     wait_processed(cluster, driver, gid, 120)
 
     assert_exactly_once(cluster, gid, 120)
-    # the refused transaction's records, if the producer had sent them before its abort, are aborted
-    # (an abortable error fails the batches not yet sent)
-    owned_by_a = set(driver.call("stats")["workers"]["a"]["owned"])
-    assert {int(k.split("-")[1]) % PARTITIONS for k in aborted_keys(cluster)} <= owned_by_a
-    assert not driver.of_type("fatal"), driver.diagnostics()
-    assert len(driver.of_type("aborted")) == 1, driver.of_type("aborted")
+    assert not driver.of_type("fatal") and not driver.of_type("aborted"), driver.diagnostics()
     refused = [e for e in cluster.events if e.kind == "request_error" and e.api == "TxnOffsetCommit"]
-    assert {e.client_id for e in refused} == {"txn-java-a-producer"}, refused
-    assert refused and {e.error for e in refused} == {"ILLEGAL_GENERATION"}, refused
+    assert refused == [], refused
+    committed = [e for e in cluster.events if e.kind == "txn_offsets_added" and e.group == gid]
+    assert committed, "the zombie's older epoch committed the partitions it still held"
     assert_healthy(cluster)

@@ -3,6 +3,10 @@ one member's dance (join, sync, heartbeat, commit, fetch, leave)."""
 
 from __future__ import annotations
 
+import time
+
+from tests.raw_client import RawClient
+
 from .probing import (
     DELETE_GROUPS,
     DESCRIBE_GROUPS,
@@ -165,3 +169,136 @@ def probe_group_dance(s: Target) -> None:
         5,
         {"groups": [group], "include_authorized_operations": False},
     )
+
+
+class SecondClient:
+    """Another connection to the same broker, for a member whose request parks (a JoinGroup that
+    waits for the rebalance, a follower's SyncGroup that waits for the leader) while the probe
+    goes on over the first connection."""
+
+    def __init__(self, s: Target):
+        self.s = s
+        self.client = RawClient(s.port, client_id="conformance-b", timeout=15)
+
+    def send(self, api: int, ver: int, body: dict) -> None:
+        self.client.send(api, ver, body)
+
+    def receive(self, label: str, api: int, ver: int, expect: dict | None = None) -> dict:
+        answer = self.client.receive(api, ver).to_dict()
+        self.s.record(label, self.s.norm(answer), api, ver, expect)
+        return answer
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def join_body(group: str, member: str) -> dict:
+    return {
+        "group_id": group,
+        "session_timeout_ms": 30000,
+        "rebalance_timeout_ms": 30000,
+        "member_id": member,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": PROTOCOLS,
+        "reason": None,
+    }
+
+
+def sync_body(group: str, gen: int, member: str, assignments: list[dict]) -> dict:
+    return {
+        "group_id": group,
+        "generation_id": gen,
+        "member_id": member,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "assignments": assignments,
+    }
+
+
+@probe
+def probe_group_states(s: Target) -> None:
+    """Two members through every classic group state: what Heartbeat, OffsetCommit, SyncGroup,
+    DescribeGroups and OffsetFetch answer in CompletingRebalance, Stable, PreparingRebalance
+    (a second member's JoinGroup parked on another connection), after a leave, and in Empty;
+    a follower's SyncGroup parked until the leader's."""
+    group, topic = s.name("g"), s.name("t")
+    s.find_coordinator(group, 0)
+    s.create_topic(topic)
+    other = SecondClient(s)
+    try:
+        m1 = join(s, None, 9, group, "")["member_id"]
+        gen = join(s, "JoinGroup v9 first member", 9, group, m1, expect={"error_code": "NONE"})["generation_id"]
+
+        def describe(label: str) -> None:
+            s.req(label, DESCRIBE_GROUPS, 5, {"groups": [group], "include_authorized_operations": False})
+
+        def heartbeat(label: str, member: str, generation: int, **kw) -> None:
+            body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": None}
+            s.req(label, HEARTBEAT, 4, body, **kw)
+
+        describe("DescribeGroups v5 CompletingRebalance")
+        heartbeat("Heartbeat v4 CompletingRebalance", m1, gen)
+        offset_commit(s, "OffsetCommit v8 CompletingRebalance", 8, group, topic, gen, m1)
+        s.req(
+            "SyncGroup v5 leader",
+            SYNC_GROUP,
+            5,
+            sync_body(group, gen, m1, [{"member_id": m1, "assignment": b"\x00\x01"}]),
+            expect={"error_code": "NONE"},
+        )
+        describe("DescribeGroups v5 Stable, one member")
+
+        # a second member: its JoinGroup parks until the first rejoins
+        other.send(JOIN_GROUP, 9, join_body(group, ""))
+        m2 = other.receive("JoinGroup v9 second member, no id", JOIN_GROUP, 9)["member_id"]
+        other.send(JOIN_GROUP, 9, join_body(group, m2))
+        for _ in range(100):  # the other connection's JoinGroup reaches the coordinator
+            answer = s.req(None, DESCRIBE_GROUPS, 5, {"groups": [group], "include_authorized_operations": False})
+            if answer["groups"][0]["group_state"] != "Stable":
+                break
+            time.sleep(0.02)
+        describe("DescribeGroups v5 PreparingRebalance")
+        heartbeat("Heartbeat v4 PreparingRebalance", m1, gen, expect={"error_code": "REBALANCE_IN_PROGRESS"})
+        offset_commit(s, "OffsetCommit v8 PreparingRebalance", 8, group, topic, gen, m1)
+        s.req("SyncGroup v5 PreparingRebalance", SYNC_GROUP, 5, sync_body(group, gen, m1, []))
+        rejoined = join(s, "JoinGroup v9 first member rejoins", 9, group, m1, expect={"error_code": "NONE"})
+        second = other.receive("JoinGroup v9 second member completes", JOIN_GROUP, 9, expect={"error_code": "NONE"})
+        gen2 = rejoined["generation_id"]
+        s.record("both answers name one generation", second["generation_id"] == gen2)
+        leader = rejoined["leader"]
+        s.record("the leader is the first member", leader == m1)
+        heartbeat("Heartbeat v4 CompletingRebalance, old generation", m1, gen)
+        heartbeat("Heartbeat v4 CompletingRebalance, new generation", m1, gen2)
+
+        # the follower's SyncGroup parks until the leader's
+        other.send(SYNC_GROUP, 5, sync_body(group, gen2, m2, []))
+        assignments = [{"member_id": m1, "assignment": b"\x00\x01"}, {"member_id": m2, "assignment": b"\x00\x02"}]
+        s.req("SyncGroup v5 leader, two members", SYNC_GROUP, 5, sync_body(group, gen2, m1, assignments))
+        other.receive("SyncGroup v5 follower after the leader", SYNC_GROUP, 5, expect={"error_code": "NONE"})
+        describe("DescribeGroups v5 Stable, two members")
+        offset_commit(s, "OffsetCommit v8 Stable, old generation", 8, group, topic, gen, m1)
+        offset_commit(s, "OffsetCommit v8 Stable", 8, group, topic, gen2, m1)
+
+        # the second member leaves: the first must rejoin
+        other.send(LEAVE_GROUP, 5, {"group_id": group, "members": [{"member_id": m2, "group_instance_id": None}]})
+        other.receive("LeaveGroup v5 second member", LEAVE_GROUP, 5)
+        heartbeat("Heartbeat v4 after a leave", m1, gen2, expect={"error_code": "REBALANCE_IN_PROGRESS"})
+        describe("DescribeGroups v5 after a leave")
+        gen3 = join(s, "JoinGroup v9 rejoin alone", 9, group, m1, expect={"error_code": "NONE"})["generation_id"]
+        s.req("SyncGroup v5 alone", SYNC_GROUP, 5, sync_body(group, gen3, m1, []))
+
+        # the last member leaves: Empty
+        s.req(
+            "LeaveGroup v5 last member",
+            LEAVE_GROUP,
+            5,
+            {"group_id": group, "members": [{"member_id": m1, "group_instance_id": None}]},
+        )
+        describe("DescribeGroups v5 Empty")
+        offset_commit(s, "OffsetCommit v8 Empty, generation -1", 8, group, topic, -1, "")
+        offset_commit(s, "OffsetCommit v8 Empty, old member", 8, group, topic, gen3, m1)
+        offset_fetch(s, "OffsetFetch v8 Empty", 8, group, topic)
+    finally:
+        other.close()

@@ -76,6 +76,7 @@ SORTED_BY: dict[str, tuple[str, ...]] = {
     "results_by_partition": ("partition_index",),
     "results": ("group_id", "name"),  # DeleteGroups, CreatePartitions
     "responses": ("name",),  # DeleteTopics
+    "groups": ("group_id",),  # DescribeGroups, ConsumerGroupDescribe
 }
 UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 RETRIABLE = {14, 15, 16, 51}  # LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS

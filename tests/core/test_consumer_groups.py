@@ -103,25 +103,25 @@ def join_three(state: ClusterState) -> tuple[dict[str, int], dict[str, dict]]:
 def test_three_members_split_six_partitions_two_each_and_revoke_before_assign():
     state = cluster()
     first = beat(state, 0, "a", 0)
-    assert (first.member_epoch, owned_of(first)) == (1, {"orders": set(range(6))})
+    assert (first.member_epoch, owned_of(first)) == (2, {"orders": set(range(6))})
     assert first.heartbeat_interval_ms == 5_000
     second = beat(state, 0, "b", 0)
-    assert second.member_epoch == 2 and owned_of(second) == {}  # its partitions are still a's
+    assert second.member_epoch == 3 and owned_of(second) == {}  # its partitions are still a's
     group = state.consumer_groups.groups[G]
     assert group.members["b"].state == MemberState.UNRELEASED_PARTITIONS
     assert group.state == ConsumerGroupState.RECONCILING
-    revoke = beat(state, 0, "a", 1, owned={"orders": set(range(6))})
-    assert revoke.member_epoch == 1 and len(owned_of(revoke)["orders"]) == 3  # keep three, revoke three first
-    still = beat(state, 0, "a", 1, owned={"orders": set(range(6))})
-    assert still.member_epoch == 1 and still.assignment is None  # still owns the revoked ones: nothing new
-    done = beat(state, 0, "a", 1, owned=owned_of(revoke))
-    assert done.member_epoch == 2
-    got = beat(state, 0, "b", 2, owned={})
-    assert got.member_epoch == 2 and len(owned_of(got)["orders"]) == 3
+    revoke = beat(state, 0, "a", 2, owned={"orders": set(range(6))})
+    assert revoke.member_epoch == 2 and len(owned_of(revoke)["orders"]) == 3  # keep three, revoke three first
+    still = beat(state, 0, "a", 2, owned={"orders": set(range(6))})
+    assert still.member_epoch == 2 and still.assignment is None  # still owns the revoked ones: nothing new
+    done = beat(state, 0, "a", 2, owned=owned_of(revoke))
+    assert done.member_epoch == 3
+    got = beat(state, 0, "b", 3, owned={})
+    assert got.member_epoch == 3 and len(owned_of(got)["orders"]) == 3
     assert owned_of(got)["orders"].isdisjoint(owned_of(revoke)["orders"])
     state2 = cluster()
     epochs, owned = join_three(state2)
-    assert sorted(len(o["orders"]) for o in owned.values()) == [2, 2, 2] and set(epochs.values()) == {3}
+    assert sorted(len(o["orders"]) for o in owned.values()) == [2, 2, 2] and set(epochs.values()) == {4}
     assert state2.consumer_groups.groups[G].state == ConsumerGroupState.STABLE
     assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6))
 
@@ -133,7 +133,7 @@ def test_epochs_are_checked_and_a_lost_response_is_forgiven():
     assert beat(state, 0, "ghost", 3, owned={}).error == E.UNKNOWN_MEMBER_ID
     assert beat(state, 0, "a", 3, owned={}, group="nope").error == E.GROUP_ID_NOT_FOUND
     member = state.consumer_groups.groups[G].members["a"]
-    assert member.previous_epoch in (1, 2)
+    assert member.previous_epoch in (2, 3)
     # the previous epoch is accepted when what the member owns is still its own (a response was lost)
     lost = beat(state, 0, "a", member.previous_epoch, owned=owned["a"])
     assert lost.error == E.NONE and lost.member_epoch == epochs["a"]
@@ -186,23 +186,23 @@ def test_a_silent_member_is_fenced_at_the_session_timeout_and_its_partitions_mov
     assert any(e.kind == "member_expired" and e.member == "c" for e in state.events)
     del epochs["c"], owned["c"]
     settle(state, 45_000, epochs, owned)
-    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6)) and set(epochs.values()) == {4}
+    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6)) and set(epochs.values()) == {5}
 
 
 def test_a_member_that_never_revokes_is_fenced_at_its_rebalance_timeout():
     state = cluster()
     a = beat(state, 0, "a", 0)
     beat(state, 0, "b", 0)
-    revoking = beat(state, 0, "a", 1, owned=owned_of(a))  # a must give three up...
+    revoking = beat(state, 0, "a", 2, owned=owned_of(a))  # a must give three up...
     assert state.consumer_groups.groups[G].members["a"].state == MemberState.UNREVOKED_PARTITIONS
-    beat(state, 20_000, "a", 1, owned=owned_of(a))  # ...keeps heartbeating while still owning them...
+    beat(state, 20_000, "a", 2, owned=owned_of(a))  # ...keeps heartbeating while still owning them...
     state.tick(29_999)
     assert "a" in state.consumer_groups.groups[G].members
     state.tick(30_000)  # ...and is fenced when its 30 s rebalance timeout runs out
     assert "a" not in state.consumer_groups.groups[G].members
-    assert revoking.member_epoch == 1
-    took = beat(state, 30_000, "b", 2, owned={})
-    assert owned_of(took) == {"orders": set(range(6))} and took.member_epoch == 3
+    assert revoking.member_epoch == 2
+    took = beat(state, 30_000, "b", 3, owned={})
+    assert owned_of(took) == {"orders": set(range(6))} and took.member_epoch == 4
 
 
 def test_leaving_moves_the_partitions_and_bumps_the_epoch():
@@ -210,7 +210,7 @@ def test_leaving_moves_the_partitions_and_bumps_the_epoch():
     epochs, owned = join_three(state)
     left = beat(state, 0, "b", -1, owned=None)
     assert (left.error, left.member_epoch) == (E.NONE, -1)
-    assert state.consumer_groups.groups[G].group_epoch == 4
+    assert state.consumer_groups.groups[G].group_epoch == 5
     del epochs["b"], owned["b"]
     settle(state, 0, epochs, owned)
     assert sorted(len(o["orders"]) for o in owned.values()) == [3, 3]
@@ -222,7 +222,7 @@ def test_a_static_member_keeps_its_partitions_across_a_restart_without_a_rebalan
     state = cluster()
     first = beat(state, 0, "s1", 0, instance_id="box-1")
     beat(state, 0, "other", 0)
-    epochs, owned = {"s1": first.member_epoch, "other": 2}, {"s1": owned_of(first), "other": {}}
+    epochs, owned = {"s1": first.member_epoch, "other": 3}, {"s1": owned_of(first), "other": {}}
     settle(state, 0, epochs, owned)
     mine, epoch_before = owned["s1"], state.consumer_groups.groups[G].group_epoch
     assert beat(state, 500, "x", 0, instance_id="box-1").error == E.UNRELEASED_INSTANCE_ID  # s1 still holds it
@@ -241,7 +241,7 @@ def test_added_partitions_and_new_topics_matching_a_regex_are_assigned_without_r
     epochs, owned = join_three(state)
     state.create_partitions("orders", 9)
     settle(state, 0, epochs, owned)
-    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(9)) and set(epochs.values()) == {4}
+    assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(9)) and set(epochs.values()) == {5}
     regex = beat(state, 0, "r", 0, group="by-regex", topics=(), subscribed_names=None, subscribed_regex="pay-.*")
     assert regex.error == E.NONE and owned_of(regex) == {}
     state.create_topic("pay-eu", 2)
@@ -254,7 +254,7 @@ def test_the_range_assignor_is_chosen_per_group():
     state = cluster()
     result = beat(state, 0, "a", 0, server_assignor="range")
     beat(state, 0, "b", 0, server_assignor="range")
-    settle(state, 0, {"a": result.member_epoch, "b": 2}, {"a": owned_of(result), "b": {}})
+    settle(state, 0, {"a": result.member_epoch, "b": 3}, {"a": owned_of(result), "b": {}})
     group = state.consumer_groups.groups[G]
     assert {m: sorted(a["orders"]) for m, a in group.target.items()} == {"a": [0, 1, 2], "b": [3, 4, 5]}
 
@@ -343,7 +343,7 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
     assert required.error == E.MEMBER_ID_REQUIRED and len(required.member_id) == 22
     joined = join(required.member_id)
     assert (joined.error, joined.leader, joined.members, joined.protocol_name) == (E.NONE, "", (), "range")
-    assert joined.generation_id == group.group_epoch == 2  # every classic member is a follower
+    assert joined.generation_id == group.group_epoch == 3  # every classic member is a follower
     old = required.member_id
     sync = classic.classic_sync(
         0,
@@ -385,8 +385,13 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
         commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=again.generation_id, version=7)
         == E.NONE
     )  # a classic member commits with its generation, at any version
+    # an older generation passes the group check and fails per partition: none was held since epoch 1
+    assert commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=1, version=7) == E.NONE
+    assert state.offsets.validate_partition_commit(G, old, 1, "orders", 0) == E.ILLEGAL_GENERATION
+    newer = again.generation_id + 1
     assert (
-        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=1, version=7) == E.ILLEGAL_GENERATION
+        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=newer, version=7)
+        == E.ILLEGAL_GENERATION
     )
     left = classic.classic_leave(0, group, [(old, None)])
     assert left.members == [E.NONE] and old not in group.members

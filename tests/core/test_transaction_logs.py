@@ -230,11 +230,17 @@ def consumer_member(state, group="cg") -> tuple[str, int]:
     return result.member_id, result.member_epoch
 
 
-def test_txn_commit_to_a_consumer_group_never_answers_stale_member_epoch():
+def test_txn_commit_to_a_consumer_group_answers_stale_member_epoch_only_from_v6():
     c = Cluster()
     member, epoch = consumer_member(c.state)
     assert validate(c.state, "cg", member=member, generation=epoch) == E.NONE
-    assert validate(c.state, "cg", member=member, generation=epoch + 1) == E.ILLEGAL_GENERATION
-    assert validate(c.state, "cg", member=member, generation=epoch - 1) == E.ILLEGAL_GENERATION
+    assert validate(c.state, "cg", member=member, generation=epoch + 1) == E.ILLEGAL_GENERATION  # v5 and older
+    newer = c.state.offsets.validate_txn_commit(
+        0, group_id="cg", member_id=member, group_instance_id=None, generation_id=epoch + 1, precise_errors=True
+    )
+    assert newer == E.STALE_MEMBER_EPOCH  # v6 (KIP-1319)
+    # an older epoch passes the group check; each partition is then judged by when it was assigned
+    assert validate(c.state, "cg", member=member, generation=epoch - 1) == E.NONE
+    assert c.state.offsets.validate_partition_commit("cg", member, epoch - 1, "orders", 0) == E.STALE_MEMBER_EPOCH
     assert validate(c.state, "cg", member="nobody", generation=epoch) == E.UNKNOWN_MEMBER_ID
     assert validate(c.state, "cg", member="", generation=-1) == E.NONE

@@ -149,8 +149,8 @@ class OffsetStore:
             member = consumer_group.members.get(member_id)
             if member is None:
                 return E.UNKNOWN_MEMBER_ID
-            if generation_id == member.member_epoch:
-                return E.NONE
+            if generation_id <= member.member_epoch:
+                return E.NONE  # an older epoch is judged per partition (validate_partition_commit)
             # before v6 a stale epoch is ILLEGAL_GENERATION, which older producers understand
             return E.STALE_MEMBER_EPOCH if precise_errors and not member.is_classic else E.ILLEGAL_GENERATION
         coord = self.coordinator

@@ -571,6 +571,9 @@ class ConsumerCoordinator:
             now_ms,
         )
         self._bump(group, now_ms, reason)
+        if not group.members:  # an empty group's assignment epoch follows its group epoch (GMM fence)
+            group.assignment_epoch = group.group_epoch
+            group.target.clear()
         only_classic = group.members and all(m.is_classic for m in group.members.values())
         if not member.is_classic and only_classic and self.on_only_classic_members is not None:
             self.on_only_classic_members(group, now_ms)
@@ -726,12 +729,10 @@ class ConsumerCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return E.UNKNOWN_MEMBER_ID
-        if member.is_classic:  # a classic member commits with its generation, which is its epoch
-            return E.NONE if epoch == member.member_epoch else E.ILLEGAL_GENERATION
-        if version < 9:
+        if not member.is_classic and version < 9:
             return E.UNSUPPORTED_VERSION  # KIP-848 members need OffsetCommit v9+
-        if epoch > member.member_epoch:
-            return E.STALE_MEMBER_EPOCH
+        if epoch > member.member_epoch:  # a classic member's generation is its epoch
+            return E.ILLEGAL_GENERATION if member.is_classic else E.STALE_MEMBER_EPOCH
         return E.NONE  # an older epoch is checked per partition (validate_partition_commit)
 
     def validate_partition_commit(
@@ -744,7 +745,7 @@ class ConsumerCoordinator:
             return E.NONE
         assigned_at = member.assignment_epochs.get((topic, partition))
         if (topic, partition) not in member.owns() or assigned_at is None or assigned_at > epoch:
-            return E.STALE_MEMBER_EPOCH
+            return E.ILLEGAL_GENERATION if member.is_classic else E.STALE_MEMBER_EPOCH
         return E.NONE
 
     def validate_fetch(self, group: ConsumerGroup, member_id: str, epoch: int) -> E:

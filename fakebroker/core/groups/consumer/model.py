@@ -69,8 +69,9 @@ class ConsumerMember:
 @dataclass
 class ConsumerGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
+    # a new group starts at epoch 1 (Kafka 4.3+, KAFKA-20268), so its first member gets epoch 2
+    group_epoch: int = 1
+    assignment_epoch: int = 1
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     target: dict[str, Assignment] = field(default_factory=dict)  # member id -> target assignment
