@@ -24,6 +24,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
+from .reassignments import Reassignment, complete_ready
 from .timers import Timers
 from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
 from .transactions.coordinator import TransactionCoordinator
@@ -93,6 +94,7 @@ class ClusterState:
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none
+        self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/reassignments.py)
 
     def _coordinator_or_none(self, group_id: str) -> int:
         return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1
@@ -163,6 +165,7 @@ class ClusterState:
         for partition in self.all_partitions():
             if partition.leader == -1 and node_id in partition.replicas:
                 self.move_leader(partition, node_id, now_ms, reason="replica back")
+        complete_ready(self, now_ms)  # reassignments waiting for this broker to be in sync
 
     def broker_stopped(self, node_id: int, now_ms: int) -> bool:
         """A broker died: the partitions it led move to the next live replica, as Kafka's
@@ -262,6 +265,8 @@ class ClusterState:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         self.topics_by_id.pop(topic.topic_id, None)
+        for key in [k for k in self.reassignments if k[0] == name]:
+            del self.reassignments[key]
         self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
