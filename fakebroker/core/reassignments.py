@@ -19,14 +19,27 @@ number of replicas stays (INVALID_REPLICATION_FACTOR).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.error_codes import ErrorCode
-from .events import Event
+from .events import Event, EventLog
+from .topics import BrokerInfo, Partition, Topic
 
-if TYPE_CHECKING:
-    from .cluster_state import ClusterState
-    from .topics import Partition
+
+class ClusterState(Protocol):
+    """What a reassignment reads and changes of :class:`~fakebroker.core.cluster_state.ClusterState`
+    (which keeps the reassignments in progress and calls :func:`complete_ready` when a broker starts)."""
+
+    topics: dict[str, Topic]
+    brokers: dict[int, BrokerInfo]
+    reassignments: dict[tuple[str, int], Reassignment]
+    events: EventLog
+
+    def alive_brokers(self) -> list[BrokerInfo]: ...
+
+    def move_leader(
+        self, partition: Partition, broker: int | None, now_ms: int, *, reason: str | None = None
+    ) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
