@@ -4,8 +4,9 @@ as Kafka's ``ReplicaManager.describeLogDirs`` answers on a broker without an aut
 Each fakebroker broker has one log directory, ``/tmp/kafka-logs-<node id>`` (Kafka's default
 ``log.dirs`` is ``/tmp/kafka-logs``; the node id keeps the brokers of one cluster apart). It
 holds every partition the broker replicates; a partition's size is the bytes of its batches, as
-Kafka's log size is the bytes of its segments. Offset lag is 0 (nothing is behind: no
-replication, no future logs) and ``is_future_key`` false. The volume (v4+) is a plausible one:
+Kafka's log size is the bytes of its segments (batches DeleteRecords removed still count until
+retention deletes: Kafka keeps them in its active segment). Offset lag is 0 (nothing is
+behind: no replication, no future logs) and ``is_future_key`` false. The volume (v4+) is a plausible one:
 ``TOTAL_BYTES`` (1 TiB), of which everything not held by the directory's partitions is usable.
 The directory is never cordoned (v5). A null topic list asks for every partition; named
 partitions this broker does not hold are left out, and topics without a partition too.
@@ -43,7 +44,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "partitions": [
                 {
                     "partition_index": p.index,
-                    "partition_size": p.log.size_bytes,
+                    "partition_size": cluster.log_size(p),
                     "offset_lag": 0,
                     "is_future_key": False,
                 }
@@ -52,7 +53,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         }
         for name, partitions in by_topic.items()
     ]
-    used = sum(p.log.size_bytes for p in held)
+    used = sum(cluster.log_size(p) for p in held)
     result = {
         "error_code": ErrorCode.NONE,
         "log_dir": log_dir(ctx.broker_id),

@@ -305,3 +305,26 @@ def test_partition_reassigned_event_describes_itself():
         event.describe()
         == "partition_reassigned topic=t partition=0 state=completed replicas=(1, 2) adding=() removing=()"
     )
+
+
+def test_describe_log_dirs_keeps_deleted_records_bytes_until_retention():
+    state = cluster(1)
+    state.create_topic("t", 1, 1)
+    partition = state.topics["t"].partitions[0]
+    produce_records(state, "t", 0, b"a", b"b")
+    size = partition.log.size_bytes
+    state.delete_records(partition, 2)
+    assert partition.log.size_bytes == 0
+
+    def answered():
+        response, _ = call(state, DESCRIBE_LOG_DIRS, 4, topics=[{"topic": "t", "partitions": [0]}])
+        [result] = response.results
+        return result.topics[0].partitions[0].partition_size, result.usable_bytes
+
+    assert answered() == (size, TOTAL_BYTES - size)  # Kafka's active segment still holds them
+    produce_records(state, "t", 0, b"c")
+    state.topics["t"].config.overrides["retention.ms"] = "0"
+    assert state.apply_retention(10**13) == 1
+    assert answered() == (0, TOTAL_BYTES)
+    state.delete_topic("t")
+    assert state.deleted_bytes == {}

@@ -21,7 +21,7 @@ from fakebroker.protocol import records as R
 
 from .probing import METADATA, PRODUCE, Target, probe
 
-DESCRIBE_LOG_DIRS, ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 35, 43, 45, 46
+DELETE_RECORDS, DESCRIBE_LOG_DIRS, ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 21, 35, 43, 45, 46
 DESCRIBE_TOPIC_PARTITIONS = 75
 BROKER_LISTS = {
     "replica_nodes",
@@ -207,6 +207,14 @@ def probe_describe_log_dirs(s: Target) -> None:
         log_dirs(s, f"v{ver} every partition", ver, None, mine=True)
         log_dirs(s, f"v{ver} empty list", ver, {})
     log_dirs(s, "v4 unknown partitions only", 4, {t: [9]})
+    deleted = s.req(
+        None,
+        DELETE_RECORDS,
+        2,
+        {"topics": [{"name": t, "partitions": [{"partition_index": 0, "offset": 2}]}], "timeout_ms": 10000},
+    )
+    assert deleted["topics"][0]["partitions"][0]["error_code"] == 0, deleted
+    log_dirs(s, "v4 after DeleteRecords of every record", 4, {t: [0]})
 
 
 # -- AlterPartitionReassignments, ListPartitionReassignments --------------------------------------------
