@@ -101,6 +101,7 @@ def probe_describe_topic_partitions(s: Target) -> None:
     step("cursor before the names", dtp_body([b], 10, (a, 1)), expect={"topics.0.error_code": "INVALID_REQUEST"})
     step("every topic from a, limit 4", dtp_body([], 4, (a, 0)), expect={"next_cursor.partition_index": 1})
     step("every topic from b-1, limit 1", dtp_body([], 1, (b, 1)))
+    step("every topic from a name between a and b", dtp_body([], 1, (a + "-zz", 1)), expect={"topics.0.name": b})
     step("internal topic, limit 2", dtp_body(["__consumer_offsets"], 2), expect={"topics.0.is_internal": True})
     step("unknown internal name", dtp_body(["__share_group_state"], 2))
 
@@ -146,6 +147,8 @@ def probe_elect_leaders(s: Target) -> None:
             ver,
             expect={"replica_election_results.0.partition_result": []},
         )
+    s.find_coordinator(s.name("g"), 0)  # __consumer_offsets exists
+    record(s, "v2 an internal partition", ELECT_LEADERS, 2, elect_body(0, {"__consumer_offsets": [0]}), node)
     for ver in (1, 2):
         record(
             s,
@@ -259,6 +262,7 @@ def probe_partition_reassignments(s: Target) -> None:
                     (t, 0): [node],
                     (t, 1): [UNKNOWN_BROKER],
                     (t, 2): [node],
+                    (t, -1): [node],
                     (missing, 0): [node],
                 }
             ),
@@ -295,6 +299,7 @@ def probe_partition_reassignments(s: Target) -> None:
     )
     record(s, "list named", LIST_REASSIGNMENTS, 0, list_body({t: [0, 1, 5], missing: [0]}), node)
     record(s, "list empty", LIST_REASSIGNMENTS, 0, list_body({}), node)
+    record(s, "list a topic without partitions", LIST_REASSIGNMENTS, 0, list_body({t: []}), node)
     answer = s.norm(s.req(None, LIST_REASSIGNMENTS, 0, list_body(None)))
     answer["topics"] = [x for x in answer["topics"] if x["name"].startswith(s.prefix)]
     s.record("list all (this probe's topics)", answer, LIST_REASSIGNMENTS, 0)
