@@ -24,6 +24,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
+from .reassignments import Reassignment, complete_ready
 from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
 from .topics import (
@@ -95,6 +96,8 @@ class ClusterState:
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none
+        self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/reassignments.py)
+        self.deleted_bytes: dict[tuple[str, int], int] = {}  # DeleteRecords'd bytes still on "disk"
 
     def pose_as(self, kafka_version: str) -> None:
         """Serve the API window and feature levels of Kafka ``kafka_version`` (before clients
@@ -172,6 +175,7 @@ class ClusterState:
         for partition in self.all_partitions():
             if partition.leader == -1 and node_id in partition.replicas:
                 self.move_leader(partition, node_id, now_ms, reason="replica back")
+        complete_ready(self, now_ms)  # reassignments waiting for this broker to be in sync
 
     def broker_stopped(self, node_id: int, now_ms: int) -> bool:
         """A broker died: the partitions it led move to the next live replica, as Kafka's
@@ -271,6 +275,10 @@ class ClusterState:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         self.topics_by_id.pop(topic.topic_id, None)
+        for key in [k for k in self.reassignments if k[0] == name]:
+            del self.reassignments[key]
+        for key in [k for k in self.deleted_bytes if k[0] == name]:
+            del self.deleted_bytes[key]
         self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
@@ -473,8 +481,18 @@ class ClusterState:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         return error
 
+    def log_size(self, partition: Partition) -> int:
+        """The bytes of a partition's log as Kafka's segments hold them (DescribeLogDirs): its
+        batches, and those DeleteRecords removed that Kafka's active segment would still hold."""
+        return partition.log.size_bytes + self.deleted_bytes.get((partition.topic, partition.index), 0)
+
     def delete_records(self, partition: Partition, before: int) -> None:
+        size = partition.log.size_bytes
         partition.log.delete_records_before(before)
+        # Kafka deletes no segment for a new log start offset while it is in the active one (1 GiB by
+        # default), so the log keeps its size on disk (DescribeLogDirs) until retention deletes it
+        key = (partition.topic, partition.index)
+        self.deleted_bytes[key] = self.deleted_bytes.get(key, 0) + size - partition.log.size_bytes
         self.events.append(ev.RecordsDeleted(topic=partition.topic, partition=partition.index, before=before))
 
     def init_producer_id(
@@ -511,7 +529,10 @@ class ClusterState:
                 continue
             ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
             for p in topic.partitions:
-                dropped += p.log.apply_retention(now_ms, ms, size)
+                gone = p.log.apply_retention(now_ms, ms, size)
+                if gone:
+                    self.deleted_bytes.pop((p.topic, p.index), None)  # older than what retention deleted
+                dropped += gone
         if dropped:
             self.events.append(ev.RetentionApplied(batches_dropped=dropped), now_ms)
         return dropped

@@ -1,0 +1,76 @@
+"""AlterPartitionReassignments (key 45) and ListPartitionReassignments (key 46), as Kafka's
+controller answers them (the broker forwards both); the rules are in
+:mod:`fakebroker.core.reassignments`.
+
+Alter answers each named partition (NONE, or the error and its message; a cancel without a
+reassignment in progress is NO_REASSIGNMENT_IN_PROGRESS without a message); the top-level error
+is NONE and v1 echoes ``allow_replication_factor_change``. List names the reassignments in
+progress, of every partition (null topics) or of the named ones; an empty list answers nothing.
+"""
+
+from __future__ import annotations
+
+from ..core import reassignments
+from ..core.reassignments import ReassignmentError
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .context import RequestContext
+from .registry import api
+
+
+def handle_alter(ctx: RequestContext, request: Message) -> Message:
+    allow = request.allow_replication_factor_change if ctx.api_version >= 1 else True
+    if not request.topics:
+        return ctx.response(error_code=ErrorCode.NONE, error_message="", responses=[])
+    responses = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            code, message = ErrorCode.NONE, None
+            try:
+                replicas = list(p.replicas) if p.replicas is not None else None
+                reassignments.reassign(
+                    ctx.cluster,
+                    topic.name,
+                    p.partition_index,
+                    replicas,
+                    ctx.now_ms,
+                    allow_replication_factor_change=allow,
+                )
+            except ReassignmentError as exc:
+                code, message = exc.code, exc.message
+            partitions.append({"partition_index": p.partition_index, "error_code": code, "error_message": message})
+        responses.append({"name": topic.name, "partitions": partitions})
+    ctx.data_changed()
+    return ctx.response(
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        allow_replication_factor_change=allow,
+        responses=responses,
+    )
+
+
+def handle_list(ctx: RequestContext, request: Message) -> Message:
+    if request.topics is not None and not request.topics:
+        return ctx.response(error_code=ErrorCode.NONE, error_message=None, topics=[])
+    wanted = None if request.topics is None else {t.name: list(t.partition_indexes) for t in request.topics}
+    topics = [
+        {
+            "name": name,
+            "partitions": [
+                {
+                    "partition_index": index,
+                    "replicas": ctx.cluster.topics[name].partitions[index].replicas,
+                    "adding_replicas": r.adding,
+                    "removing_replicas": r.removing,
+                }
+                for index, r in found
+            ],
+        }
+        for name, found in reassignments.listed(ctx.cluster, wanted).items()
+    ]
+    return ctx.response(error_code=ErrorCode.NONE, error_message=None, topics=topics)
+
+
+ALTER = api(45, (0, 1), handle_alter)
+LIST = api(46, (0, 0), handle_list)
