@@ -77,6 +77,7 @@ SORTED_BY: dict[str, tuple[str, ...]] = {
     "results": ("group_id", "name"),  # DeleteGroups, CreatePartitions
     "responses": ("name",),  # DeleteTopics
     "groups": ("group_id",),  # DescribeGroups, ConsumerGroupDescribe
+    "members": ("member_id",),  # JoinGroup's leader answer, DescribeGroups: a hash map of members
 }
 UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 RETRIABLE = {14, 15, 16, 51}  # LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS
