@@ -288,3 +288,33 @@ def test_offset_for_leader_epoch_past_the_current_one_is_undefined(two_partition
     )
     p = response.topics[0].partitions[0]
     assert (p.leader_epoch, p.end_offset) == answer
+
+
+# -- FindCoordinator on a fresh cluster ---------------------------------------------------------------
+FIND_COORDINATOR = 10
+
+
+def find(state, key_type, *keys, version=4):
+    if version >= 4:
+        response, _ = call(state, FIND_COORDINATOR, version, key_type=key_type, coordinator_keys=list(keys))
+        return [c.error_code for c in response.coordinators]
+    response, _ = call(state, FIND_COORDINATOR, version, key_type=key_type, key=keys[0])
+    return [response.error_code]
+
+
+def test_a_fresh_cluster_finds_coordinators_at_once_by_default():
+    state = cluster(1)
+    assert find(state, 0, "g") == [E.NONE]
+    assert find(state, 1, "t", version=3) == [E.NONE]
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_with_the_setting_the_request_that_creates_an_internal_topic_is_coordinator_not_available(version):
+    state = cluster(1, {"fakebroker.coordinator.first.find.unavailable": True})
+    keys = ("g1", "g2") if version >= 4 else ("g1",)
+    assert find(state, 0, *keys, version=version) == [E.COORDINATOR_NOT_AVAILABLE] * len(keys)
+    assert "__consumer_offsets" in state.topics  # created by that request, found by the next
+    assert find(state, 0, *keys, version=version) == [E.NONE] * len(keys)
+    # each internal topic on its own first use
+    assert find(state, 1, "t", version=version) == [E.COORDINATOR_NOT_AVAILABLE]
+    assert find(state, 1, "t", version=version) == [E.NONE]
