@@ -209,6 +209,15 @@ def test_auto_creation_answers_unknown_first_and_describes_the_topic_next(versio
     assert (later.error_code, len(later.partitions)) == (E.NONE, 1)
 
 
+def test_an_auto_creation_kafka_would_refuse_later_answers_unknown_every_time():
+    state = cluster(1)
+    state.create_topic("a.b", 1, 1)
+    for _ in range(2):
+        [answer] = metadata(state, "a_b").topics  # collides with a.b
+        assert answer.error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert "a_b" not in state.topics
+
+
 def test_authorized_operations_are_the_full_sets_when_asked():
     state = cluster(1)
     state.create_topic("t", 1, 1)

@@ -260,6 +260,13 @@ def probe_fetch_read_committed_budget(s: Target) -> None:
         fetch_raw(s, f"v{ver} read_committed", ver, [(topic, 0, 0, one + 40)], isolation=1)
         fetch_raw(s, f"v{ver} read_uncommitted", ver, [(topic, 0, 0, one + 40)], isolation=0)
     s.end_ok(tid, pid, epoch, False)
+    # after the abort: a budget that stops short of the transaction still lists it (Kafka's
+    # upper bound for aborted transactions is not the end of the slice in a small log)
+    produce_values(s, topic, 0, ["after"])
+    for ver in (4, 12, 16):
+        fetch_raw(s, f"v{ver} read_committed, first batch only", ver, [(topic, 0, 0, one)], isolation=1)
+        fetch_raw(s, f"v{ver} read_committed, into the aborted batch", ver, [(topic, 0, 0, one + 30)], isolation=1)
+        fetch_raw(s, f"v{ver} read_committed, from the marker", ver, [(topic, 0, 4, 1 << 20)], isolation=1)
 
 
 @probe
@@ -278,6 +285,8 @@ def probe_fetch_out_of_range(s: Target) -> None:
             fetch_raw(s, f"v{ver} iso={iso} before the start", ver, [(topic, 0, 0, 1 << 20)], isolation=iso)
             fetch_raw(s, f"v{ver} iso={iso} at the end", ver, [(topic, 0, 3, 1 << 20)], isolation=iso)
         fetch_raw(s, f"v{ver} unknown partition", ver, [(topic, 4, 0, 1 << 20)])
+    s.topic_ids["unknown-id"] = uuid.uuid4()
+    fetch_raw(s, "v16 unknown topic id", 16, [("unknown-id", 0, 0, 1 << 20)])
 
 
 @probe
@@ -320,6 +329,9 @@ def probe_produce_errors(s: Target) -> None:
             ver,
         )
     metadata(s, "Produce did not create the topic", 12, [s.name("none9")], auto=False)
+    # acks=0: no answer is owed, so a failed partition closes the connection
+    produce_raw(s, "acks=0 to an unknown partition", topic, 3, batch(["x"]), 9, acks=0)
+    produce_raw(s, "the next request is answered", topic, 0, batch(["ok"]), 9)
 
 
 @probe
@@ -428,6 +440,10 @@ def probe_metadata_auto_create(s: Target) -> None:
     for ver in (4, 9, 12):
         metadata(s, f"v{ver} no auto-creation", ver, [s.name(f"manual{ver}")], auto=False)
     metadata(s, "v12 invalid name", 12, ["bad name!"])
+    create(s, s.name("dot.ted"))
+    metadata(s, "v12 colliding name", 12, [s.name("dot_ted")])
+    time.sleep(0.5)
+    metadata(s, "v12 colliding name, later", 12, [s.name("dot_ted")], auto=False)
     s.find_coordinator(s.name("g"), 0)  # __consumer_offsets exists from here on, in both
     metadata(s, "v12 internal", 12, ["__consumer_offsets"], auto=False)
 
