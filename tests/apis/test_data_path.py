@@ -327,3 +327,34 @@ def test_with_the_setting_the_request_that_creates_an_internal_topic_is_coordina
     # each internal topic on its own first use
     assert find(state, 1, "t", version=version) == [E.COORDINATOR_NOT_AVAILABLE]
     assert find(state, 1, "t", version=version) == [E.NONE]
+
+
+@pytest.mark.parametrize(
+    ("epoch", "error", "aborted"),
+    [(5, E.UNKNOWN_LEADER_EPOCH, None), (0, E.NONE, [])],
+)
+def test_a_read_error_keeps_a_null_aborted_list(two_partitions, epoch, error, aborted):
+    response, _ = call(
+        two_partitions,
+        FETCH,
+        12,
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=1 << 20,
+        isolation_level=1,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            {
+                "topic": "t",
+                "partitions": [
+                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100, "current_leader_epoch": epoch}
+                ],
+            }
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
+    p = response.responses[0].partitions[0]
+    assert (p.error_code, p.aborted_transactions) == (error, aborted)

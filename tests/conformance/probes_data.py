@@ -15,6 +15,7 @@ from .probing import (
     CREATE_TOPICS,
     FETCH,
     INIT_PRODUCER_ID,
+    LIST_OFFSETS,
     METADATA,
     PRODUCE,
     ProbeError,
@@ -113,6 +114,7 @@ def fetch_raw(
     parts: list[tuple[str, int, int, int]],
     max_bytes: int = 1 << 22,
     isolation: int = 0,
+    epoch: int = -1,
     **kw: Any,
 ) -> dict:
     """Fetch ``parts`` ((topic, partition, offset, partition_max_bytes), in that order) and record the
@@ -125,7 +127,7 @@ def fetch_raw(
         topics[-1]["partitions"].append(
             {
                 "partition": partition,
-                "current_leader_epoch": -1,
+                "current_leader_epoch": epoch,
                 "fetch_offset": offset,
                 "last_fetched_epoch": -1,
                 "log_start_offset": -1,
@@ -163,13 +165,18 @@ def metadata(
     ver: int,
     topics: list[str] | None,
     *,
+    ids: list[uuid.UUID] | None = None,
     auto: bool = True,
     topic_ops: bool = False,
     cluster_ops: bool = False,
     **kw: Any,
 ) -> dict:
     body = {
-        "topics": None if topics is None else [{"name": t, "topic_id": ZERO} for t in topics],
+        "topics": [{"name": None, "topic_id": i} for i in ids]
+        if ids
+        else None
+        if topics is None
+        else [{"name": t, "topic_id": ZERO} for t in topics],
         "allow_auto_topic_creation": auto,
         "include_cluster_authorized_operations": cluster_ops,
         "include_topic_authorized_operations": topic_ops,
@@ -287,6 +294,17 @@ def probe_fetch_out_of_range(s: Target) -> None:
         fetch_raw(s, f"v{ver} unknown partition", ver, [(topic, 4, 0, 1 << 20)])
     s.topic_ids["unknown-id"] = uuid.uuid4()
     fetch_raw(s, "v16 unknown topic id", 16, [("unknown-id", 0, 0, 1 << 20)])
+    for ver in (9, 12, 16):
+        fetch_raw(s, f"v{ver} current leader epoch 5 (future)", ver, [(topic, 0, 1, 1 << 20)], epoch=5)
+        fetch_raw(s, f"v{ver} current leader epoch 0", ver, [(topic, 0, 1, 1 << 20)], epoch=0)
+    body = {
+        "replica_id": -1,
+        "isolation_level": 0,
+        "topics": [{"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": 5, "timestamp": -1}]}],
+        "timeout_ms": 1000,
+    }
+    s.req("ListOffsets v9 current leader epoch 5", LIST_OFFSETS, 9, body)
+    metadata(s, "Metadata v12 unknown topic id", 12, None, ids=[uuid.uuid4()])
 
 
 @probe
@@ -320,6 +338,10 @@ def probe_produce_errors(s: Target) -> None:
         produce_raw(s, f"v{ver} unknown partition", topic, 3, batch(["x"]), ver)
         produce_raw(s, f"v{ver} acks=2", topic, 0, batch(["x"]), ver, acks=2)
         produce_raw(s, f"v{ver} no such topic", s.name(f"none{ver}"), 0, batch(["x"]), ver)
+    s.topic_ids["unknown-id"] = uuid.uuid4()
+    produce_raw(s, "v13 unknown topic id", "unknown-id", 0, batch(["x"]), 13)
+    produce_raw(s, "v13 ok", topic, 0, batch(["ok"]), 13)
+    for ver in (3, 7, 9, 12):
         produce_raw(
             s,
             f"v{ver} transactional without id",
