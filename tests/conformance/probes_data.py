@@ -13,6 +13,7 @@ from fakebroker.protocol import records as R
 
 from .probing import (
     CREATE_TOPICS,
+    DESCRIBE_GROUPS,
     FETCH,
     INIT_PRODUCER_ID,
     LIST_OFFSETS,
@@ -488,6 +489,15 @@ def probe_metadata_authorized_operations(s: Target) -> None:
                 cluster_ops=cluster_ops,
             )
         metadata(s, f"v{ver} unknown topic with ops", ver, [s.name("none")], auto=False, topic_ops=True)
+    group = s.name("g")
+    s.find_coordinator(group, 0)
+    for ver in (3, 5, 6):
+        s.req(
+            f"DescribeGroups v{ver} with authorized operations",
+            DESCRIBE_GROUPS,
+            ver,
+            {"groups": [group], "include_authorized_operations": True},
+        )
     for ver in range(3):
         for ops in (False, True):
             body = {"include_cluster_authorized_operations": ops, "endpoint_type": 1, "include_fenced_brokers": False}
