@@ -21,8 +21,9 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import records as R
 from tests.raw_client import RawClient
 
-from . import test_java_client, test_kafkajs
+from . import test_franz_go, test_java_client, test_kafkajs
 from .node_driver import NodeDriver
+from .test_franz_go import go_client  # noqa: F401 (fixture)
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
 
 node = test_kafkajs.node  # the session fixture: the node binary, with js/node_modules installed
@@ -222,3 +223,16 @@ def test_java_client_reads_partial_batches(java_client_jar, cluster3):  # noqa: 
     errors = [line for line in lines if line["type"] == "error"]
     assert out.returncode == 0 and not errors and lines[-1]["type"] == "end", (errors, out.stderr[-6000:])
     test_java_client.check_round_trip(lines, cluster3, "orders", n, 6)
+
+
+@pytest.mark.go
+def test_franz_go_reads_partial_batches(go_client, cluster3, monkeypatch):  # noqa: F811 (fixture)
+    """fbclient's produce-consume (idempotent producer of batches of at most 512 bytes, franz-go's
+    floor, then consume the partitions directly) with 700-byte partition and 1000-byte request
+    budgets: a whole batch and part of the next."""
+    n = 600
+    monkeypatch.setenv("FAKEBROKER_GO_BATCH_MAX_BYTES", "512")
+    monkeypatch.setenv("FAKEBROKER_GO_FETCH_MAX_PARTITION_BYTES", "700")
+    monkeypatch.setenv("FAKEBROKER_GO_FETCH_MAX_BYTES", "1000")
+    lines = test_franz_go.run_go(go_client, cluster3.bootstrap_servers, "produce-consume", "orders", n, 6)
+    test_franz_go.check_round_trip(lines, cluster3, "orders", n, 6)
