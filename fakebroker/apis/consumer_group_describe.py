@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
+from . import authorized_operations as ops
 from .common import coordinator_error
 from .context import RequestContext
 from .registry import api
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-READ, DELETE, DESCRIBE = 3, 6, 8  # Kafka's AclOperation codes
-GROUP_OPERATIONS = (1 << READ) | (1 << DELETE) | (1 << DESCRIBE)
+AUTHORIZED_OPERATIONS_OMITTED = ops.OMITTED
+GROUP_OPERATIONS = ops.GROUP
 CONSUMER_MEMBER = 1  # MemberType: 0 classic (in a consumer group), 1 consumer
 
 

@@ -1,10 +1,11 @@
-"""DescribeCluster (key 60)."""
+"""DescribeCluster (key 60), as a broker's listener answers it (AuthHelper.computeDescribeClusterResponse)."""
 
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
+from .metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
 from .registry import api
 
 BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT = 1, 2
@@ -12,23 +13,35 @@ BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT = 1, 2
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
-    if ctx.api_version >= 1 and request.endpoint_type not in (BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT):
+    v = ctx.api_version
+    wanted = request.endpoint_type if v >= 1 else BROKERS_ENDPOINT
+    # the answer names the listener's own endpoint type (a broker's), whatever was asked
+    if wanted not in (BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT):
         return ctx.response(
             error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-            error_message="Unsupported endpoint type",
-            endpoint_type=request.endpoint_type,
-            cluster_id=cluster.cluster_id,
+            error_message=f"Unsupported endpoint type {wanted}",
+            endpoint_type=BROKERS_ENDPOINT,
+        )
+    if wanted == CONTROLLERS_ENDPOINT:
+        return ctx.response(
+            error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+            error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+            "CONTROLLER",
+            endpoint_type=BROKERS_ENDPOINT,
         )
     brokers = [
         {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": False}
         for b in cluster.alive_brokers()
     ]
+    # no authorizer: every cluster operation, when asked
+    ops = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     return ctx.response(
         error_code=ErrorCode.NONE,
-        endpoint_type=request.endpoint_type if ctx.api_version >= 1 else 1,
+        endpoint_type=BROKERS_ENDPOINT,
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         brokers=brokers,
+        cluster_authorized_operations=ops,
     )
 
 

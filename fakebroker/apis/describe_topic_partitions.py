@@ -18,6 +18,7 @@ from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
+from . import authorized_operations as ops
 from .context import RequestContext
 from .registry import api
 
@@ -25,7 +26,7 @@ MAX_PARTITIONS = 2000  # max.request.partition.size.limit
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_TOPIC, "__share_group_state")  # Kafka's Topic.isInternal
 # READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: all a topic's
 # operations, what AuthHelper.authorizedOperations answers without an authorizer
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+TOPIC_OPERATIONS = ops.TOPIC
 
 
 class _InvalidRequest(Exception):

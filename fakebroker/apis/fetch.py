@@ -64,7 +64,9 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
             partition, error = led_partition(ctx, name, fp.partition, fp.current_leader_epoch)
             if error:
                 out["error_code"] = error
-                out["aborted_transactions"] = []
+                # an unknown partition is refused before reading (the message's default, []); a
+                # wrong leader or leader epoch is a read error, whose aborted list is null (Kafka 4.4)
+                out["aborted_transactions"] = [] if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else None
                 if error == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
                     out["current_leader"] = current_leader(partition)
                     leaders.add(partition.leader)

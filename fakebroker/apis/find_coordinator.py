@@ -2,16 +2,27 @@
 
 A transactional id is placed the same way on ``__transaction_state`` (hashed over
 ``transaction.state.log.num.partitions``), created on first use as Kafka creates it.
+
+Kafka 4.4 answers the FindCoordinator that finds its internal topic missing
+COORDINATOR_NOT_AVAILABLE while the controller creates it (``KafkaApis.getCoordinator``); clients
+retry after their backoff. Ours is created at once and answered NONE, unless the broker setting
+:data:`FIRST_FIND_UNAVAILABLE` is true: then the request that creates the topic answers
+COORDINATOR_NOT_AVAILABLE for its keys and the next one finds the coordinator. It is off by
+default because every test on a fresh cluster would wait one client backoff (0.1-1 s) first.
 """
 
 from __future__ import annotations
 
+from ..core.cluster_state import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
 from .registry import api
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
+# a fakebroker setting (FakeCluster(config={...})), not Kafka's: answer the first FindCoordinator
+# that creates an internal topic COORDINATOR_NOT_AVAILABLE, as Kafka 4.4 does
+FIRST_FIND_UNAVAILABLE = "fakebroker.coordinator.first.find.unavailable"
 # Errors.INVALID_REQUEST.message(), which Kafka 4.4 answers for a key type it does not know
 MALFORMED = (
     "This most likely occurs because of a request being malformed by the client library or the message "
@@ -23,7 +34,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     key_type = request.key_type if v >= 1 else GROUP
     keys = list(request.coordinator_keys) if v >= 4 else [request.key]
-    found = [_find(ctx, key, key_type, v) for key in keys]
+    creating = key_type in (GROUP, TRANSACTION) and _creates_internal_topic(ctx, key_type)
+    found = [_unavailable(key, v) if creating else _find(ctx, key, key_type, v) for key in keys]
     if v >= 4:
         return ctx.response(coordinators=found, throttle_time_ms=0)
     one = found[0]
@@ -38,6 +50,30 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
 
 
+def _creates_internal_topic(ctx: RequestContext, key_type: int) -> bool:
+    """With :data:`FIRST_FIND_UNAVAILABLE`: whether this request finds the key type's internal
+    topic missing; it is created now, and the request answers COORDINATOR_NOT_AVAILABLE."""
+    cluster = ctx.cluster
+    if not cluster.config.get_bool(FIRST_FIND_UNAVAILABLE):
+        return False
+    name = OFFSETS_TOPIC if key_type == GROUP else TRANSACTION_TOPIC
+    if name in cluster.topics:
+        return False
+    cluster.offsets_topic() if key_type == GROUP else cluster.transaction_topic()
+    return True
+
+
+def _unavailable(key: str, version: int) -> dict:
+    return {
+        "key": key,
+        "node_id": -1,
+        "host": "",
+        "port": -1,
+        "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        "error_message": "" if version >= 4 else "The coordinator is not available.",
+    }
+
+
 def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     none = {"key": key, "node_id": -1, "host": "", "port": -1}
     if key_type == SHARE and version < 6 or key_type not in (GROUP, TRANSACTION, SHARE):
@@ -49,11 +85,7 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
         partition = cluster.offsets_topic().partitions[cluster.group_partition(key)]
     broker = cluster.brokers.get(partition.leader)
     if broker is None or not broker.alive:
-        return {
-            **none,
-            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            "error_message": "" if version >= 4 else "The coordinator is not available.",
-        }
+        return _unavailable(key, version)
     return {
         "key": key,
         "node_id": broker.node_id,

@@ -7,13 +7,13 @@ import dataclasses
 from ..core.groups import offsets as group_ops
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
+from . import authorized_operations as ops
 from .common import coordinator_error
 from .context import RequestContext
 from .registry import api
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-READ, DELETE, DESCRIBE = 3, 6, 8  # Kafka's AclOperation codes
-GROUP_OPERATIONS = (1 << READ) | (1 << DELETE) | (1 << DESCRIBE)
+AUTHORIZED_OPERATIONS_OMITTED = ops.OMITTED
+GROUP_OPERATIONS = ops.GROUP
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:

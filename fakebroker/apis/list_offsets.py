@@ -8,7 +8,17 @@ from .common import led_partition
 from .context import RequestContext
 from .registry import api
 
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+# ReplicaManager.timestampMinSupportedVersion: a special timestamp below its version, or a negative
+# one not listed, is UNSUPPORTED_VERSION (Kafka lists 1 for these two: v0 is 3.9's, served here)
+MIN_VERSION = {
+    EARLIEST: 0,
+    LATEST: 0,
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL: 8,
+    LATEST_TIERED: 9,
+    EARLIEST_PENDING_UPLOAD: 11,
+}
 READ_COMMITTED = 1
 
 
@@ -37,21 +47,20 @@ def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
         return out
     log = partition.log
     ts = p.timestamp
+    if ts < 0 and ctx.api_version < MIN_VERSION.get(ts, 1 << 15):
+        out["error_code"] = ErrorCode.UNSUPPORTED_VERSION
+        return out
     latest = log.last_stable_offset if request.isolation_level == READ_COMMITTED else log.high_watermark
     if ts == LATEST:
         offset, found_ts = latest, -1
     elif ts in (EARLIEST, EARLIEST_LOCAL):
         offset, found_ts = log.log_start_offset, -1
-    elif ts == LATEST_TIERED:
-        offset, found_ts = log.log_start_offset - 1, -1  # nothing is tiered
-    elif ts == MAX_TIMESTAMP:
-        if ctx.api_version < 7:
-            out["error_code"] = ErrorCode.UNSUPPORTED_VERSION
-            return out
-        offset, found_ts = log.max_timestamp_offset()
-    elif ts < 0:
-        out["error_code"] = ErrorCode.INVALID_REQUEST
+    elif ts in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        # no remote storage: UnifiedLog answers offset -1 with leader epoch -1
+        out.update(offset=-1, timestamp=-1, leader_epoch=-1)
         return out
+    elif ts == MAX_TIMESTAMP:
+        offset, found_ts = log.max_timestamp_offset()
     else:
         offset, found_ts = log.offset_for_timestamp(ts)
         if offset >= latest:

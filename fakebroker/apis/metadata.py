@@ -6,10 +6,11 @@ from ..core.cluster_state import Topic, TopicError, topic_name_error
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
+from . import authorized_operations as ops
 from .context import RequestContext
 from .registry import api
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS, CLUSTER_OPERATIONS = ops.OMITTED, ops.TOPIC, ops.CLUSTER
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
@@ -30,15 +31,28 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if v >= 10 and (name is None or (not name and entry.topic_id != ZERO_UUID)):
                 name = next((t.name for t in cluster.topics.values() if t.topic_id == entry.topic_id), None)
                 if name is None:
-                    topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": entry.topic_id})
+                    # not one of the topics whose authorized operations are filled in below
+                    topics.append(
+                        {
+                            "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
+                            "name": None,
+                            "topic_id": entry.topic_id,
+                            "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+                        }
+                    )
                     continue
             topics.append(_lookup(ctx, name, auto_create))
+    # No authorizer: every operation of the resource type, when asked (v8+; the cluster's v8-10)
+    if v >= 8 and request.include_topic_authorized_operations:
+        for topic in topics:
+            topic.setdefault("topic_authorized_operations", TOPIC_OPERATIONS)
+    asked_cluster = 8 <= v <= 10 and request.include_cluster_authorized_operations
     return ctx.response(
         brokers=brokers,
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         topics=topics,
-        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        cluster_authorized_operations=CLUSTER_OPERATIONS if asked_cluster else AUTHORIZED_OPERATIONS_OMITTED,
     )
 
 
@@ -52,12 +66,13 @@ def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
     if not auto_create:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
     try:
-        topic = cluster.create_topic(name, auto=True)
-    except TopicError as exc:
-        return {"error_code": exc.code, "name": name}
-    # Kafka answers the request that auto-created a topic with LEADER_NOT_AVAILABLE while
-    # leaders are elected; ours exist at once, so the topic is described right away.
-    return _describe(ctx, topic)
+        cluster.create_topic(name, auto=True)
+    except TopicError:
+        pass  # Kafka's controller refuses it later (a colliding name, too few brokers): the answer is the same
+    # Kafka 4.4 (DefaultAutoTopicCreationManager) sends the creation to its controller and answers
+    # this request UNKNOWN_TOPIC_OR_PARTITION at once; the topic shows from a later request on.
+    # Ours is created here, so the next Metadata describes it; clients retry in between.
+    return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "is_internal": False}
 
 
 def _describe(ctx: RequestContext, topic: Topic) -> dict:
@@ -82,7 +97,6 @@ def _describe(ctx: RequestContext, topic: Topic) -> dict:
         "topic_id": topic.topic_id,
         "is_internal": topic.internal,
         "partitions": partitions,
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
 
 

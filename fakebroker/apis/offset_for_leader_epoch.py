@@ -21,10 +21,10 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 out["error_code"] = error
             else:
                 # Nothing is ever truncated here, so any epoch up to the current one ends at
-                # the log end: the largest epoch <= the requested one is the requested one.
-                epoch = min(p.leader_epoch, partition.leader_epoch)
-                end = partition.log.log_end_offset if epoch >= 0 else -1
-                out.update(leader_epoch=epoch, end_offset=end)
+                # the log end. An epoch past the current one is unknown: LeaderEpochFileCache
+                # finds no higher entry and answers UNDEFINED (-1, -1), as for -1.
+                if 0 <= p.leader_epoch <= partition.leader_epoch:
+                    out.update(leader_epoch=p.leader_epoch, end_offset=partition.log.log_end_offset)
             parts.append(out)
         topics.append({"topic": t.topic, "partitions": parts})
     return ctx.response(topics=topics, throttle_time_ms=0)

@@ -95,6 +95,9 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         return answer(ErrorCode.UNSUPPORTED_VERSION)
     if request.acks not in (-1, 0, 1):
         return answer(ErrorCode.INVALID_REQUIRED_ACKS)
+    if ctx.cluster.topics[topic].internal:
+        # ReplicaManager.appendToLocalLog: clients may not append to an internal topic
+        return answer(ErrorCode.INVALID_TOPIC_EXCEPTION)
     result = ctx.cluster.append(
         partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
     )

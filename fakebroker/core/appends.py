@@ -82,7 +82,17 @@ def append_batches(
         if not record_errors and exc.record_index is not None:
             record_errors = ((exc.record_index, str(exc)),)
         events.append(ev.ProduceRejected(topic=topic, partition=index, error=code.name, reason=str(exc)), now_ms)
-        return AppendResult(code, str(exc), record_errors=record_errors)
+        # What ReplicaManager.appendToLocalLog answers: a record-level rejection (RecordValidationException)
+        # carries its message and the log start offset; a corrupt or too large batch, or one that
+        # ProduceRequest.validateRecords refused before the append, neither; any other failure
+        # inside the append the log start offset without a message.
+        if getattr(exc, "record_errors", None):
+            return AppendResult(
+                code, str(exc), record_errors=record_errors, log_start_offset=partition.log.log_start_offset
+            )
+        if isinstance(exc, (rec.RecordTooLargeError, rec.CorruptRecordsError)) or _before_append(exc):
+            return AppendResult(code, None, record_errors=record_errors)
+        return AppendResult(code, None, record_errors=record_errors, log_start_offset=partition.log.log_start_offset)
     payload = data or b""
     log = partition.log
     base_offset = append_time = -1
@@ -132,6 +142,12 @@ def append_batches(
         if base_offset < 0:
             base_offset = offset
     return AppendResult(base_offset=base_offset, log_append_time_ms=append_time, log_start_offset=log.log_start_offset)
+
+
+def _before_append(exc: rec.RecordsError) -> bool:
+    """Whether ProduceRequest.validateRecords (KafkaApis, before the append) raised ``exc``: its
+    messages are the ones that open with the request's version."""
+    return str(exc).startswith("Produce requests with version")
 
 
 def _verify_transaction(partition: Partition, header, verify_txn: TxnVerifier | None) -> ErrorCode:

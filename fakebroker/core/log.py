@@ -138,19 +138,26 @@ class PartitionLog:
         return i if self.batches[i].last_offset >= offset else i + 1
 
     def read(self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one: bool = True) -> bytes:
-        """Whole batches from the one holding ``offset``, up to ``max_bytes``; the first batch
-        is returned even if larger when ``min_one`` (KIP-74), so a consumer always progresses."""
+        """A slice of the log of at most ``max_bytes`` from the batch holding ``offset``, as Kafka's
+        ``LogSegment.read`` cuts it: whole batches, then the part of the next one that fits (the
+        client drops a partial batch at the end). With ``min_one`` the first batch is whole even if
+        larger (KIP-74), so a consumer always progresses; without it a first batch that does not
+        fit gives nothing (``ReplicaManager`` drops an incomplete first entry). Nothing at or past
+        ``upper_bound`` (default: the high watermark) is included."""
         limit = self.high_watermark if upper_bound is None else upper_bound
+        first = self._index_of(offset)
+        if first >= len(self.batches) or self.batches[first].base_offset >= limit:
+            return b""
+        budget = max(max_bytes, self.batches[first].size) if min_one else max_bytes
+        if budget <= 0 or (not min_one and self.batches[first].size > budget):
+            return b""
         out: list[bytes] = []
-        total = 0
-        for i in range(self._index_of(offset), len(self.batches)):
+        for i in range(first, len(self.batches)):
             batch = self.batches[i]
-            if batch.base_offset >= limit:
+            if batch.base_offset >= limit or budget <= 0:
                 break
-            if total + batch.size > max_bytes and (out or not min_one):
-                break
-            out.append(batch.data)
-            total += batch.size
+            out.append(batch.data if batch.size <= budget else batch.data[:budget])
+            budget -= batch.size
         return b"".join(out)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:

@@ -24,6 +24,8 @@ class CachedBatch:
     first_seq: int
     last_seq: int
     base_offset: int
+    # BatchMetadata.timestamp: the batch's max timestamp (its append time under LogAppendTime), which
+    # Kafka answers a duplicate with as log_append_time_ms, whatever the topic's timestamp type
     log_append_time: int
 
 
@@ -97,8 +99,9 @@ class PartitionProducers:
             coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
             entry = self.entries[producer_id] = ProducerEntry(epoch, coordinator_epoch=coordinator_epoch)
         last_seq = next_seq(base_seq, last_offset_delta)
-        entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, log_append_time))
-        entry.last_timestamp = log_append_time if log_append_time >= 0 else max_timestamp
+        timestamp = log_append_time if log_append_time >= 0 else max_timestamp
+        entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, timestamp))
+        entry.last_timestamp = timestamp
 
     def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, now_ms: int) -> None:
         """A transaction marker: a higher epoch (fencing, or transaction version 2's bump at every

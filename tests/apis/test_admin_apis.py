@@ -378,9 +378,13 @@ def test_metadata_auto_creates_a_missing_topic():
     mark = len(state.events)
     response = metadata(state, "fresh")
     [described] = response.topics
-    assert (described.name, described.error_code, len(described.partitions)) == ("fresh", E.NONE, 1)
+    # Kafka 4.4 answers the request that starts the creation UNKNOWN_TOPIC_OR_PARTITION ...
+    assert (described.name, described.error_code, described.partitions) == ("fresh", E.UNKNOWN_TOPIC_OR_PARTITION, [])
     [event] = events_after(state, mark)
     assert (event.kind, event.topic, event.partitions, event.auto) == ("topic_created", "fresh", 1, True)
+    # ... and describes the topic from the next request on
+    [described] = metadata(state, "fresh").topics
+    assert (described.error_code, len(described.partitions)) == (E.NONE, 1)
     assert described.topic_id == state.topics["fresh"].topic_id
 
 
@@ -402,7 +406,7 @@ def test_metadata_does_not_auto_create_when_disabled(config, allow, version):
 def test_metadata_v3_always_allows_auto_creation():
     state = cluster(1)
     [described] = metadata(state, "fresh", version=3, allow_auto_topic_creation=False).topics
-    assert described.error_code == E.NONE and "fresh" in state.topics
+    assert described.error_code == E.UNKNOWN_TOPIC_OR_PARTITION and "fresh" in state.topics
 
 
 def test_metadata_of_an_invalid_name_is_invalid_topic_exception():

@@ -674,7 +674,7 @@ def test_describe_groups_of_a_stable_group():
                     "member_assignment": ASSIGNMENT,
                 }
             ],
-            "authorized_operations": (1 << 3) | (1 << 6) | (1 << 8),
+            "authorized_operations": 3400,  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS as Kafka 4.4
         }
     ]  # READ, DELETE, DESCRIBE
 

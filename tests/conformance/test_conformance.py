@@ -26,7 +26,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from . import probes_admin, probes_api, probes_consumer_groups, probes_groups, probes_topics, probes_txn  # noqa: F401  (they register their probes)
+from . import (  # noqa: F401  (they register their probes)
+    probes_admin,
+    probes_api,
+    probes_consumer_groups,
+    probes_data,
+    probes_groups,
+    probes_topics,
+    probes_txn,
+)
 from .probing import PROBES, Difference, compare, run_probe
 
 RUN_ID = secrets.token_hex(3)  # names are unique per test process, so one broker serves many runs

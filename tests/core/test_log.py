@@ -54,15 +54,17 @@ def append(
 
 
 def decoded(blob: bytes) -> list[tuple[int, bytes | None]]:
-    """(offset, value) of every record of a fetched blob, CRCs checked."""
+    """(offset, value) of every record of a fetched blob, CRCs checked; a partial batch at the
+    end (a read cut at its byte budget) is dropped, as clients drop it."""
     out = []
-    for batch in R.read_batches(blob, allow_truncated=False, check_crc=True):
+    for batch in R.read_batches(blob, allow_truncated=True, check_crc=True):
         out.extend((batch.offset_of(r), r.value) for r in batch.records)
     return out
 
 
 def headers(blob: bytes) -> list[R.BatchHeader]:
-    return list(R.iter_batch_headers(blob, allow_truncated=False))
+    """The whole batches' headers (a partial one at the end left out)."""
+    return [h for h in R.iter_batch_headers(blob, allow_truncated=True) if not h.truncated]
 
 
 def three_batches(**kw) -> tuple[PartitionLog, list[bytes]]:
@@ -199,13 +201,16 @@ def test_read_from_each_offset_returns_the_batch_holding_it_and_after():
     assert log.read(100, BIG) == b""
 
 
-def test_read_max_bytes_returns_whole_batches_only():
+def test_read_max_bytes_cuts_the_log_at_the_budget():
+    """LogSegment.read: a slice of exactly the budget from the first batch, ending with a partial batch."""
     log, (a, b, c) = three_batches()
     assert log.read(0, len(a)) == a
-    assert log.read(0, len(a) + len(b) - 1) == a
+    assert log.read(0, len(a) + len(b) - 1) == a + b[:-1]
     assert log.read(0, len(a) + len(b)) == a + b
     assert log.read(0, len(a) + len(b) + len(c)) == a + b + c
-    assert log.read(2, len(b) + len(c) - 1) == b
+    assert log.read(0, len(a) + len(b) + len(c) + 100) == a + b + c
+    assert log.read(2, len(b) + len(c) - 1) == b + c[:-1]
+    assert log.read(0, len(a) + 7) == a + b[:7]
 
 
 def test_read_min_one_returns_an_oversized_first_batch():
@@ -213,10 +218,18 @@ def test_read_min_one_returns_an_oversized_first_batch():
     assert log.read(0, 1) == a  # KIP-74: the first batch even if larger than max_bytes
     assert log.read(0, 0) == a
     assert log.read(3, 1) == b
+    # without min_one an incomplete first batch is dropped (ReplicaManager's firstEntryIncomplete)
     assert log.read(0, 1, min_one=False) == b""
     assert log.read(0, 0, min_one=False) == b""
     assert log.read(0, len(a), min_one=False) == a
-    assert log.read(0, len(a) + 1, min_one=False) == a
+    assert log.read(0, len(a) + 1, min_one=False) == a + b[:1]
+
+
+def test_read_never_crosses_the_upper_bound_even_with_budget_left():
+    log, (a, b, c) = three_batches()
+    assert log.read(0, len(a) + 5, upper_bound=2) == a
+    assert log.read(0, len(a) + len(b) + 5, upper_bound=5) == a + b
+    assert log.read(5, 1, upper_bound=5) == b""
 
 
 def test_read_upper_bound():

@@ -72,6 +72,15 @@ func newClient(name string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
+// envOpts: the option made from the environment variable's number, if it is set (small batches
+// or fetch budgets for one run).
+func envOpts[O kgo.Opt](name string, opt func(int32) O) []kgo.Opt {
+	if v := os.Getenv(name); v != "" {
+		return []kgo.Opt{opt(int32(atoi(v)))}
+	}
+	return nil
+}
+
 func atoi(s string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -124,10 +133,10 @@ func produceConsume(topic string, n, partitions int, producerOpts []kgo.Opt) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	producer := newClient("producer-"+topic, append([]kgo.Opt{
+	producer := newClient("producer-"+topic, append(append([]kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // the default, with idempotence (also the default)
-	}, producerOpts...)...)
+	}, producerOpts...), envOpts("FAKEBROKER_GO_BATCH_MAX_BYTES", kgo.ProducerBatchMaxBytes)...)...)
 	results := make([]*kgo.Record, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -177,8 +186,11 @@ func produceConsume(topic string, n, partitions int, producerOpts []kgo.Opt) {
 	for p := 0; p < partitions; p++ {
 		assign[int32(p)] = kgo.NewOffset().AtStart()
 	}
-	consumer := newClient("consumer-"+topic, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
-		kgo.FetchMaxWait(500*time.Millisecond))
+	consumerOpts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
+		kgo.FetchMaxWait(500 * time.Millisecond)}
+	consumerOpts = append(consumerOpts, envOpts("FAKEBROKER_GO_FETCH_MAX_BYTES", kgo.FetchMaxBytes)...)
+	consumerOpts = append(consumerOpts, envOpts("FAKEBROKER_GO_FETCH_MAX_PARTITION_BYTES", kgo.FetchMaxPartitionBytes)...)
+	consumer := newClient("consumer-"+topic, consumerOpts...)
 	defer consumer.Close()
 	count := 0
 	poll := func(pctx context.Context) {

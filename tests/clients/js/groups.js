@@ -91,8 +91,13 @@ const decodeMetadata = buf => {
 // ---------------------------------------------------------------------------------------------
 const COMMANDS = {
   // Start a consumer `name` in `groupId`, subscribed to `topic` from the beginning.
-  async start({ name, groupId, topic, sessionTimeout = 6000, rebalanceTimeout = 10000, heartbeatInterval = 500 }) {
+  // `maxBytes` / `maxBytesPerPartition`: kafkajs's fetch budgets, when given.
+  async start({ name, groupId, topic, sessionTimeout = 6000, rebalanceTimeout = 10000, heartbeatInterval = 500,
+    maxBytes, maxBytesPerPartition }) {
     if (consumers[name]) throw new Error(`consumer ${name} exists`)
+    const budgets = {}
+    if (maxBytes !== undefined) budgets.maxBytes = maxBytes
+    if (maxBytesPerPartition !== undefined) budgets.maxBytesPerPartition = maxBytesPerPartition
     const consumer = kafka.consumer({
       groupId,
       sessionTimeout,
@@ -100,6 +105,7 @@ const COMMANDS = {
       heartbeatInterval,
       maxWaitTimeInMs: 100,
       retry: RETRY,
+      ...budgets,
     })
     const entry = { consumer, groupId, memberId: null, assignment: null, joins: 0, running: true }
     consumers[name] = entry

@@ -125,6 +125,7 @@ public final class JavaClient {
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "fakebroker-java-producer");
+        overrides(p, "fakebroker.producer.");
         int partitions;
         long started = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
@@ -155,6 +156,7 @@ public final class JavaClient {
         c.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         c.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "200");
+        overrides(c, "fakebroker.consumer.");
         long started = System.nanoTime();
         int consumed = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
@@ -188,6 +190,15 @@ public final class JavaClient {
         }
         write(obj("type", "consumed", "topic", topic, "codec", codec, "count", consumed, "expected", expected,
                 "ms", (System.nanoTime() - started) / 1_000_000));
+    }
+
+    /** -Dfakebroker.producer.NAME=VALUE and -Dfakebroker.consumer.NAME=VALUE set client settings (e.g. small batches or fetch budgets). */
+    private static void overrides(Properties props, String prefix) {
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith(prefix)) {
+                props.put(name.substring(prefix.length()), System.getProperty(name));
+            }
+        }
     }
 
     private static boolean reachedEnd(KafkaConsumer<?, ?> consumer, List<TopicPartition> tps, Map<TopicPartition, Long> end) {
