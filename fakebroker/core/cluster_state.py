@@ -24,6 +24,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
+from .quotas import ClientQuotas
 from .timers import Timers
 from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
 from .transactions.coordinator import TransactionCoordinator
@@ -69,6 +70,7 @@ class ClusterState:
         self.config = broker_config or BrokerConfig()
         self.topics: dict[str, Topic] = {}
         self.features = Features()
+        self.quotas = ClientQuotas()
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
