@@ -150,9 +150,9 @@ class ClientQuotas:
             if not error:
                 changes.append((alt.entity, ops))
         if not validate_only:
+            # what passed validation is applied even when a later repeat of its entity turns
+            # the answer into an error, as Kafka's controller writes its records
             for entity, ops in changes:
-                if results[entity][0] != ErrorCode.NONE:
-                    continue
                 values = self.entries.setdefault(entity, {})
                 for key, value in ops.items():
                     if value is None:

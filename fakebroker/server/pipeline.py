@@ -20,7 +20,7 @@ from ..protocol.messages import Message, request_type
 from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
 from .handler_stage import HandlerStage
-from .quota_stage import applies, produce_throttle, set_throttle, throttle_fetch
+from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, throttle_fetch
 from .runtime import Runtime
 
 API_VERSIONS = 18
@@ -64,6 +64,8 @@ class Pipeline:
             raise CloseConnection(
                 f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}"
             )
+        if api_key == 1 and applies(runtime, api_key):
+            cap_fetch(runtime, header.client_id, body)
         exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host)
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):

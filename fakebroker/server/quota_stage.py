@@ -8,13 +8,14 @@ What is counted, as in Kafka's KafkaApis: a Produce's request size (here: the re
 header included), a Fetch's response size (here: the encoded answer). A throttled Fetch is
 answered without data (its bytes are taken back from the rate), as Kafka's
 ``getThrottledResponse`` does; the fetch session, if any, is left as the handler left it.
-Kafka also caps a consumer's fetch size at the quota's window (``maxValueInQuotaWindow``);
-fakebroker does not.
+Before a Fetch is handled, its ``max_bytes`` is capped at what the quota lets through in a
+window (``consumer_byte_rate`` x 10 s, Kafka's ``maxValueInQuotaWindow``), so a consumer under a
+quota still gets its first batch.
 """
 
 from __future__ import annotations
 
-from ..core.quotas import ANONYMOUS, CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
+from ..core.quotas import ANONYMOUS, CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, SAMPLES, WINDOW_MS
 from ..protocol import headers
 from ..protocol.messages import Message
 from .runtime import Runtime
@@ -24,6 +25,14 @@ PRODUCE, FETCH = 0, 1
 
 def applies(runtime: Runtime, api_key: int) -> bool:
     return api_key in (PRODUCE, FETCH) and bool(runtime.state.quotas.entries)
+
+
+def cap_fetch(runtime: Runtime, client_id: str | None, request: Message) -> None:
+    """Lower a Fetch's ``max_bytes`` to the consumer quota's window, as Kafka does."""
+    found = runtime.state.quotas.bound(CONSUMER_BYTE_RATE, ANONYMOUS, client_id or "")
+    if found is not None and hasattr(request, "max_bytes"):
+        window_bytes = int(found[0] * (SAMPLES - 1) * WINDOW_MS / 1000)
+        request.max_bytes = min(request.max_bytes, window_bytes)
 
 
 def produce_throttle(runtime: Runtime, client_id: str | None, request_size: int) -> int:

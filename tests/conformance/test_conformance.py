@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from . import probes_api, probes_groups, probes_txn  # noqa: F401  (they register their probes)
+from . import probes_api, probes_groups, probes_quotas_features, probes_txn  # noqa: F401  (they register their probes)
 from .probing import PROBES, Difference, compare, run_probe
 
 RUN_ID = secrets.token_hex(3)  # names are unique per test process, so one broker serves many runs
