@@ -47,7 +47,10 @@ def test_describe_and_update_features(cluster, driver):
     assert refused["ok"] is False and refused["exception"] == "InvalidUpdateVersionException"
     assert "without setting the upgrade type" in refused["message"]
     unknown = driver.call("updateFeature", name="no.such.version", level=1)
-    assert unknown["exception"] == "InvalidUpdateVersionException" and "does not support this feature" in unknown["message"]
+    assert (
+        unknown["exception"] == "InvalidUpdateVersionException"
+        and "does not support this feature" in unknown["message"]
+    )
     assert driver.call("updateFeature", name="transaction.version", level=1, type="safe", validateOnly="true")["ok"]
     assert driver.call("describeFeatures")["finalized"]["transaction.version"] == 2
 
