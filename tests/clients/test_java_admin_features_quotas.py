@@ -102,11 +102,14 @@ def test_a_producer_byte_rate_quota_throttles_the_producer(cluster, driver):
     assert not unthrottled["metrics"]["produce-throttle-time-max"] > 0  # 0 or NaN: never throttled
     assert driver.call("alterQuota", entity="client-id:bulk", key="producer_byte_rate", value=10000)["ok"]
     # 13 requests of ~10 kB at 10 kB/s: Kafka's rate is measured over at least 10 s, so the 11th
-    # and 12th answers carry ~0.5 s and ~1.4 s of throttle, which the producer waits out
+    # and 12th answers carry throttle times, which the producer waits out
     throttled = driver.call("burst", clientId="bulk", topic="q", n=13, size=10000, timeout=60)
     assert throttled["metrics"]["produce-throttle-time-max"] > 0
     assert throttled["metrics"]["produce-throttle-time-avg"] > 0
-    assert throttled["elapsedMs"] >= unthrottled["elapsedMs"] + 1000
+    # the 12th answer's throttle alone is over 1.1 s whatever the window's fraction (10-11 s);
+    # not compared with the unthrottled burst's time, which a loaded machine stretches
+    assert throttled["metrics"]["produce-throttle-time-max"] >= 1000
+    assert throttled["elapsedMs"] >= 1100
 
 
 def test_describe_metadata_quorum(cluster, driver):
