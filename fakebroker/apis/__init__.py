@@ -37,7 +37,6 @@ from . import (  # noqa: F401
     offset_commit,
     offset_fetch,
     offset_for_leader_epoch,
-    partition_admin,
     produce,
     scram_credentials,
     sync_group,

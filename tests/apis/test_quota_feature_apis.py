@@ -16,8 +16,8 @@ DESCRIBE_QUORUM, UPDATE_FEATURES, LIST_CONFIG_RESOURCES, API_VERSIONS = 55, 57, 
 
 
 def test_versions_are_kafka_4_4s():
-    got = {k: (REGISTRY[k].min_version, REGISTRY[k].max_version) for k in (43, 46, 48, 49, 50, 55, 57, 74)}
-    assert got == {43: (0, 2), 46: (0, 0), 48: (0, 1), 49: (0, 1), 50: (0, 0), 55: (0, 2), 57: (0, 2), 74: (0, 1)}
+    got = {k: (REGISTRY[k].min_version, REGISTRY[k].max_version) for k in (48, 49, 50, 55, 57, 74)}
+    assert got == {48: (0, 1), 49: (0, 1), 50: (0, 0), 55: (0, 2), 57: (0, 2), 74: (0, 1)}
 
 
 def entity(kind, name):
@@ -146,51 +146,3 @@ def test_describe_user_scram_credentials_knows_nobody():
     assert [(x.user, x.error_code) for x in r.results] == [("a", E.RESOURCE_NOT_FOUND), ("b", E.DUPLICATE_RESOURCE)]
     r, _ = call(cluster(), DESCRIBE_SCRAM, 0, users=None)
     assert (r.error_code, r.results) == (E.NONE, [])
-
-
-ELECT_LEADERS, LIST_REASSIGNMENTS = 43, 46
-
-
-@pytest.mark.parametrize("version", [0, 1, 2])
-def test_elect_leaders_preferred_moves_the_leader_back(version):
-    state = cluster(brokers=2)
-    state.create_topic("t", 2, 1)
-    partition = state.partition("t", 0)
-    preferred = partition.replicas[0]
-    other = 1 - preferred
-    state.move_leader(partition, other, 0)  # now led by a second replica
-    asked = [{"topic": "t", "partitions": [0, 1, 9]}]
-    r, ctx = call(state, ELECT_LEADERS, version, election_type=0, topic_partitions=asked, timeout_ms=1000)
-    got = [(p.partition_id, p.error_code, p.error_message) for p in r.replica_election_results[0].partition_result]
-    assert got == [
-        (0, E.NONE, None),
-        (1, E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."),
-        (9, E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-9"),
-    ]
-    assert state.partition("t", 0).leader == preferred and ctx.effects.data_changed
-    # every partition: only those that needed an election are listed
-    state.move_leader(partition, other, 0)
-    r, _ = call(state, ELECT_LEADERS, version, election_type=0, topic_partitions=None, timeout_ms=1000)
-    listed = {x.topic: [p.partition_id for p in x.partition_result] for x in r.replica_election_results}
-    assert listed == {"t": [0]}
-
-
-def test_elect_leaders_unavailable_and_unknown_type():
-    state = cluster(brokers=2)
-    state.create_topic("t", 1, 1)
-    partition = state.partition("t", 0)
-    preferred = partition.replicas[0]
-    state.move_leader(partition, 1 - preferred, 0)
-    state.broker_stopped(preferred, 0)
-    r, _ = call(state, ELECT_LEADERS, 2, election_type=0, topic_partitions=[{"topic": "t", "partitions": [0]}])
-    assert r.replica_election_results[0].partition_result[0].error_code == E.PREFERRED_LEADER_NOT_AVAILABLE
-    r, _ = call(state, ELECT_LEADERS, 2, election_type=1, topic_partitions=[{"topic": "t", "partitions": [0]}])
-    assert r.replica_election_results[0].partition_result[0].error_code == E.ELECTION_NOT_NEEDED  # it has a leader
-    r, _ = call(state, ELECT_LEADERS, 2, election_type=7, topic_partitions=[{"topic": "t", "partitions": [0]}])
-    assert r.error_code == E.INVALID_REQUEST
-    assert r.replica_election_results[0].partition_result[0].error_message == "Unknown election type 7"
-
-
-def test_list_partition_reassignments_is_empty():
-    r, _ = call(cluster(), LIST_REASSIGNMENTS, 0, timeout_ms=1000, topics=None)
-    assert (r.error_code, r.topics) == (E.NONE, [])

@@ -4,7 +4,7 @@ describeFeatures and by a transactional producer negotiating afterwards),
 alterClientQuotas/describeClientQuotas round trips, a producer throttled by a
 ``producer_byte_rate`` quota (its produce-throttle-time metrics), and describeMetadataQuorum.
 
-One JVM runs ``fakebroker.AdminScenarios`` (tests/clients/java), driven line by line."""
+One JVM runs ``fakebroker.QuotaFeatureScenarios`` (tests/clients/java), driven line by line."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.clients, pytest.mark.java]
 
 
 class Driver(JvmDriver):
-    main_class = "fakebroker.AdminScenarios"
+    main_class = "fakebroker.QuotaFeatureScenarios"
 
 
 @pytest.fixture

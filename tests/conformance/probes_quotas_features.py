@@ -1,7 +1,6 @@
 """Probes of the admin APIs around quotas, features and the metadata quorum: DescribeClientQuotas
 and AlterClientQuotas (with the throttle a byte-rate quota gives Produce and Fetch),
-UpdateFeatures, DescribeQuorum, ListConfigResources, DescribeUserScramCredentials, ElectLeaders
-and ListPartitionReassignments.
+UpdateFeatures, DescribeQuorum, ListConfigResources and DescribeUserScramCredentials.
 
 The broker is shared with every other probe, so entities are named after the probe's prefix,
 answers listing every entity keep only this probe's, default entities get quotas nothing here
@@ -24,7 +23,6 @@ from .probing import API_VERSIONS, FETCH, PRODUCE, Target, error_name, probe
 
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_USER_SCRAM = 48, 49, 50
 DESCRIBE_QUORUM, UPDATE_FEATURES, LIST_CONFIG_RESOURCES = 55, 57, 74
-ELECT_LEADERS, LIST_REASSIGNMENTS = 43, 46
 EXACT, DEFAULT, SPECIFIED = 0, 1, 2
 UPGRADE, SAFE, UNSAFE = 1, 2, 3
 
@@ -499,35 +497,3 @@ def probe_describe_user_scram_credentials(s: Target) -> None:
         ("the same user twice", [{"name": alice}, {"name": alice}]),
     ):
         s.req(f"DescribeUserScramCredentials v0 {label}", DESCRIBE_USER_SCRAM, 0, {"users": users})
-
-
-@probe
-def probe_elect_leaders_and_reassignments(s: Target) -> None:
-    """ElectLeaders v0-v2 (preferred and unclean) on a single broker, where every partition has
-    its preferred leader: ELECTION_NOT_NEEDED, unknown topics and partitions, an unknown election
-    type, and every partition (null: only partitions that needed an election are listed);
-    ListPartitionReassignments v0: nothing is being reassigned."""
-    topic = s.name("el")
-    s.create_topic(topic, 2)
-
-    def elect(label: str, ver: int, election: int, partitions: list[dict] | None) -> None:
-        body = {"election_type": election, "topic_partitions": partitions, "timeout_ms": 10000}
-        r = s.req(None, ELECT_LEADERS, ver, body)
-        results = [x for x in r["replica_election_results"] if x["topic"] in (topic, "nosuch")]
-        s.record(label, s.norm({**r, "replica_election_results": results}), ELECT_LEADERS, ver)
-
-    for ver in (0, 1, 2):
-        for election in (0, 1) if ver >= 1 else (0,):
-            elect(f"ElectLeaders v{ver} type {election}", ver, election, [{"topic": topic, "partitions": [0, 1, 7]}])
-        elect(f"ElectLeaders v{ver} unknown topic", ver, 0, [{"topic": "nosuch", "partitions": [0]}])
-        elect(f"ElectLeaders v{ver} every partition", ver, 0, None)
-        elect(f"ElectLeaders v{ver} no partition", ver, 0, [])
-    elect("ElectLeaders v2 unknown election type", 2, 5, [{"topic": topic, "partitions": [0]}])
-    elect("ElectLeaders v2 a partition twice", 2, 0, [{"topic": topic, "partitions": [0, 0]}])
-    for label, topics in (
-        ("every topic", None),
-        ("a topic", [{"name": topic, "partition_indexes": [0, 1, 5]}]),
-        ("an unknown topic", [{"name": s.name("none"), "partition_indexes": [0]}]),
-        ("no topic", []),
-    ):
-        s.req(f"ListPartitionReassignments v0 {label}", LIST_REASSIGNMENTS, 0, {"timeout_ms": 10000, "topics": topics})

@@ -32,11 +32,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * what those change: a throttled burst (its produce-throttle-time metrics) and a transaction.
  * Commands in the line protocol of {@link Lines}.
  */
-public final class AdminScenarios {
+public final class QuotaFeatureScenarios {
     private final String bootstrap;
     private Admin admin;
 
-    private AdminScenarios(String bootstrap) {
+    private QuotaFeatureScenarios(String bootstrap) {
         this.bootstrap = bootstrap;
     }
 
@@ -45,7 +45,7 @@ public final class AdminScenarios {
             System.err.println("usage: BOOTSTRAP");
             System.exit(2);
         }
-        AdminScenarios driver = new AdminScenarios(args[0]);
+        QuotaFeatureScenarios driver = new QuotaFeatureScenarios(args[0]);
         Lines.serve(driver::run);
     }
 
