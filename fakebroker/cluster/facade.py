@@ -29,6 +29,7 @@ from anyio.from_thread import start_blocking_portal
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
 from ..core.events import Event
+from ..core.quotas import Alteration, entity_of
 from ..core.releases import DEFAULT_RELEASE, release
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from ..server.broker import BrokerServer
@@ -376,6 +377,29 @@ class FakeCluster:
         """Finalize a feature level as ``kafka-features`` would, e.g. ``transaction.version`` 1 to
         make Kafka 4.x clients use transactions without KIP-890 (clients read it on connect)."""
         self._proxy.act(self.state.features.set, name, level)
+
+    def features(self) -> dict[str, int]:
+        """The finalized feature levels (what ApiVersions reports; level 0 is not finalized)."""
+        return self._proxy.read(lambda: {k: v for k, v in sorted(self.state.features.finalized.items()) if v > 0})
+
+    # -- client quotas -----------------------------------------------------------------------
+    def set_quota(self, entity: dict[str, str | None], key: str, value: float | None) -> None:
+        """Set (or, with ``value=None``, remove) a client quota as ``kafka-client-quotas --alter``
+        would, e.g. ``set_quota({"client-id": "svc"}, "producer_byte_rate", 1024)``; a name of
+        None is the default entity. Raises ValueError with Kafka's message when Kafka would
+        refuse it."""
+        alteration = Alteration(entity_of(list(entity.items())), [(key, float(value or 0), value is None)])
+
+        def act() -> None:
+            code, message = self.state.quotas.alter([alteration], False)[alteration.entity]
+            if code:
+                raise ValueError(message)
+
+        self._proxy.act(act)
+
+    def quotas(self) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
+        """Every client quota: entity (sorted (type, name) pairs) -> {key: value}."""
+        return self._proxy.read(lambda: {e: dict(v) for e, v in self.state.quotas.entries.items()})
 
     # -- network -----------------------------------------------------------------------------
     def cut(self, client_id: str, broker: int | None = None) -> None:

@@ -24,6 +24,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .producers import ProducerIds
+from .quotas import ClientQuotas
 from .reassignments import Reassignment, complete_ready
 from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
@@ -72,6 +73,7 @@ class ClusterState:
         self.topics: dict[str, Topic] = {}
         self.kafka_version = DEFAULT_RELEASE
         self.features = Features()
+        self.quotas = ClientQuotas()
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads

@@ -31,6 +31,9 @@ FINALIZED: dict[str, int] = {
 }
 
 
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3  # UpdateFeatures' upgrade types
+
+
 class FeatureError(ValueError):
     """A level the broker does not support: the message names what is valid."""
 
@@ -54,3 +57,48 @@ class Features:
     @property
     def transaction_version(self) -> int:
         return self.finalized.get("transaction.version", 0)
+
+    def check_update(self, name: str, level: int, upgrade_type: int, controller_id: int) -> str | None:
+        """Why Kafka's controller (FeatureControlManager) would refuse ``name`` at ``level`` with
+        this upgrade type, in its words; None when it would accept it. metadata.version cannot
+        be downgraded here (Kafka refuses every downgrade that changes metadata, which from
+        33 is each one)."""
+
+        def invalid(reason: str) -> str:
+            return f"Invalid update version {level} for feature {name}. {reason}"
+
+        if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+            return invalid("The controller does not support the given upgrade type.")
+        current = self.finalized.get(name, 0)
+        if level < 0:
+            return invalid("A feature version cannot be less than 0.")
+        if name not in self.supported:
+            return invalid(f"Local controller {controller_id} does not support this feature.")
+        lo, hi = self.supported[name]
+        if not lo <= level <= hi:
+            return invalid(f"Local controller {controller_id} only supports versions {lo}-{hi}")
+        if level < current and upgrade_type == UPGRADE:
+            return invalid(
+                "Can't downgrade the version of this feature without setting the upgrade type to either safe "
+                "or unsafe downgrade."
+            )
+        if level > current and upgrade_type != UPGRADE:
+            return invalid("Can't downgrade to a newer version.")
+        if name == "metadata.version" and level < current:
+            why = (
+                "Unsafe metadata downgrade is not supported in this version."
+                if upgrade_type == UNSAFE_DOWNGRADE
+                else "Refusing to perform the requested downgrade because it might delete metadata information."
+            )
+            return f"Unsupported metadata.version downgrade from {current} to {level}. {why}"
+        if name == "kraft.version" and upgrade_type != UPGRADE and level != current:
+            return invalid("Can't downgrade the version of this feature.")
+        return None
+
+    def update(self, levels: dict[str, int]) -> None:
+        """Finalize several levels at once (checked by :meth:`check_update`); level 0 removes a
+        feature, as Kafka's FeatureLevelRecord does; the epoch moves once."""
+        for name, level in levels.items():
+            self.finalized[name] = level
+        if levels:
+            self.epoch += 1

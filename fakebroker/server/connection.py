@@ -68,3 +68,13 @@ class Connection:
                 reply = await self.pipeline.process(payload, self.peer)
                 if reply is not None:
                     await self.stream.send(frame(reply))
+                if self.peer.muted_until_ms:
+                    await self._muted()
+
+    async def _muted(self) -> None:
+        """A quota throttle: wait until the cluster clock passes the end of it (virtual time
+        ends it as soon as the test advances the clock)."""
+        clock = self.runtime.clock
+        while (left := self.peer.muted_until_ms - clock.now_ms()) > 0:
+            await anyio.sleep(min(left / 1000, 0.05))
+        self.peer.muted_until_ms = 0

@@ -17,10 +17,11 @@ from ..apis.registry import served
 from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
-from ..protocol.messages import request_type
+from ..protocol.messages import Message, request_type
 from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
 from .handler_stage import HandlerStage
+from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, throttle_fetch
 from .runtime import Runtime
 
 API_VERSIONS = 18
@@ -34,6 +35,7 @@ class Peer:
     host: str = ""
     client_id: str | None = None
     introduced: bool = False
+    muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
 
 
 class Pipeline:
@@ -64,14 +66,31 @@ class Pipeline:
             raise CloseConnection(
                 f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}"
             )
+        if api_key == 1 and applies(runtime, api_key):
+            cap_fetch(runtime, header.client_id, body)
         exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host)
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
             result = await fault_stage(runtime, exchange, body, handle)
         else:
             result = await handle(body)
+        throttle = 0
+        quota = applies(runtime, api_key) and not isinstance(result, CloseInstead)
+        if quota and api_key == 0:
+            throttle = produce_throttle(runtime, header.client_id, len(payload))
+            if isinstance(result, Message):
+                set_throttle(result, throttle)
         if isinstance(result, CloseInstead):
             raise CloseConnection(result.reason)
         if result is NO_RESPONSE or result is None:
+            self._mute(peer, throttle)
             return None
-        return headers.encode_response(api_key, api_version, correlation_id, result)
+        encoded = headers.encode_response(api_key, api_version, correlation_id, result)
+        if quota and api_key == 1 and isinstance(result, Message):
+            encoded, throttle = throttle_fetch(runtime, header.client_id, api_version, correlation_id, result, encoded)
+        self._mute(peer, throttle)
+        return encoded
+
+    def _mute(self, peer: Peer, throttle_ms: int) -> None:
+        if throttle_ms > 0:
+            peer.muted_until_ms = self.runtime.clock.now_ms() + throttle_ms

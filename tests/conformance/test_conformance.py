@@ -32,6 +32,7 @@ from . import (  # noqa: F401  (they register their probes)
     probes_consumer_groups,
     probes_data,
     probes_groups,
+    probes_quotas_features,
     probes_topics,
     probes_txn,
 )

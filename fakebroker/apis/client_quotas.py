@@ -1,0 +1,52 @@
+"""DescribeClientQuotas (key 48) and AlterClientQuotas (key 49): the quotas of users, client
+ids and IPs (``kafka-client-quotas``, the admin client's ``describeClientQuotas`` and
+``alterClientQuotas``). The core (``core/quotas.py``) keeps and validates them and turns the
+byte rates into throttle times (applied by the server's pipeline)."""
+
+from __future__ import annotations
+
+from ..core.quotas import Alteration, Entity, entity_of, java_map_order
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
+from .context import RequestContext
+from .registry import api
+
+
+def _entity_data(entity: Entity) -> list[dict]:
+    names = dict(entity)
+    return [{"entity_type": t, "entity_name": names[t]} for t in java_map_order(list(names))]
+
+
+def describe_client_quotas(ctx: RequestContext, request: Message) -> Message:
+    components = [(c.entity_type, c.match_type, c.match) for c in request.components]
+    code, message, found = ctx.cluster.quotas.describe(components, request.strict)
+    if code:
+        return ctx.response(throttle_time_ms=0, error_code=code, error_message=message, entries=None)
+    entries = [
+        {"entity": _entity_data(entity), "values": [{"key": k, "value": v} for k, v in values.items()]}
+        for entity, values in found or []
+    ]
+    # Kafka answers a success with an empty message, not null
+    return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="", entries=entries)
+
+
+def alter_client_quotas(ctx: RequestContext, request: Message) -> Message:
+    alterations = [
+        Alteration(
+            entity_of([(e.entity_type, e.entity_name) for e in entry.entity]),
+            [(op.key, op.value, op.remove) for op in entry.ops],
+        )
+        for entry in request.entries
+    ]
+    results = ctx.cluster.quotas.alter(alterations, request.validate_only)
+    entries = [
+        {"error_code": code, "error_message": message, "entity": _entity_data(entity)}
+        for entity, (code, message) in results.items()
+    ]
+    return ctx.response(throttle_time_ms=0, entries=entries)
+
+
+APIS = (
+    api(48, (0, 1), describe_client_quotas),
+    api(49, (0, 1), alter_client_quotas),
+)

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// The kafkajs admin client against a running FakeCluster, driven by tests/clients/test_kafkajs_admin.py.
+//
+//   node admin.js <bootstrap servers>
+//
+// The line protocol of groups.js: one JSON command per stdin line, one JSON reply per command.
+// "admin" calls admin[op](...args) and replies {"result": ...} (Buffers as their utf8 text), or
+// {"failure": {...}} when kafkajs throws (the error's name, type, code and message); "produce"
+// sends messages with a plain producer; "consume" runs a consumer of a group until it has read
+// n messages, committing them, then disconnects (leaving the group Empty with its offsets).
+'use strict'
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
+
+const { Kafka, logLevel: LEVELS, Partitioners } = require('kafkajs')
+
+const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 100000)
+const LOG_LEVEL = LEVELS[(process.env.KAFKAJS_LOG_LEVEL || 'WARN').toUpperCase()] ?? LEVELS.WARN
+const RETRY = { retries: 5, initialRetryTime: 100, maxRetryTime: 1000 }
+const { stderrLogCreator, until, serve } = require('./lines')
+
+function describe(e) {
+  if (!e) return null
+  return { name: e.name, type: e.type || null, code: e.code ?? null, message: String(e.message),
+    cause: describe(e.cause || e.originalError) }
+}
+
+// kafkajs results as JSON: Buffers become text, BigInts strings
+function plain(value) {
+  if (value == null) return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  if (typeof value === 'bigint') return value.toString()
+  if (Array.isArray(value)) return value.map(plain)
+  if (typeof value === 'object') {
+    const out = {}
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v)
+    return out
+  }
+  return value
+}
+
+const bootstrap = process.argv[2]
+if (!bootstrap) throw new Error('usage: admin.js <bootstrap servers>')
+
+const kafka = new Kafka({
+  clientId: 'fakebroker-kafkajs-admin',
+  brokers: bootstrap.split(','),
+  connectionTimeout: 3000,
+  requestTimeout: 10000,
+  retry: RETRY,
+  logLevel: LOG_LEVEL,
+  logCreator: stderrLogCreator,
+})
+
+let admin = null
+let producer = null
+
+const commands = {
+  async admin({ op, args }) {
+    if (!admin) {
+      admin = kafka.admin({ retry: RETRY })
+      await admin.connect()
+    }
+    try {
+      return { result: plain(await admin[op](...(args || []))) ?? null }
+    } catch (e) {
+      return { failure: describe(e) }
+    }
+  },
+
+  async produce({ topic, messages }) {
+    if (!producer) {
+      producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, retry: RETRY })
+      await producer.connect()
+    }
+    return { result: plain(await producer.send({ topic, messages, acks: -1 })) }
+  },
+
+  async consume({ groupId, topic, n }) {
+    const consumer = kafka.consumer({ groupId, retry: RETRY, sessionTimeout: 10000, rebalanceTimeout: 10000 })
+    await consumer.connect()
+    await consumer.subscribe({ topic, fromBeginning: true })
+    let seen = 0
+    await consumer.run({ autoCommit: true, autoCommitThreshold: 1, eachMessage: async () => { seen += 1 } })
+    await until(`${n} messages`, 30000, () => seen >= n)
+    await consumer.disconnect()
+    return { seen }
+  },
+
+  async exit() {
+    if (admin) await admin.disconnect()
+    if (producer) await producer.disconnect()
+    return { ok: true }
+  },
+}
+
+serve('admin.js', commands, { watchdogMs: WATCHDOG_MS, describeError: describe })
