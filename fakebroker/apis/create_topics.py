@@ -28,8 +28,10 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             continue  # answered once, after the others, as ControllerApis.createTopics does
         configs = {c.name: c.value for c in t.configs}
         bad = next((reason for n, v in configs.items() if (reason := validate(n, v, topic=True))), None)
-        if bad:
-            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=bad)
+        null = next((n for n, v in configs.items() if v is None), None)
+        if bad or null:
+            reason = bad or f"Null value not supported for topic configs: {null}"
+            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=reason, configs=[])
             results.append(result)
             continue
         try:
@@ -57,7 +59,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                     "config_source": e.source,
                     "is_sensitive": e.is_sensitive,
                 }
-                for e in topic.config.describe()
+                for e in topic.config.describe(ctx.broker_id)
             ],
         )
         if not request.validate_only:

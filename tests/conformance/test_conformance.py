@@ -26,7 +26,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from . import probes_api, probes_groups, probes_txn  # noqa: F401  (they register their probes)
+from fakebroker.core.kafka_config_keys import BROKER_KEYS
+
+from . import probes_api, probes_configs, probes_groups, probes_txn  # noqa: F401  (they register their probes)
 from .probing import PROBES, Difference, compare, run_probe
 
 RUN_ID = secrets.token_hex(3)  # names are unique per test process, so one broker serves many runs
@@ -72,6 +74,14 @@ ALLOWED: list[Allowed] = [
         r"(supported|finalized)_features\.(share|streams)\.version",
         "issue 15, ApiVersions: the share.version and streams.version features are not there (no share groups, "
         "no streams groups)",
+    ),
+    Allowed(
+        "describe_configs_broker",
+        r"DescribeConfigs v[1-4] broker .*",
+        rf"results\.0\.configs\.{sorted(BROKER_KEYS).index('group.coordinator.rebalance.protocols')}\."
+        r"(value|config_source|synonyms)",
+        "issue 15, configs: group.coordinator.rebalance.protocols is classic,consumer (given at start), not Kafka's "
+        "default classic,consumer,streams: there are no streams groups",
     ),
 ]
 
