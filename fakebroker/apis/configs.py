@@ -18,7 +18,7 @@ from .registry import api
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DOCS = "https://kafka.apache.org/documentation/"
-LOGGERS = {"root": "INFO"}
+LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:
@@ -35,7 +35,7 @@ def describe(ctx: RequestContext, request: Message) -> Message:
         if error:
             out.update(error_code=error[0], error_message=error[1])
         else:
-            keys = set(r.configuration_keys) if r.configuration_keys is not None else None
+            keys = set(r.configuration_keys) if r.configuration_keys else None  # [] is every key too
             out["configs"] = [
                 _describe_entry(e, request, r.resource_type) for e in entries if keys is None or e.name in keys
             ]
@@ -94,7 +94,8 @@ def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntr
         error = _broker_error(ctx, name) if name else (ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
         if error:
             return [], error
-        return [ConfigEntry(n, v, SOURCE_DYNAMIC_BROKER_LOGGER, False, False, 0, []) for n, v in LOGGERS.items()], None
+        loggers = sorted(ctx.cluster.config.loggers.items())
+        return [ConfigEntry(n, v, SOURCE_DYNAMIC_BROKER_LOGGER, False, False, 0, []) for n, v in loggers], None
     return [], (ErrorCode.INVALID_REQUEST, f"Unsupported resource type {kind}")
 
 
@@ -115,6 +116,9 @@ def alter(ctx: RequestContext, request: Message) -> Message:
     """AlterConfigs: the given set replaces every override of the resource."""
     responses = []
     for r in request.resources:
+        if r.resource_type == BROKER_LOGGER:
+            responses.append(_result(r, ErrorCode.INVALID_REQUEST, "AlterConfigs does not support BROKER_LOGGER"))
+            continue
         wanted = {c.name: c.value for c in r.configs}
         null_set = next((n for n, v in wanted.items() if v is None), None)
         responses.append(_apply(ctx, r, lambda current: dict(wanted), wanted, request.validate_only, null_set))
@@ -149,6 +153,9 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
         if bad_op is not None:  # Kafka fails on it while decoding the operation
             responses.append(_result(r, ErrorCode.UNKNOWN_SERVER_ERROR, None))
             continue
+        if r.resource_type == BROKER_LOGGER:
+            responses.append(_alter_loggers(ctx, r, ops, request.validate_only))
+            continue
         names = [n for n, _, _ in ops]
         duplicate = next((n for n in names if names.count(n) > 1), None)
         if duplicate is not None:
@@ -180,11 +187,6 @@ def _apply(
     null_set: str | None = None,
 ) -> dict:
     is_topic = r.resource_type == TOPIC
-    if r.resource_type == BROKER_LOGGER:
-        error = _broker_error(ctx, r.resource_name)
-        if error:
-            return _result(r, *error)
-        return _result(r, ErrorCode.NONE, None)
     if r.resource_type not in (TOPIC, BROKER):
         return _result(r, ErrorCode.INVALID_REQUEST, f"Unsupported resource type {r.resource_type}")
     if is_topic:
@@ -210,6 +212,33 @@ def _apply(
     new = {k: v for k, v in change(store).items() if v is not None}
     if not validate_only:
         ctx.cluster.replace_configs(store, new, r.resource_name)
+    return _result(r, ErrorCode.NONE, None)
+
+
+def _alter_loggers(ctx: RequestContext, r: Message, ops: list, validate_only: bool) -> dict:
+    """Log levels of this broker's loggers (kept and described; nothing logs through them)."""
+    error = _broker_error(ctx, r.resource_name)
+    if error:
+        return _result(r, *error)
+    loggers = ctx.cluster.config.loggers
+    new = dict(loggers)
+    for name, op, value in ops:
+        if op in (APPEND, SUBTRACT):
+            message = f"Operation {op} is not allowed for the BROKER_LOGGER resource"
+            return _result(r, ErrorCode.INVALID_REQUEST, message)
+        if op == DELETE:
+            if name == "root":
+                return _result(r, ErrorCode.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")
+            new.pop(name, None)
+        elif (value or "").upper() not in LOG_LEVELS:
+            return _result(
+                r, ErrorCode.INVALID_CONFIG, f"Cannot set the log level of {name} to {value} as it is not a supported"
+            )
+        else:
+            new[name] = value.upper()
+    if not validate_only:
+        loggers.clear()
+        loggers.update(new)
     return _result(r, ErrorCode.NONE, None)
 
 

@@ -22,7 +22,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "error_message": None,
             "num_partitions": -1,
             "replication_factor": -1,
-            "configs": None,
+            "configs": [],  # Kafka's answer to an error (v5+)
         }
         if seen[t.name] > 1:
             continue  # answered once, after the others, as ControllerApis.createTopics does
@@ -31,7 +31,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         null = next((n for n, v in configs.items() if v is None), None)
         if bad or null:
             reason = bad or f"Null value not supported for topic configs: {null}"
-            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=reason, configs=[])
+            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=reason)
             results.append(result)
             continue
         try:
@@ -72,7 +72,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "error_message": "Duplicate topic name.",
             "num_partitions": -1,
             "replication_factor": -1,
-            "configs": None,
+            "configs": [],  # Kafka's answer to an error (v5+)
         }
         for name, count in seen.items()
         if count > 1

@@ -207,6 +207,7 @@ class BrokerConfig:
         self.static: dict[str, str] = dict(FAKEBROKER_STATIC)
         self.dynamic: dict[str, str] = dict(BOOTSTRAP_DYNAMIC_DEFAULTS)  # the cluster default, broker ""
         self.per_broker: dict[int, dict[str, str]] = {}
+        self.loggers: dict[str, str] = {"root": "INFO"}  # BROKER_LOGGER: log levels by logger name
         for key, value in (overrides or {}).items():
             self.static[key] = _to_text(value)
 

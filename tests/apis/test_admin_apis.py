@@ -119,7 +119,7 @@ def test_create_topics_refusals():
         ("bad name!", E.INVALID_TOPIC_EXCEPTION),
     ]
     assert all(
-        (t.num_partitions, t.replication_factor, t.configs, t.topic_id) == (-1, -1, None, ZERO_UUID)
+        (t.num_partitions, t.replication_factor, t.configs, t.topic_id) == (-1, -1, [], ZERO_UUID)
         for t in response.topics
     )
     assert kinds_after(state, mark) == []

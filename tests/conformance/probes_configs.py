@@ -366,3 +366,20 @@ def probe_create_topics_configs(s: Target) -> None:
     }
     for what, configs in bad.items():
         create(s, f"CreateTopics v7 {what}", 7, s.name(what.replace(" ", "-").replace(".", "-")), configs)
+
+
+@probe
+def probe_configs_edges(s: Target) -> None:
+    """Edges: an empty key list, CreateTopics of an existing topic (configs list), broker loggers
+    with IncrementalAlterConfigs and AlterConfigs."""
+    bid = broker_id(s)
+    topic = s.name("t")
+    s.create_topic(topic)
+    describe(s, "DescribeConfigs v4 empty key list", 4, [(TOPIC, topic, [])], synonyms=True)
+    for ver in (5, 7):
+        create(s, f"CreateTopics v{ver} existing topic", ver, topic, {"retention.ms": "1"})
+    incremental(s, "logger root SET INFO", 1, BROKER_LOGGER, bid, [("root", SET, "INFO")])
+    incremental(s, "logger root SET bad level", 1, BROKER_LOGGER, bid, [("root", SET, "LOUD")])
+    incremental(s, "logger unknown APPEND", 1, BROKER_LOGGER, bid, [("root", APPEND, "INFO")])
+    incremental(s, "logger other broker", 1, BROKER_LOGGER, "77", [("root", SET, "INFO")])
+    alter(s, "AlterConfigs v2 logger", 2, BROKER_LOGGER, bid, {"root": "INFO"})
