@@ -57,6 +57,15 @@ TOPIC_SYNONYMS: dict[str, str] = {
     "remote.copy.lag.bytes": "log.remote.copy.lag.bytes",
 }
 
+# the further broker synonyms a topic config falls back to, in order, with their unit in ms
+# (log.retention.hours=1 makes retention.ms 3600000; DescribeConfigs does not list them)
+LOWER_SYNONYMS: dict[str, list[tuple[str, int]]] = {
+    "segment.ms": [("log.roll.hours", 3_600_000)],
+    "segment.jitter.ms": [("log.roll.jitter.hours", 3_600_000)],
+    "flush.ms": [("log.flush.scheduler.interval.ms", 1)],
+    "retention.ms": [("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)],
+}
+
 # settings whose value here is not Kafka's default: shown as given at start
 TEST_FRIENDLY = {
     "group.initial.rebalance.delay.ms": "Kafka: 3000. 0 here so a new group's first join does not wait 3 s.",
@@ -284,6 +293,11 @@ class TopicConfig:
             return self.overrides[name]
         synonym = TOPIC_SYNONYMS.get(name)
         value = self.broker.value(synonym) if synonym else None
+        for lower, unit in LOWER_SYNONYMS.get(name, []) if value is None else []:
+            given = self.broker.value(lower)
+            if given is not None:
+                value = str(int(given.strip()) * unit)
+                break
         if value is None:
             value = TOPIC_KEYS[name][0] if name in TOPIC_KEYS else None
         return "" if value is None else value
@@ -298,8 +312,8 @@ class TopicConfig:
             synonyms.append((name, self.overrides[name], SOURCE_TOPIC))
         if name in TOPIC_SYNONYMS:
             synonyms += self.broker.synonyms(TOPIC_SYNONYMS[name], broker_id)
-        value, source = (synonyms[0][1], synonyms[0][2]) if synonyms else (default, SOURCE_DEFAULT)
-        return ConfigEntry(name, value, source, False, False, CONFIG_TYPES[kind], synonyms)
+        source = synonyms[0][2] if synonyms else SOURCE_DEFAULT
+        return ConfigEntry(name, self.get(name), source, False, False, CONFIG_TYPES[kind], synonyms)
 
     def describe(self, broker_id: int | None = None) -> list[ConfigEntry]:
         return [self.entry(name, broker_id) for name in sorted(TOPIC_KEYS)]

@@ -300,7 +300,7 @@ def test_admin_api_walk(java_client_jar, cluster3):
     assert broker_after["num.partitions"]["value"] == "2"
     assert broker_after["num.partitions"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     assert c.state.topics[main].config.overrides == {"retention.ms": "3600000", "cleanup.policy": "delete,compact"}
-    assert c.state.config.dynamic == {"num.partitions": "2"}
+    assert c.state.config.dynamic == {"min.insync.replicas": "1", "num.partitions": "2"}  # the first: KRaft's
 
     # ten records on partition 0 with chosen timestamps; record 6 has the largest
     ts = {r["i"]: r["timestamp"] for r in of_type(lines, "ts_record")}
