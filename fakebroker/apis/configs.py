@@ -203,6 +203,8 @@ def _apply(
     for name, value in named.items():
         if not is_topic and name not in BROKER_KEYS:
             continue  # Kafka keeps an unknown broker setting (and describes it as sensitive)
+        if not is_topic and BROKER_KEYS[name][2]:
+            return _result(r, ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{name}]")
         reason = validate(name, value, topic=is_topic)
         if reason:
             # a broker setting's bad value is INVALID_REQUEST, a topic config's INVALID_CONFIG

@@ -331,6 +331,33 @@ def probe_broker_configs_alter(s: Target) -> None:
     incremental(s, "broker DELETE threads", 1, BROKER, bid, [("log.cleaner.threads", DELETE, None)])
     incremental(s, "cluster DELETE", 1, BROKER, "", [("log.retention.bytes", DELETE, None)])
     after("DELETE")
+    incremental(s, "cluster SET out of range", 1, BROKER, "", [("log.segment.bytes", SET, "10")])
+    incremental(s, "cluster SET bad choice", 1, BROKER, "", [("log.cleanup.policy", SET, "shred")])
+    incremental(s, "broker SET read-only", 1, BROKER, bid, [("num.partitions", SET, "2")])
+    incremental(s, "cluster SET read-only", 1, BROKER, "", [("num.partitions", SET, "2")])
+    incremental(s, "cluster SET policy", 1, BROKER, "", [("log.cleanup.policy", SET, "compact,delete")])
+    describe(
+        s,
+        "after cluster SET policy",
+        4,
+        [(BROKER, bid, ["num.partitions", "log.cleanup.policy"]), (TOPIC, topic, ["cleanup.policy"])],
+        synonyms=True,
+    )
+    incremental(s, "cluster APPEND policy", 1, BROKER, "", [("log.cleanup.policy", SUBTRACT, "delete")])
+    incremental(s, "cluster APPEND non-list", 1, BROKER, "", [("message.max.bytes", APPEND, "1")])
+    describe(s, "after cluster APPEND", 4, [(BROKER, "", None), (TOPIC, topic, ["cleanup.policy"])], synonyms=True)
+    incremental(
+        s,
+        "cluster DELETE policy and partitions",
+        1,
+        BROKER,
+        "",
+        [("log.cleanup.policy", DELETE, None), ("num.partitions", DELETE, None), ("no.such.setting", DELETE, None)],
+    )
+    for ver in (0, 1):
+        alter(s, f"AlterConfigs v{ver} broker", ver, BROKER, bid, {"log.retention.bytes": "77"})
+        describe(s, f"after AlterConfigs v{ver} broker", 4, [(BROKER, bid, ["log.retention.bytes"])], synonyms=True)
+    alter(s, "AlterConfigs v1 broker clear", 1, BROKER, bid, {})
     alter(s, "AlterConfigs v2 cluster", 2, BROKER, "", {"min.insync.replicas": "1", "log.retention.bytes": "5"})
     after("AlterConfigs cluster")
     alter(s, "AlterConfigs v2 cluster back", 2, BROKER, "", {"min.insync.replicas": "1"})
