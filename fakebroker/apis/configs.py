@@ -54,14 +54,18 @@ def _describe_entry(e: ConfigEntry, request: Message, kind: int) -> dict:
         "is_sensitive": e.is_sensitive,
         "synonyms": synonyms,
         "config_type": e.type,
-        "documentation": _documentation(e.name, kind) if request.include_documentation else None,
+        "documentation": _documentation_of(e.name, kind, request.include_documentation),
     }
+
+
+def _documentation_of(name: str, kind: int, wanted: bool) -> str | None:
+    if kind == BROKER_LOGGER:
+        return ""  # Kafka's answer for a logger, asked or not
+    return _documentation(name, kind) if wanted else None
 
 
 def _documentation(name: str, kind: int) -> str:
     """A pointer to Kafka's documentation of the key (Kafka's own text is not copied here)."""
-    if kind == BROKER_LOGGER:
-        return ""
     anchor = "topicconfigs" if kind == TOPIC else "brokerconfigs"
     return f"Kafka's {name}: see {DOCS}#{anchor}_{name}"
 
@@ -232,12 +236,14 @@ def _alter_loggers(ctx: RequestContext, r: Message, ops: list, validate_only: bo
             if name == "root":
                 return _result(r, ErrorCode.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")
             new.pop(name, None)
-        elif (value or "").upper() not in LOG_LEVELS:
+        elif name not in new:  # Kafka knows the loggers its classes made; here only root
+            return _result(r, ErrorCode.INVALID_CONFIG, f"Logger {name} does not exist!")
+        elif value not in LOG_LEVELS:
             return _result(
                 r, ErrorCode.INVALID_CONFIG, f"Cannot set the log level of {name} to {value} as it is not a supported"
             )
         else:
-            new[name] = value.upper()
+            new[name] = value
     if not validate_only:
         loggers.clear()
         loggers.update(new)

@@ -410,3 +410,8 @@ def probe_configs_edges(s: Target) -> None:
     incremental(s, "logger unknown APPEND", 1, BROKER_LOGGER, bid, [("root", APPEND, "INFO")])
     incremental(s, "logger other broker", 1, BROKER_LOGGER, "77", [("root", SET, "INFO")])
     alter(s, "AlterConfigs v2 logger", 2, BROKER_LOGGER, bid, {"root": "INFO"})
+    incremental(s, "logger new name SET", 1, BROKER_LOGGER, bid, [("fakebroker.conformance.x", SET, "INFO")])
+    incremental(s, "logger root DELETE", 1, BROKER_LOGGER, bid, [("root", DELETE, None)])
+    incremental(s, "logger root SET lower case", 1, BROKER_LOGGER, bid, [("root", SET, "info")])
+    describe(s, "DescribeConfigs v4 logger empty name", 4, [(BROKER_LOGGER, "", ["root"])])
+    describe(s, "DescribeConfigs v4 logger root after", 4, [(BROKER_LOGGER, bid, ["root"])], synonyms=True)
