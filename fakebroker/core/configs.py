@@ -319,6 +319,34 @@ class TopicConfig:
         return [self.entry(name, broker_id) for name in sorted(TOPIC_KEYS)]
 
 
+def offsets_topic_configs(broker: BrokerConfig) -> dict[str, str]:
+    """The overrides Kafka gives ``__consumer_offsets`` when it creates it."""
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": _codec(broker),
+        "segment.bytes": broker.get("offsets.topic.segment.bytes"),
+    }
+
+
+def transaction_topic_configs(broker: BrokerConfig) -> dict[str, str]:
+    """The overrides Kafka gives ``__transaction_state`` when it creates it."""
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "min.insync.replicas": broker.get("transaction.state.log.min.isr"),
+        "segment.bytes": broker.get("transaction.state.log.segment.bytes"),
+        "unclean.leader.election.enable": "false",
+    }
+
+
+# offsets.topic.compression.codec is a CompressionType id
+_CODECS = {"0": "producer", "1": "gzip", "2": "snappy", "3": "lz4", "4": "zstd"}
+
+
+def _codec(broker: BrokerConfig) -> str:
+    return _CODECS.get(broker.get("offsets.topic.compression.codec").strip(), "producer")
+
+
 def _to_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -415,3 +415,13 @@ def probe_configs_edges(s: Target) -> None:
     incremental(s, "logger root SET lower case", 1, BROKER_LOGGER, bid, [("root", SET, "info")])
     describe(s, "DescribeConfigs v4 logger empty name", 4, [(BROKER_LOGGER, "", ["root"])])
     describe(s, "DescribeConfigs v4 logger root after", 4, [(BROKER_LOGGER, bid, ["root"])], synonyms=True)
+
+
+@probe
+def probe_describe_configs_internal_topics(s: Target) -> None:
+    """DescribeConfigs of __consumer_offsets and __transaction_state: the overrides Kafka gives
+    its internal topics (FindCoordinator makes sure both exist)."""
+    s.find_coordinator(s.name("g"), 0)
+    s.find_coordinator(s.name("t"), 1)
+    for name in ("__consumer_offsets", "__transaction_state"):
+        describe(s, f"DescribeConfigs v4 {name}", 4, [(TOPIC, name, None)], synonyms=True)

@@ -186,3 +186,21 @@ def test_broker_settings_are_validated_by_their_type_and_the_topic_synonyms_rang
     assert validate("num.partitions", "0", topic=False)
     assert validate("log.cleaner.threads", "2", topic=False) is None
     assert validate("retention.ms", "1", topic=False)  # a topic key, not a broker setting
+
+
+def test_internal_topics_get_kafkas_overrides():
+    from fakebroker.core.configs import offsets_topic_configs, transaction_topic_configs
+
+    broker = BrokerConfig({"transaction.state.log.min.isr": 1})
+    assert offsets_topic_configs(broker) == {
+        "cleanup.policy": "compact",
+        "compression.type": "producer",
+        "segment.bytes": "104857600",
+    }
+    assert transaction_topic_configs(broker) == {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "min.insync.replicas": "1",
+        "segment.bytes": "104857600",
+        "unclean.leader.election.enable": "false",
+    }
