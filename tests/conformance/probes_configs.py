@@ -98,17 +98,63 @@ def create(s: Target, label: str | None, ver: int, name: str, configs: dict, *, 
     return answer
 
 
-def settle(s: Target) -> None:
-    """Kafka applies a broker setting when the metadata record reaches the broker, a moment after
-    AlterConfigs answers: the probe waits that moment (fakebroker applies it at once)."""
-    if s.kind == "kafka":
-        time.sleep(0.5)
+def settle(s: Target, body: dict, answer: dict, replace: bool) -> None:
+    """Kafka applies a config change when its metadata record reaches the broker, a moment after
+    the change is answered: until then DescribeConfigs shows the old value. For Kafka the probe
+    waits (up to 10 s) until the resource shows what an accepted, not validate-only change set
+    (fakebroker applies it at once)."""
+    if s.kind != "kafka" or body["validate_only"] or answer.get("EXC"):
+        return
+    [resource] = body["resources"]
+    [result] = answer["responses"]
+    kind, name = resource["resource_type"], resource["resource_name"]
+    if result["error_code"] != 0 or kind not in (TOPIC, BROKER):
+        return
+    source = {TOPIC: 1, BROKER: 2 if name else 3}[kind]
+    sets = {}
+    deletes = set()
+    for c in resource["configs"]:
+        if c.get("config_operation", SET) == DELETE:
+            deletes.add(c["name"])
+        elif c.get("config_operation", SET) == SET:
+            sets[c["name"]] = c["value"]
+        else:
+            sets[c["name"]] = None  # APPEND/SUBTRACT: any value of that source
+
+    def shown() -> bool:
+        query = {
+            "resources": [{"resource_type": kind, "resource_name": name, "configuration_keys": None}],
+            "include_synonyms": True,
+            "include_documentation": False,
+        }
+        configs = {c["name"]: c for c in s.req(None, DESCRIBE_CONFIGS, 4, query)["results"][0]["configs"]}
+
+        def has(key: str, value: Any = None, any_value: bool = True) -> bool:
+            c = configs.get(key)
+            if c is None:
+                return False
+            if c["is_sensitive"] or c["config_type"] == 0:
+                return True  # an unknown or sensitive setting shows no value
+            return any(x["source"] == source and (any_value or x["value"] == value) for x in c["synonyms"])
+
+        if not all(has(k, v, v is None) for k, v in sets.items()):
+            return False
+        if any(has(k) for k in deletes if k in configs and not configs[k]["is_sensitive"]):
+            return False
+        if replace:
+            ours = {k for k, c in configs.items() if any(x["source"] == source for x in c["synonyms"])}
+            return ours <= set(sets)
+        return True
+
+    deadline = time.monotonic() + 10
+    while not shown() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def send(s: Target, label: str, api: int, ver: int, body: dict, expect: dict | None) -> dict:
     answer = s.req(None, api, ver, body)
     s.record(label, norm_configs(s.norm(answer), "responses"), api, ver, expect)
-    settle(s)
+    settle(s, body, answer, replace=api == ALTER_CONFIGS)
     return answer
 
 
