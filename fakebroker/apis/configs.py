@@ -9,6 +9,7 @@ from ..core.configs import (
     TOPIC_KEYS,
     ConfigEntry,
     validate,
+    validate_topic,
 )
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
@@ -216,6 +217,8 @@ def _apply(
     if null_set is not None:
         return _result(r, ErrorCode.INVALID_REQUEST, f"Null value not supported for : {null_set}")
     new = {k: v for k, v in change(store).items() if v is not None}
+    if is_topic and (reason := validate_topic(new, ctx.cluster.config)):
+        return _result(r, ErrorCode.INVALID_CONFIG, reason)
     if not validate_only:
         ctx.cluster.replace_configs(store, new, r.resource_name)
     return _result(r, ErrorCode.NONE, None)

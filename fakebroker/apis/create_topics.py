@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.cluster_state import TopicError
-from ..core.configs import validate
+from ..core.configs import validate, validate_topic
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
@@ -29,6 +29,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         configs = {c.name: c.value for c in t.configs}
         bad = next((reason for n, v in configs.items() if (reason := validate(n, v, topic=True))), None)
         null = next((n for n, v in configs.items() if v is None), None)
+        if not bad and not null:
+            bad = validate_topic(configs, ctx.cluster.config)
         if bad or null:
             reason = bad or f"Null value not supported for topic configs: {null}"
             result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.cluster_state import Topic, TopicError
-from ..core.configs import validate
+from ..core.configs import validate, validate_topic
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
@@ -26,6 +26,8 @@ class TopicActions:
             if reason := validate(key, value, topic=True):
                 raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         state = self._runtime.state
+        if reason := validate_topic(config, state.config):
+            raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         return self._proxy.act(
             state.create_topic, name, spec.get("partitions", -1), spec.get("replication_factor", -1), config
         )

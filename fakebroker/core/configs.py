@@ -126,6 +126,9 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "message.timestamp.after.max.ms": (0, None),
     "local.retention.ms": (-2, None),
     "local.retention.bytes": (-2, None),
+    "max.decompressed.message.bytes": (0, None),
+    "remote.copy.lag.ms": (-1, None),
+    "remote.copy.lag.bytes": (-1, None),
     "num.partitions": (1, None),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -188,12 +191,28 @@ def validate(name: str, value: str | None, *, topic: bool) -> str | None:
         if name in CHOICES and text not in CHOICES[name]:
             return f"Invalid value {value} for configuration {name}: String must be one of: {', '.join(CHOICES[name])}"
         return None
+    if name in ("compression.gzip.level",) and number == 0:  # -1 (the codec's default) or 1..9
+        return f"Invalid value {value} for configuration {name}: Value must be -1 or between 1 and 9"
     if name in RANGES:
         low, high = RANGES[name]
         if low is not None and number < low:
             return f"Invalid value {value} for configuration {name}: Value must be at least {low}"
         if high is not None and number > high:
             return f"Invalid value {value} for configuration {name}: Value must be no more than {high}"
+    return None
+
+
+def validate_topic(overrides: dict[str, str], broker: BrokerConfig) -> str | None:
+    """Kafka's checks of a topic's configs taken together (each value already valid), or None."""
+    if overrides.get("remote.storage.enable", "").strip().lower() == "true":
+        return (
+            "Tiered Storage functionality is disabled in the broker. "
+            "Topic cannot be configured with remote log storage."
+        )
+    topic = TopicConfig(broker, overrides)
+    low, high = topic.get_int("min.compaction.lag.ms"), topic.get_int("max.compaction.lag.ms")
+    if low > high:
+        return f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
     return None
 
 

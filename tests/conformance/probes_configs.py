@@ -336,6 +336,10 @@ def probe_incremental_alter_configs(s: Target) -> None:
     incremental(s, "SET bad value", 1, TOPIC, topic, [("segment.bytes", SET, "10")])
     incremental(s, "SET null value", 1, TOPIC, topic, [("retention.ms", SET, None)])
     incremental(s, "unknown op", 1, TOPIC, topic, [("retention.ms", 9, "1")])
+    incremental(s, "SET tiered storage", 1, TOPIC, topic, [("remote.storage.enable", SET, "true")])
+    incremental(s, "SET max lag", 1, TOPIC, topic, [("max.compaction.lag.ms", SET, "5")])
+    incremental(s, "SET min lag above max", 1, TOPIC, topic, [("min.compaction.lag.ms", SET, "10")])
+    incremental(s, "DELETE max lag", 1, TOPIC, topic, [("max.compaction.lag.ms", DELETE, None)])
     incremental(s, "same key twice", 1, TOPIC, topic, [("retention.ms", SET, "1"), ("retention.ms", SET, "2")])
     incremental(s, "validate_only", 1, TOPIC, topic, [("retention.ms", SET, "3")], validate_only=True)
     after("refusals and validate_only")
@@ -436,6 +440,21 @@ def probe_create_topics_configs(s: Target) -> None:
         "bad zstd level": {"compression.zstd.level": "99"},
         "null value": {"retention.ms": None},
         "empty cleanup.policy": {"cleanup.policy": ""},
+        "negative decompressed size": {"max.decompressed.message.bytes": "-1"},
+        "small decompressed size": {"max.decompressed.message.bytes": "10"},
+        "remote copy lag": {"remote.copy.lag.ms": "-5"},
+        "remote copy lag bytes": {"remote.copy.lag.bytes": "-2"},
+        "local retention": {"local.retention.ms": "-3"},
+        "tiered storage": {"remote.storage.enable": "true"},
+        "tiered storage off": {"remote.storage.enable": "false"},
+        "throttled replicas": {"leader.replication.throttled.replicas": "0:1"},
+        "bad throttled replicas": {"follower.replication.throttled.replicas": "zero"},
+        "dead letter queue": {"errors.deadletterqueue.group.enable": "true"},
+        "gzip level 0": {"compression.gzip.level": "0"},
+        "lz4 level 18": {"compression.lz4.level": "18"},
+        "max compaction lag 0": {"max.compaction.lag.ms": "0"},
+        "min lag above max": {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
+        "remote copy disable": {"remote.log.copy.disable": "true"},
     }
     for what, configs in bad.items():
         create(s, f"CreateTopics v7 {what}", 7, s.name(what.replace(" ", "-").replace(".", "-")), configs)

@@ -204,3 +204,17 @@ def test_internal_topics_get_kafkas_overrides():
         "segment.bytes": "104857600",
         "unclean.leader.election.enable": "false",
     }
+
+
+def test_topic_configs_checked_together_as_kafka_does():
+    from fakebroker.core.configs import validate_topic
+
+    broker = BrokerConfig()
+    assert "Tiered Storage" in validate_topic({"remote.storage.enable": "true"}, broker)
+    assert validate_topic({"remote.storage.enable": "false"}, broker) is None
+    assert "conflict" in validate_topic({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, broker)
+    assert validate_topic({"min.compaction.lag.ms": "10"}, broker) is None
+    assert validate("compression.gzip.level", "0", topic=True)
+    assert validate("max.decompressed.message.bytes", "-1", topic=True)
+    assert validate("max.decompressed.message.bytes", "10", topic=True) is None
+    assert validate("remote.copy.lag.ms", "-5", topic=True)
