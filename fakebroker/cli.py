@@ -37,6 +37,9 @@ def _parse_setting(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise click.BadParameter(f"{text!r}: expected NAME=VALUE, e.g. auto.create.topics.enable=false")
+    reason = serve_config.setting_error(key, value)
+    if reason:
+        raise click.BadParameter(reason)
     return key, value
 
 

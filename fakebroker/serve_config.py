@@ -34,6 +34,8 @@ from typing import Any
 
 import tomllib
 
+from .core.configs import BROKER_KEYS, validate
+
 KEYS = {
     "brokers",
     "port",
@@ -74,6 +76,12 @@ def _setting(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def setting_error(name: str, value: str) -> str | None:
+    """Why a broker setting given at start is refused (Kafka does not start with a bad value of a
+    setting it knows; an unknown name is kept, as Kafka keeps it), or None."""
+    return validate(name, value, topic=False) if name in BROKER_KEYS else None
+
+
 def load(path: str | Path) -> ServeConfig:
     """Read and check a TOML file (unknown keys and wrong types are refused with their name)."""
     path = Path(path)
@@ -96,6 +104,9 @@ def load(path: str | Path) -> ServeConfig:
     if "virtual_time" in data:
         config.virtual_time = bool(data["virtual_time"])
     config.settings = {str(k): _setting(v) for k, v in (data.get("settings") or {}).items()}
+    for name, value in config.settings.items():
+        if reason := setting_error(name, value):
+            raise ConfigError(f"{path}: settings: {reason}")
     for name, spec in (data.get("topics") or {}).items():
         if isinstance(spec, int):
             spec = {"partitions": spec}
@@ -109,6 +120,9 @@ def load(path: str | Path) -> ServeConfig:
             "replication_factor": spec.get("replication_factor", -1),
             "config": {str(k): _setting(v) for k, v in (spec.get("config") or {}).items()},
         }
+        for key, value in config.topics[name]["config"].items():
+            if reason := validate(key, value, topic=True):
+                raise ConfigError(f"{path}: topics.{name}: {reason}")
     faults = data.get("faults") or []
     if not isinstance(faults, list) or not all(isinstance(f, dict) for f in faults):
         raise ConfigError(f"{path}: faults must be an array of tables ([[faults]])")

@@ -1,8 +1,16 @@
-"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) for topics and brokers."""
+"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) for topics, brokers
+(this broker's id, or ``""`` for the cluster default) and broker loggers."""
 
 from __future__ import annotations
 
-from ..core.configs import BROKER_DEFAULTS, TOPIC_DEFAULTS, ConfigEntry, validate
+from ..core.configs import (
+    BROKER_KEYS,
+    SOURCE_DYNAMIC_BROKER_LOGGER,
+    TOPIC_KEYS,
+    ConfigEntry,
+    validate,
+    validate_topic,
+)
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
@@ -10,6 +18,8 @@ from .registry import api
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+DOCS = "https://kafka.apache.org/documentation/"
+LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:
@@ -17,7 +27,7 @@ def describe(ctx: RequestContext, request: Message) -> Message:
     for r in request.resources:
         out = {
             "error_code": ErrorCode.NONE,
-            "error_message": None,
+            "error_message": "",
             "resource_type": r.resource_type,
             "resource_name": r.resource_name,
             "configs": [],
@@ -26,58 +36,97 @@ def describe(ctx: RequestContext, request: Message) -> Message:
         if error:
             out.update(error_code=error[0], error_message=error[1])
         else:
-            keys = set(r.configuration_keys) if r.configuration_keys is not None else None
-            out["configs"] = [_describe_entry(e, request) for e in entries if keys is None or e.name in keys]
+            keys = set(r.configuration_keys) if r.configuration_keys else None  # [] is every key too
+            out["configs"] = [
+                _describe_entry(e, request, r.resource_type) for e in entries if keys is None or e.name in keys
+            ]
         results.append(out)
     return ctx.response(results=results, throttle_time_ms=0)
 
 
-def _describe_entry(e: ConfigEntry, request: Message) -> dict:
+def _describe_entry(e: ConfigEntry, request: Message, kind: int) -> dict:
     synonyms = [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms] if request.include_synonyms else []
     return {
         "name": e.name,
         "value": e.value,
         "read_only": e.read_only,
         "config_source": e.source,
+        "is_default": e.source == 5,
         "is_sensitive": e.is_sensitive,
         "synonyms": synonyms,
         "config_type": e.type,
-        "documentation": None,
+        "documentation": _documentation_of(e.name, kind, request.include_documentation),
     }
+
+
+def _documentation_of(name: str, kind: int, wanted: bool) -> str | None:
+    if kind == BROKER_LOGGER:
+        return ""  # Kafka's answer for a logger, asked or not
+    return _documentation(name, kind) if wanted else None
+
+
+def _documentation(name: str, kind: int) -> str:
+    """A pointer to Kafka's documentation of the key (Kafka's own text is not copied here)."""
+    anchor = "topicconfigs" if kind == TOPIC else "brokerconfigs"
+    return f"Kafka's {name}: see {DOCS}#{anchor}_{name}"
+
+
+def _broker_error(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None:
+    if name and name != str(ctx.broker_id):
+        return (
+            ErrorCode.INVALID_REQUEST,
+            f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}",
+        )
+    return None
 
 
 def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntry], tuple[ErrorCode, str] | None]:
     if kind == TOPIC:
         topic = ctx.cluster.topics.get(name)
+        if not name:
+            return [], (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
         if topic is None:
-            return [], (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
-        return topic.config.describe(), None
+            return [], (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
+        return topic.config.describe(ctx.broker_id), None
     if kind == BROKER:
-        if name and (not name.isdigit() or int(name) not in ctx.cluster.brokers):
-            return [], (
-                ErrorCode.INVALID_REQUEST,
-                f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}",
-            )
-        return ctx.cluster.config.describe(), None
+        error = _broker_error(ctx, name)
+        if error:
+            return [], error
+        if not name:
+            return ctx.cluster.config.describe(None), None
+        return ctx.cluster.config.describe(ctx.broker_id, _identity(ctx)), None
     if kind == BROKER_LOGGER:
-        return [], None
+        error = _broker_error(ctx, name) if name else (ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+        if error:
+            return [], error
+        loggers = sorted(ctx.cluster.config.loggers.items())
+        return [ConfigEntry(n, v, SOURCE_DYNAMIC_BROKER_LOGGER, False, False, 0, []) for n, v in loggers], None
     return [], (ErrorCode.INVALID_REQUEST, f"Unsupported resource type {kind}")
+
+
+def _identity(ctx: RequestContext) -> dict[str, str]:
+    """The settings a broker is started with (a KRaft node that is broker and controller)."""
+    info = ctx.cluster.brokers.get(ctx.broker_id)
+    listener = f"PLAINTEXT://{info.host}:{info.port}" if info else ""
+    return {
+        "node.id": str(ctx.broker_id),
+        "broker.id": str(ctx.broker_id),
+        "process.roles": "broker,controller",
+        "listeners": listener,
+        "advertised.listeners": listener,
+    }
 
 
 def alter(ctx: RequestContext, request: Message) -> Message:
     """AlterConfigs: the given set replaces every override of the resource."""
     responses = []
     for r in request.resources:
+        if r.resource_type == BROKER_LOGGER:
+            responses.append(_result(r, ErrorCode.INVALID_REQUEST, "AlterConfigs does not support BROKER_LOGGER"))
+            continue
         wanted = {c.name: c.value for c in r.configs}
-        responses.append(
-            _apply(
-                ctx,
-                r,
-                lambda current: {k: v for k, v in wanted.items() if v is not None},
-                wanted,
-                request.validate_only,
-            )
-        )
+        null_set = next((n for n, v in wanted.items() if v is None), None)
+        responses.append(_apply(ctx, r, lambda current: dict(wanted), wanted, request.validate_only, null_set))
     return ctx.response(responses=responses, throttle_time_ms=0)
 
 
@@ -86,47 +135,62 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
     for r in request.resources:
         ops = [(c.name, c.config_operation, c.value) for c in r.configs]
 
-        def change(current: dict[str, str], ops=ops) -> dict[str, str]:
+        def change(current: dict[str, str], ops=ops, kind=r.resource_type) -> dict[str, str]:
             new = dict(current)
             for name, op, value in ops:
                 if op == SET:
                     new[name] = value
                 elif op == DELETE:
                     new.pop(name, None)
-                elif op in (APPEND, SUBTRACT):
-                    items = [x for x in (new.get(name) or _default(r.resource_type, name)).split(",") if x]
+                else:
+                    base = new[name] if name in new else _default(kind, name)
+                    items = [x.strip() for x in (base or "").split(",") if x.strip()]
                     for x in (value or "").split(","):
+                        x = x.strip()
                         if op == APPEND and x and x not in items:
                             items.append(x)
                         elif op == SUBTRACT and x in items:
                             items.remove(x)
                     new[name] = ",".join(items)
-                else:
-                    raise ValueError(f"Unknown config operation {op}")
             return new
 
         bad_op = next((op for _, op, _ in ops if op not in (SET, DELETE, APPEND, SUBTRACT)), None)
-        if bad_op is not None:
-            responses.append(_result(r, ErrorCode.INVALID_REQUEST, f"Unknown operation type {bad_op}"))
+        if bad_op is not None:  # Kafka fails on it while decoding the operation
+            responses.append(_result(r, ErrorCode.UNKNOWN_SERVER_ERROR, None))
             continue
-        list_ops = [n for n, op, _ in ops if op in (APPEND, SUBTRACT) and _kind(r.resource_type, n) != "LIST"]
+        if r.resource_type == BROKER_LOGGER:
+            responses.append(_alter_loggers(ctx, r, ops, request.validate_only))
+            continue
+        names = [n for n, _, _ in ops]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate is not None:
+            responses.append(_result(r, ErrorCode.INVALID_REQUEST, f"Error due to duplicate config keys : {duplicate}"))
+            continue
+        list_ops = [
+            (n, op) for n, op, _ in ops if op in (APPEND, SUBTRACT) and _kind(r.resource_type, n) not in ("LIST", "")
+        ]
         if list_ops:
+            name, op = list_ops[0]
+            what = "append" if op == APPEND else "subtract"
             responses.append(
-                _result(
-                    r,
-                    ErrorCode.INVALID_CONFIG,
-                    f"Config {list_ops[0]} is not a list: APPEND and SUBTRACT need a list config",
-                )
+                _result(r, ErrorCode.INVALID_CONFIG, f"Config value {what} is not allowed for config key: {name}")
             )
             continue
-        # DELETE ignores the value (the Java Admin sends "" with it), so only its name is checked
-        responses.append(
-            _apply(ctx, r, change, {n: None if op == DELETE else v for n, op, v in ops}, request.validate_only)
-        )
+        # DELETE ignores the value (the Java Admin sends "" with it) and an unknown name
+        named = {n: v for n, op, v in ops if op != DELETE}
+        null_set = next((n for n, op, v in ops if op != DELETE and v is None), None)
+        responses.append(_apply(ctx, r, change, named, request.validate_only, null_set))
     return ctx.response(responses=responses, throttle_time_ms=0)
 
 
-def _apply(ctx: RequestContext, r: Message, change, named: dict[str, str | None], validate_only: bool) -> dict:
+def _apply(
+    ctx: RequestContext,
+    r: Message,
+    change,
+    named: dict[str, str | None],
+    validate_only: bool,
+    null_set: str | None = None,
+) -> dict:
     is_topic = r.resource_type == TOPIC
     if r.resource_type not in (TOPIC, BROKER):
         return _result(r, ErrorCode.INVALID_REQUEST, f"Unsupported resource type {r.resource_type}")
@@ -136,14 +200,56 @@ def _apply(ctx: RequestContext, r: Message, change, named: dict[str, str | None]
             return _result(r, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {r.resource_name} does not exist.")
         store = topic.config.overrides
     else:
-        store = ctx.cluster.config.dynamic
+        error = _broker_error(ctx, r.resource_name)
+        if error:
+            return _result(r, *error)
+        config = ctx.cluster.config
+        store = config.broker_store(ctx.broker_id) if r.resource_name else config.dynamic
     for name, value in named.items():
+        if not is_topic and name not in BROKER_KEYS:
+            continue  # Kafka keeps an unknown broker setting (and describes it as sensitive)
+        if not is_topic and BROKER_KEYS[name][2]:
+            return _result(r, ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{name}]")
         reason = validate(name, value, topic=is_topic)
         if reason:
-            return _result(r, ErrorCode.INVALID_CONFIG, reason)
-    new = change(store)
+            # a broker setting's bad value is INVALID_REQUEST, a topic config's INVALID_CONFIG
+            return _result(r, ErrorCode.INVALID_CONFIG if is_topic else ErrorCode.INVALID_REQUEST, reason)
+    if null_set is not None:
+        return _result(r, ErrorCode.INVALID_REQUEST, f"Null value not supported for : {null_set}")
+    new = {k: v for k, v in change(store).items() if v is not None}
+    if is_topic and (reason := validate_topic(new, ctx.cluster.config)):
+        return _result(r, ErrorCode.INVALID_CONFIG, reason)
     if not validate_only:
         ctx.cluster.replace_configs(store, new, r.resource_name)
+    return _result(r, ErrorCode.NONE, None)
+
+
+def _alter_loggers(ctx: RequestContext, r: Message, ops: list, validate_only: bool) -> dict:
+    """Log levels of this broker's loggers (kept and described; nothing logs through them)."""
+    error = _broker_error(ctx, r.resource_name)
+    if error:
+        return _result(r, *error)
+    loggers = ctx.cluster.config.loggers
+    new = dict(loggers)
+    for name, op, value in ops:
+        if op in (APPEND, SUBTRACT):
+            message = f"Operation {op} is not allowed for the BROKER_LOGGER resource"
+            return _result(r, ErrorCode.INVALID_REQUEST, message)
+        if op == DELETE:
+            if name == "root":
+                return _result(r, ErrorCode.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")
+            new.pop(name, None)
+        elif name not in new:  # Kafka knows the loggers its classes made; here only root
+            return _result(r, ErrorCode.INVALID_CONFIG, f"Logger {name} does not exist!")
+        elif value not in LOG_LEVELS:
+            return _result(
+                r, ErrorCode.INVALID_CONFIG, f"Cannot set the log level of {name} to {value} as it is not a supported"
+            )
+        else:
+            new[name] = value
+    if not validate_only:
+        loggers.clear()
+        loggers.update(new)
     return _result(r, ErrorCode.NONE, None)
 
 
@@ -157,14 +263,15 @@ def _result(r: Message, code: ErrorCode, message: str | None) -> dict:
 
 
 def _kind(resource_type: int, name: str) -> str:
-    table = TOPIC_DEFAULTS if resource_type == TOPIC else BROKER_DEFAULTS
-    return table[name][-1] if name in table else ""
-
-
-def _default(resource_type: int, name: str) -> str:
     if resource_type == TOPIC:
-        return TOPIC_DEFAULTS.get(name, (None, ""))[1]
-    return BROKER_DEFAULTS.get(name, ("", ""))[0]
+        return TOPIC_KEYS[name][1] if name in TOPIC_KEYS else ""
+    return BROKER_KEYS[name][1] if name in BROKER_KEYS else ""
+
+
+def _default(resource_type: int, name: str) -> str | None:
+    if resource_type == TOPIC:
+        return TOPIC_KEYS[name][0] if name in TOPIC_KEYS else ""
+    return BROKER_KEYS[name][0] if name in BROKER_KEYS else ""
 
 
 APIS = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.cluster_state import TopicError
-from ..core.configs import validate
+from ..core.configs import validate, validate_topic
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
@@ -22,14 +22,18 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "error_message": None,
             "num_partitions": -1,
             "replication_factor": -1,
-            "configs": None,
+            "configs": [],  # Kafka's answer to an error (v5+)
         }
         if seen[t.name] > 1:
             continue  # answered once, after the others, as ControllerApis.createTopics does
         configs = {c.name: c.value for c in t.configs}
         bad = next((reason for n, v in configs.items() if (reason := validate(n, v, topic=True))), None)
-        if bad:
-            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=bad)
+        null = next((n for n, v in configs.items() if v is None), None)
+        if not bad and not null:
+            bad = validate_topic(configs, ctx.cluster.config)
+        if bad or null:
+            reason = bad or f"Null value not supported for topic configs: {null}"
+            result.update(error_code=ErrorCode.INVALID_CONFIG, error_message=reason)
             results.append(result)
             continue
         try:
@@ -57,7 +61,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                     "config_source": e.source,
                     "is_sensitive": e.is_sensitive,
                 }
-                for e in topic.config.describe()
+                for e in topic.config.describe(ctx.broker_id)
             ],
         )
         if not request.validate_only:
@@ -70,7 +74,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "error_message": "Duplicate topic name.",
             "num_partitions": -1,
             "replication_factor": -1,
-            "configs": None,
+            "configs": [],  # Kafka's answer to an error (v5+)
         }
         for name, count in seen.items()
         if count > 1

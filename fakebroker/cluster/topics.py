@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.cluster_state import Topic
+from ..core.cluster_state import Topic, TopicError
+from ..core.configs import validate, validate_topic
 from ..protocol import records as rec
+from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
 from .proxy import LoopProxy
 
@@ -20,7 +22,12 @@ class TopicActions:
         if isinstance(spec, int):
             spec = {"partitions": spec}
         config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
+        for key, value in config.items():  # as CreateTopics checks them
+            if reason := validate(key, value, topic=True):
+                raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         state = self._runtime.state
+        if reason := validate_topic(config, state.config):
+            raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         return self._proxy.act(
             state.create_topic, name, spec.get("partitions", -1), spec.get("replication_factor", -1), config
         )

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
 from .appends import AppendResult, append_batches
-from .configs import BrokerConfig, TopicConfig
+from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
 from .events import EventLog
 from .features import Features
 from .groups import migration
@@ -547,7 +547,7 @@ class ClusterState:
         if topic is None:
             n = self.config.get_int("offsets.topic.num.partitions")
             rf = min(self.config.get_int("offsets.topic.replication.factor"), len(self.alive_brokers()))
-            topic = self.create_topic(OFFSETS_TOPIC, n, rf, {"cleanup.policy": "compact"}, internal=True)
+            topic = self.create_topic(OFFSETS_TOPIC, n, rf, offsets_topic_configs(self.config), internal=True)
         return topic
 
     def group_partition(self, group_id: str) -> int:
@@ -571,7 +571,8 @@ class ClusterState:
         if topic is None:
             n = self.config.get_int("transaction.state.log.num.partitions")
             rf = min(self.config.get_int("transaction.state.log.replication.factor"), len(self.alive_brokers()))
-            topic = self.create_topic(TRANSACTION_TOPIC, n, max(rf, 1), {"cleanup.policy": "compact"}, internal=True)
+            configs = transaction_topic_configs(self.config)
+            topic = self.create_topic(TRANSACTION_TOPIC, n, max(rf, 1), configs, internal=True)
         return topic
 
     def txn_partition(self, transactional_id: str) -> int:

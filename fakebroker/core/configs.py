@@ -1,7 +1,15 @@
-"""Broker and topic settings under Kafka's names, with Kafka's defaults.
+"""Broker and topic settings under Kafka's names, with Kafka's defaults, and DescribeConfigs'
+view of them (values, sources, synonyms) as Kafka 4.4 gives it.
 
-Test-friendly defaults differ from Kafka's only where that makes tests faster without
-changing semantics; each such difference is listed in ``TEST_FRIENDLY``.
+The keys, their defaults, types and read-only/sensitive flags are Kafka's, as data
+(:mod:`.kafka_config_keys`, generated from a real broker's answer). A broker setting comes from,
+first to last: a dynamic setting of one broker (AlterConfigs on broker ``"<id>"``), the dynamic
+cluster default (broker ``""``), the setting given at start (``FakeCluster(config=...)``,
+``serve --set``) and Kafka's default. A topic config comes from the topic's override, then its
+broker synonym (``retention.bytes`` <- ``log.retention.bytes``) by the same order, then the topic
+default. Test-friendly values differ from Kafka's only where that makes tests faster without
+changing semantics; they are listed in ``TEST_FRIENDLY`` and shown as settings given at start
+(STATIC_BROKER_CONFIG), with Kafka's default as the DEFAULT_CONFIG synonym.
 """
 
 from __future__ import annotations
@@ -9,78 +17,66 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# name -> (default as Kafka reports it in DescribeConfigs, type name for the response)
-BROKER_DEFAULTS: dict[str, tuple[str, str]] = {
-    "auto.create.topics.enable": ("true", "BOOLEAN"),
-    "num.partitions": ("1", "INT"),
-    "default.replication.factor": ("1", "SHORT"),
-    "offsets.topic.num.partitions": ("50", "INT"),
-    "offsets.topic.replication.factor": ("3", "SHORT"),
-    "transaction.state.log.num.partitions": ("50", "INT"),
-    "group.initial.rebalance.delay.ms": ("0", "INT"),
-    "group.min.session.timeout.ms": ("6000", "INT"),
-    "group.max.session.timeout.ms": ("1800000", "INT"),
-    "group.max.size": ("2147483647", "INT"),
-    "group.coordinator.rebalance.protocols": ("classic,consumer", "LIST"),
-    "group.consumer.session.timeout.ms": ("45000", "INT"),
-    "group.consumer.heartbeat.interval.ms": ("5000", "INT"),
-    "group.consumer.max.size": ("2147483647", "INT"),
-    "group.consumer.assignors": ("uniform,range", "LIST"),
-    "group.consumer.migration.policy": ("bidirectional", "STRING"),
-    "socket.request.max.bytes": ("104857600", "INT"),
-    "message.max.bytes": ("1048588", "INT"),
-    "log.retention.ms": ("604800000", "LONG"),
-    "log.retention.bytes": ("-1", "LONG"),
-    "log.retention.check.interval.ms": ("300000", "LONG"),
-    "log.cleanup.policy": ("delete", "LIST"),
-    "log.message.timestamp.type": ("CreateTime", "STRING"),
-    "compression.type": ("producer", "STRING"),
-    "min.insync.replicas": ("1", "INT"),
-    "delete.topic.enable": ("true", "BOOLEAN"),
-    "unclean.leader.election.enable": ("false", "BOOLEAN"),
-    "offsets.retention.minutes": ("10080", "INT"),
-    "offsets.retention.check.interval.ms": ("600000", "LONG"),
-    "offset.metadata.max.bytes": ("4096", "INT"),
-    "transactional.id.expiration.ms": ("604800000", "INT"),
-    "transaction.max.timeout.ms": ("900000", "INT"),
-    "transaction.state.log.replication.factor": ("3", "SHORT"),
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": ("10000", "INT"),
-    "transaction.remove.expired.transaction.cleanup.interval.ms": ("3600000", "INT"),
-    "transaction.partition.verification.enable": ("true", "BOOLEAN"),
-    "producer.id.expiration.ms": ("86400000", "INT"),
+from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
+
+__all__ = ["BROKER_KEYS", "TOPIC_KEYS", "BrokerConfig", "ConfigEntry", "TopicConfig", "validate"]
+
+# Kafka's ServerTopicConfigSynonyms: a topic config -> the broker setting it falls back to
+# (the first, highest-priority synonym; the only one DescribeConfigs lists)
+TOPIC_SYNONYMS: dict[str, str] = {
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "segment.jitter.ms": "log.roll.jitter.ms",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "max.message.bytes": "message.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "cleanup.policy": "log.cleanup.policy",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "min.insync.replicas": "min.insync.replicas",
+    "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "max.decompressed.message.bytes": "max.decompressed.message.bytes",
+    "preallocate": "log.preallocate",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "local.retention.ms": "log.local.retention.ms",
+    "local.retention.bytes": "log.local.retention.bytes",
+    "remote.copy.lag.ms": "log.remote.copy.lag.ms",
+    "remote.copy.lag.bytes": "log.remote.copy.lag.bytes",
 }
 
+# the further broker synonyms a topic config falls back to, in order, with their unit in ms
+# (log.retention.hours=1 makes retention.ms 3600000; DescribeConfigs does not list them)
+LOWER_SYNONYMS: dict[str, list[tuple[str, int]]] = {
+    "segment.ms": [("log.roll.hours", 3_600_000)],
+    "segment.jitter.ms": [("log.roll.jitter.hours", 3_600_000)],
+    "flush.ms": [("log.flush.scheduler.interval.ms", 1)],
+    "retention.ms": [("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)],
+}
+
+# settings whose value here is not Kafka's default: shown as given at start
 TEST_FRIENDLY = {
     "group.initial.rebalance.delay.ms": "Kafka: 3000. 0 here so a new group's first join does not wait 3 s.",
+    "group.coordinator.rebalance.protocols": "Kafka: classic,consumer,streams. No streams groups here.",
 }
-
-# topic config -> (broker config it falls back to, or None; default; type)
-TOPIC_DEFAULTS: dict[str, tuple[str | None, str, str]] = {
-    "cleanup.policy": ("log.cleanup.policy", "delete", "LIST"),
-    "compression.type": ("compression.type", "producer", "STRING"),
-    "retention.ms": ("log.retention.ms", "604800000", "LONG"),
-    "retention.bytes": ("log.retention.bytes", "-1", "LONG"),
-    "max.message.bytes": ("message.max.bytes", "1048588", "INT"),
-    "message.timestamp.type": ("log.message.timestamp.type", "CreateTime", "STRING"),
-    "min.insync.replicas": ("min.insync.replicas", "1", "INT"),
-    "unclean.leader.election.enable": ("unclean.leader.election.enable", "false", "BOOLEAN"),
-    "segment.bytes": (None, "1073741824", "INT"),
-    "segment.ms": (None, "604800000", "LONG"),
-    "delete.retention.ms": (None, "86400000", "LONG"),
-    "min.compaction.lag.ms": (None, "0", "LONG"),
-    "max.compaction.lag.ms": (None, "9223372036854775807", "LONG"),
-    "min.cleanable.dirty.ratio": (None, "0.5", "DOUBLE"),
-    "file.delete.delay.ms": (None, "60000", "LONG"),
-    "flush.messages": (None, "9223372036854775807", "LONG"),
-    "flush.ms": (None, "9223372036854775807", "LONG"),
-    "index.interval.bytes": (None, "4096", "INT"),
-    "message.timestamp.before.max.ms": (None, "9223372036854775807", "LONG"),
-    "message.timestamp.after.max.ms": (None, "3600000", "LONG"),
-    "preallocate": (None, "false", "BOOLEAN"),
-    "segment.index.bytes": (None, "10485760", "INT"),
-    "segment.jitter.ms": (None, "0", "LONG"),
-    "message.downconversion.enable": (None, "true", "BOOLEAN"),
+FAKEBROKER_STATIC = {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.coordinator.rebalance.protocols": "classic,consumer",
 }
+# a new KRaft cluster's controller writes this cluster-wide dynamic default (eligible leader replicas)
+BOOTSTRAP_DYNAMIC_DEFAULTS = {"min.insync.replicas": "1"}
 
 # DescribeConfigs ConfigSource values
 SOURCE_TOPIC = 1
@@ -88,9 +84,11 @@ SOURCE_DYNAMIC_BROKER = 2
 SOURCE_DYNAMIC_DEFAULT_BROKER = 3
 SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
+SOURCE_DYNAMIC_BROKER_LOGGER = 6
 
 # DescribeConfigs ConfigType values
 CONFIG_TYPES = {
+    "UNKNOWN": 0,
     "BOOLEAN": 1,
     "STRING": 2,
     "INT": 3,
@@ -102,32 +100,119 @@ CONFIG_TYPES = {
     "PASSWORD": 9,
 }
 
-_VALID_ENUMS = {
-    "cleanup.policy": {"delete", "compact", "compact,delete", "delete,compact", ""},
-    "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
-    "message.timestamp.type": {"CreateTime", "LogAppendTime"},
+_INT_LIMITS = {"INT": (-(2**31), 2**31 - 1), "SHORT": (-(2**15), 2**15 - 1), "LONG": (-(2**63), 2**63 - 1)}
+_COMPRESSION = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+# Kafka's validators of the topic configs (and of their broker synonyms): (lowest, highest) or a set of choices
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "segment.bytes": (1024 * 1024, None),
+    "segment.ms": (1, None),
+    "segment.jitter.ms": (0, None),
+    "segment.index.bytes": (4, None),
+    "flush.messages": (1, None),
+    "flush.ms": (0, None),
+    "retention.ms": (-1, None),
+    "max.message.bytes": (0, None),
+    "index.interval.bytes": (0, None),
+    "delete.retention.ms": (0, None),
+    "min.compaction.lag.ms": (0, None),
+    "max.compaction.lag.ms": (1, None),
+    "file.delete.delay.ms": (0, None),
+    "min.cleanable.dirty.ratio": (0, 1),
+    "min.insync.replicas": (1, None),
+    "compression.gzip.level": (-1, 9),
+    "compression.lz4.level": (1, 17),
+    "compression.zstd.level": (-131072, 22),
+    "message.timestamp.before.max.ms": (0, None),
+    "message.timestamp.after.max.ms": (0, None),
+    "local.retention.ms": (-2, None),
+    "local.retention.bytes": (-2, None),
+    "max.decompressed.message.bytes": (0, None),
+    "remote.copy.lag.ms": (-1, None),
+    "remote.copy.lag.bytes": (-1, None),
+    "num.partitions": (1, None),
 }
+CHOICES: dict[str, tuple[str, ...]] = {
+    "cleanup.policy": ("compact", "delete"),
+    "compression.type": _COMPRESSION,
+    "message.timestamp.type": ("CreateTime", "LogAppendTime"),
+}
+for _topic_key, _broker_key in TOPIC_SYNONYMS.items():
+    if _topic_key in RANGES:
+        RANGES.setdefault(_broker_key, RANGES[_topic_key])
+    if _topic_key in CHOICES:
+        CHOICES.setdefault(_broker_key, CHOICES[_topic_key])
 
 
 def validate(name: str, value: str | None, *, topic: bool) -> str | None:
     """Why a config value is not acceptable (Kafka's INVALID_CONFIG text), or None if it is."""
-    known = TOPIC_DEFAULTS if topic else BROKER_DEFAULTS
+    known = TOPIC_KEYS if topic else BROKER_KEYS
     if name not in known:
         return f"Unknown {'topic' if topic else 'broker'} config name: {name}"
     if value is None:
         return None
-    kind = known[name][-1]
-    try:
-        if kind in ("INT", "SHORT", "LONG"):
-            int(value)
-        elif kind == "DOUBLE":
-            float(value)
-        elif kind == "BOOLEAN" and value.lower() not in ("true", "false"):
-            raise ValueError(value)
-    except ValueError:
-        return f"Invalid value {value} for configuration {name}: Not a number of type {kind}"
-    if name in _VALID_ENUMS and value not in _VALID_ENUMS[name]:
-        return f"Invalid value {value} for configuration {name}"
+    kind = known[name][1]
+    text = value.strip()
+    if kind in _INT_LIMITS:
+        low, high = _INT_LIMITS[kind]
+        try:
+            number: float = int(text)
+        except ValueError:
+            return f"Invalid value {value} for configuration {name}: Not a number of type {kind}"
+        if not low <= number <= high:
+            return f"Invalid value {value} for configuration {name}: Not a number of type {kind}"
+    elif kind == "DOUBLE":
+        try:
+            number = float(text)
+        except ValueError:
+            return f"Invalid value {value} for configuration {name}: Not a number of type DOUBLE"
+    elif kind == "BOOLEAN":
+        if text.lower() not in ("true", "false"):
+            return f"Invalid value {value} for configuration {name}: Expected value to be either true or false"
+        return None
+    elif kind == "LIST":
+        items = [x.strip() for x in text.split(",")] if text else []
+        if name in CHOICES:
+            bad = [x for x in items if x not in CHOICES[name]]
+            if bad:
+                return (
+                    f"Invalid value {','.join(bad)} for configuration {name}: "
+                    f"String must be one of: {', '.join(CHOICES[name])}"
+                )
+        if name.endswith("replication.throttled.replicas") and items != ["*"]:
+            for x in items:
+                p, _, b = x.partition(":")
+                if not (p.strip().isdigit() and b.strip().isdigit()):
+                    return (
+                        f"Invalid value {value} for configuration {name}: {name} must be the literal '*' or a list "
+                        "of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+                    )
+        return None
+    else:
+        if name in CHOICES and text not in CHOICES[name]:
+            return f"Invalid value {value} for configuration {name}: String must be one of: {', '.join(CHOICES[name])}"
+        return None
+    if name in ("compression.gzip.level",) and number == 0:  # -1 (the codec's default) or 1..9
+        return f"Invalid value {value} for configuration {name}: Value must be -1 or between 1 and 9"
+    if name in RANGES:
+        low, high = RANGES[name]
+        if low is not None and number < low:
+            return f"Invalid value {value} for configuration {name}: Value must be at least {low}"
+        if high is not None and number > high:
+            return f"Invalid value {value} for configuration {name}: Value must be no more than {high}"
+    return None
+
+
+def validate_topic(overrides: dict[str, str], broker: BrokerConfig) -> str | None:
+    """Kafka's checks of a topic's configs taken together (each value already valid), or None."""
+    if overrides.get("remote.storage.enable", "").strip().lower() == "true":
+        return (
+            "Tiered Storage functionality is disabled in the broker. "
+            "Topic cannot be configured with remote log storage."
+        )
+    topic = TopicConfig(broker, overrides)
+    low, high = topic.get_int("min.compaction.lag.ms"), topic.get_int("max.compaction.lag.ms")
+    if low > high:
+        return f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
     return None
 
 
@@ -143,38 +228,75 @@ class ConfigEntry:
 
 
 class BrokerConfig:
-    """Cluster-wide broker settings: static defaults overridden by the test or by AlterConfigs."""
+    """The brokers' settings: Kafka's defaults, those given at start, the dynamic cluster default
+    and dynamic per-broker settings (AlterConfigs on broker ``""`` and on ``"<id>"``)."""
 
     def __init__(self, overrides: dict[str, Any] | None = None):
-        self.static: dict[str, str] = {k: v for k, (v, _) in BROKER_DEFAULTS.items()}
-        self.dynamic: dict[str, str] = {}
+        self.static: dict[str, str] = dict(FAKEBROKER_STATIC)
+        self.dynamic: dict[str, str] = dict(BOOTSTRAP_DYNAMIC_DEFAULTS)  # the cluster default, broker ""
+        self.per_broker: dict[int, dict[str, str]] = {}
+        self.loggers: dict[str, str] = {"root": "INFO"}  # BROKER_LOGGER: log levels by logger name
         for key, value in (overrides or {}).items():
             self.static[key] = _to_text(value)
 
+    def broker_store(self, broker_id: int) -> dict[str, str]:
+        return self.per_broker.setdefault(broker_id, {})
+
+    def value(self, name: str, broker_id: int | None = None) -> str | None:
+        """The setting in effect (None if Kafka's default is null). Broker settings are applied
+        cluster-wide here: without ``broker_id``, a per-broker setting of any broker counts."""
+        stores = [self.per_broker[broker_id]] if broker_id in self.per_broker else []
+        if broker_id is None:
+            stores = [self.per_broker[b] for b in sorted(self.per_broker)]
+        for store in (*stores, self.dynamic, self.static):
+            if name in store:
+                return store[name]
+        return BROKER_KEYS[name][0] if name in BROKER_KEYS else None
+
     def get(self, name: str) -> str:
-        return self.dynamic.get(name, self.static.get(name, BROKER_DEFAULTS.get(name, ("", ""))[0]))
+        value = self.value(name)
+        return "" if value is None else value
 
     def get_int(self, name: str) -> int:
-        return int(self.get(name))
+        return int(self.get(name).strip())
 
     def get_bool(self, name: str) -> bool:
-        return self.get(name).lower() == "true"
+        return self.get(name).strip().lower() == "true"
 
-    def describe(self) -> list[ConfigEntry]:
+    def synonyms(self, name: str, broker_id: int | None, identity: dict[str, str] | None = None):
+        """DescribeConfigs' synonyms of a broker setting, highest priority first."""
+        out: list[tuple[str, str | None, int]] = []
+        if broker_id is not None and name in self.per_broker.get(broker_id, {}):
+            out.append((name, self.per_broker[broker_id][name], SOURCE_DYNAMIC_BROKER))
+        if name in self.dynamic:
+            out.append((name, self.dynamic[name], SOURCE_DYNAMIC_DEFAULT_BROKER))
+        static = {**self.static, **(identity or {})}
+        if name in static:
+            out.append((name, static[name], SOURCE_STATIC_BROKER))
+        default = BROKER_KEYS[name][0] if name in BROKER_KEYS else None
+        if default is not None:
+            out.append((name, default, SOURCE_DEFAULT))
+        return out
+
+    def describe(self, broker_id: int | None = None, identity: dict[str, str] | None = None) -> list[ConfigEntry]:
+        """Broker ``broker_id``'s settings as Kafka lists them; with None, the cluster default
+        (only the dynamic default settings, as Kafka answers for broker ``""``)."""
         out = []
-        for name, (default, kind) in sorted(BROKER_DEFAULTS.items()):
-            synonyms = []
-            if name in self.dynamic:
+        if broker_id is None:
+            for name, value in sorted(self.dynamic.items()):
+                # an unknown setting is kept and shown as Kafka shows it: sensitive, of unknown type
+                _, kind, read_only, sensitive = BROKER_KEYS.get(name, (None, "UNKNOWN", True, True))
+                shown = None if sensitive else value
                 source = SOURCE_DYNAMIC_DEFAULT_BROKER
-                synonyms.append((name, self.dynamic[name], SOURCE_DYNAMIC_DEFAULT_BROKER))
-            elif self.static[name] != default:
-                source = SOURCE_STATIC_BROKER
-            else:
-                source = SOURCE_DEFAULT
-            if self.static[name] != default:
-                synonyms.append((name, self.static[name], SOURCE_STATIC_BROKER))
-            synonyms.append((name, default, SOURCE_DEFAULT))
-            out.append(ConfigEntry(name, self.get(name), source, False, False, CONFIG_TYPES[kind], synonyms))
+                synonyms = [(name, shown, source)]
+                out.append(ConfigEntry(name, shown, source, read_only, sensitive, CONFIG_TYPES[kind], synonyms))
+            return out
+        for name, (default, kind, read_only, sensitive) in sorted(BROKER_KEYS.items()):
+            synonyms = self.synonyms(name, broker_id, identity)
+            value, source = (synonyms[0][1], synonyms[0][2]) if synonyms else (default, SOURCE_DEFAULT)
+            if sensitive:
+                value, synonyms = None, []
+            out.append(ConfigEntry(name, value, source, read_only, sensitive, CONFIG_TYPES[kind], synonyms))
         return out
 
 
@@ -188,31 +310,60 @@ class TopicConfig:
     def get(self, name: str) -> str:
         if name in self.overrides:
             return self.overrides[name]
-        synonym, default, _ = TOPIC_DEFAULTS[name]
-        return self.broker.get(synonym) if synonym else default
+        synonym = TOPIC_SYNONYMS.get(name)
+        value = self.broker.value(synonym) if synonym else None
+        for lower, unit in LOWER_SYNONYMS.get(name, []) if value is None else []:
+            given = self.broker.value(lower)
+            if given is not None:
+                value = str(int(given.strip()) * unit)
+                break
+        if value is None:
+            value = TOPIC_KEYS[name][0] if name in TOPIC_KEYS else None
+        return "" if value is None else value
 
     def get_int(self, name: str) -> int:
-        return int(self.get(name))
+        return int(self.get(name).strip())
 
-    def describe(self) -> list[ConfigEntry]:
-        out = []
-        for name, (synonym, default, kind) in sorted(TOPIC_DEFAULTS.items()):
-            synonyms: list[tuple[str, str | None, int]] = []
-            if name in self.overrides:
-                source = SOURCE_TOPIC
-                synonyms.append((name, self.overrides[name], SOURCE_TOPIC))
-            else:
-                source = SOURCE_DEFAULT
-            if synonym:
-                if synonym in self.broker.dynamic:
-                    synonyms.append((synonym, self.broker.dynamic[synonym], SOURCE_DYNAMIC_DEFAULT_BROKER))
-                    source = source if name in self.overrides else SOURCE_DYNAMIC_DEFAULT_BROKER
-                if self.broker.static.get(synonym) != BROKER_DEFAULTS[synonym][0]:
-                    synonyms.append((synonym, self.broker.static[synonym], SOURCE_STATIC_BROKER))
-                    source = source if source != SOURCE_DEFAULT else SOURCE_STATIC_BROKER
-                synonyms.append((synonym, BROKER_DEFAULTS[synonym][0], SOURCE_DEFAULT))
-            out.append(ConfigEntry(name, self.get(name), source, False, False, CONFIG_TYPES[kind], synonyms))
-        return out
+    def entry(self, name: str, broker_id: int | None = None) -> ConfigEntry:
+        default, kind = TOPIC_KEYS[name]
+        synonyms: list[tuple[str, str | None, int]] = []
+        if name in self.overrides:
+            synonyms.append((name, self.overrides[name], SOURCE_TOPIC))
+        if name in TOPIC_SYNONYMS:
+            synonyms += self.broker.synonyms(TOPIC_SYNONYMS[name], broker_id)
+        source = synonyms[0][2] if synonyms else SOURCE_DEFAULT
+        return ConfigEntry(name, self.get(name), source, False, False, CONFIG_TYPES[kind], synonyms)
+
+    def describe(self, broker_id: int | None = None) -> list[ConfigEntry]:
+        return [self.entry(name, broker_id) for name in sorted(TOPIC_KEYS)]
+
+
+def offsets_topic_configs(broker: BrokerConfig) -> dict[str, str]:
+    """The overrides Kafka gives ``__consumer_offsets`` when it creates it."""
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": _codec(broker),
+        "segment.bytes": broker.get("offsets.topic.segment.bytes"),
+    }
+
+
+def transaction_topic_configs(broker: BrokerConfig) -> dict[str, str]:
+    """The overrides Kafka gives ``__transaction_state`` when it creates it."""
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "min.insync.replicas": broker.get("transaction.state.log.min.isr"),
+        "segment.bytes": broker.get("transaction.state.log.segment.bytes"),
+        "unclean.leader.election.enable": "false",
+    }
+
+
+# offsets.topic.compression.codec is a CompressionType id
+_CODECS = {"0": "producer", "1": "gzip", "2": "snappy", "3": "lz4", "4": "zstd"}
+
+
+def _codec(broker: BrokerConfig) -> str:
+    return _CODECS.get(broker.get("offsets.topic.compression.codec").strip(), "producer")
 
 
 def _to_text(value: Any) -> str:

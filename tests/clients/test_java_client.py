@@ -297,10 +297,10 @@ def test_admin_api_walk(java_client_jar, cluster3):
         "DYNAMIC_TOPIC_CONFIG",
     )
     broker_after = one(lines, "configs_after", resource_type="BROKER")["configs"]
-    assert broker_after["num.partitions"]["value"] == "2"
-    assert broker_after["num.partitions"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+    assert broker_after["log.retention.bytes"]["value"] == "2000000"
+    assert broker_after["log.retention.bytes"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     assert c.state.topics[main].config.overrides == {"retention.ms": "3600000", "cleanup.policy": "delete,compact"}
-    assert c.state.config.dynamic == {"num.partitions": "2"}
+    assert c.state.config.dynamic == {"min.insync.replicas": "1", "log.retention.bytes": "2000000"}  # 1st: KRaft's
 
     # ten records on partition 0 with chosen timestamps; record 6 has the largest
     ts = {r["i"]: r["timestamp"] for r in of_type(lines, "ts_record")}

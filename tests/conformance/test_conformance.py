@@ -26,9 +26,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from fakebroker.core.kafka_config_keys import BROKER_KEYS
+
 from . import (  # noqa: F401  (they register their probes)
     probes_admin,
     probes_api,
+    probes_configs,
     probes_consumer_groups,
     probes_data,
     probes_groups,
@@ -66,6 +69,14 @@ ALLOWED: list[Allowed] = [
         r"(supported|finalized)_features\.(share|streams)\.version",
         "issue 15, ApiVersions: the share.version and streams.version features are not there (no share groups, "
         "no streams groups)",
+    ),
+    Allowed(
+        "describe_configs_broker",
+        r"DescribeConfigs v[1-4] broker .*",
+        rf"results\.0\.configs\.{sorted(BROKER_KEYS).index('group.coordinator.rebalance.protocols')}\."
+        r"(value|config_source|synonyms)",
+        "issue 15, configs: group.coordinator.rebalance.protocols is classic,consumer (given at start), not Kafka's "
+        "default classic,consumer,streams: there are no streams groups",
     ),
 ]
 

@@ -263,7 +263,7 @@ public final class JavaClient {
                     new AlterConfigOp(new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET),
                     new AlterConfigOp(new ConfigEntry("max.message.bytes", ""), AlterConfigOp.OpType.DELETE),
                     new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.APPEND)));
-            ops.put(clusterDefault, List.of(new AlterConfigOp(new ConfigEntry("num.partitions", "2"), AlterConfigOp.OpType.SET)));
+            ops.put(clusterDefault, List.of(new AlterConfigOp(new ConfigEntry("log.retention.bytes", "2000000"), AlterConfigOp.OpType.SET)));
             admin.incrementalAlterConfigs(ops).all().get(30, TimeUnit.SECONDS);
             write(obj("type", "altered"));
             write(obj("type", "alter_unknown", "error", errorOf(() -> admin.incrementalAlterConfigs(Map.of(topicRes, List.of(

@@ -1,0 +1,60 @@
+"""Broker settings and topic configs given at start are checked as Kafka checks them: a bad value
+of a setting Kafka knows stops ``serve`` with its reason (Kafka does not start either), an unknown
+setting is kept; a topic config is checked as CreateTopics checks it, in the TOML file and in
+``FakeCluster.create_topic``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fakebroker.cluster import FakeCluster
+from fakebroker.core.cluster_state import TopicError
+from fakebroker.protocol.error_codes import ErrorCode
+from fakebroker.serve_config import ConfigError, load, setting_error
+
+
+def serve(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", *args], capture_output=True, text=True, timeout=30
+    )
+
+
+def test_a_bad_set_value_stops_serve_with_kafkas_reason():
+    result = serve("--set", "num.partitions=zero")
+    assert result.returncode == 2
+    assert "Invalid value zero for configuration num.partitions" in result.stderr
+
+
+def test_setting_error_knows_kafkas_settings_only():
+    assert setting_error("log.cleanup.policy", "shred")
+    assert setting_error("message.max.bytes", "1e6")
+    assert setting_error("log.retention.ms", "60000") is None
+    assert setting_error("some.plugin.setting", "anything") is None  # unknown: kept, as Kafka keeps it
+
+
+def test_toml_settings_and_topic_configs_are_checked(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[settings]\n"log.retention.ms" = 60000\n[topics.orders]\npartitions = 2\n')
+    assert load(path).settings == {"log.retention.ms": "60000"}
+    path.write_text('[settings]\n"auto.create.topics.enable" = "maybe"\n')
+    with pytest.raises(ConfigError, match="auto.create.topics.enable"):
+        load(path)
+    path.write_text('[topics.orders]\nconfig = { "cleanup.policy" = "shred" }\n')
+    with pytest.raises(ConfigError, match=r"topics\.orders: .*cleanup\.policy"):
+        load(path)
+    path.write_text('[topics.orders]\nconfig = { "message.downconversion.enable" = true }\n')
+    with pytest.raises(ConfigError, match="Unknown topic config name: message.downconversion.enable"):
+        load(path)
+
+
+def test_create_topic_checks_configs_as_create_topics_does():
+    with FakeCluster(brokers=1).run_in_thread() as cluster:
+        with pytest.raises(TopicError) as refused:
+            cluster.create_topic("t", 1, config={"retention.ms": "soon"})
+        assert refused.value.code == ErrorCode.INVALID_CONFIG
+        assert "t" not in cluster.topics()
+        cluster.create_topic("t", 1, config={"retention.ms": 1000, "preallocate": True})
+        assert cluster.describe_topic("t").config == {"retention.ms": "1000", "preallocate": "true"}
