@@ -23,6 +23,7 @@ from .groups.consumer.model import ConsumerGroup
 from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
+from .log import LogStorage, MemoryStorage, PartitionLog
 from .producers import ProducerIds
 from .timers import Timers
 from .topics import BrokerInfo, Partition, Topic, colliding_topic, topic_name_error
@@ -62,8 +63,10 @@ class ClusterState:
         wall: Callable[[], float] = lambda: 0.0,
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
+        storage: LogStorage | None = None,
     ):
         self.cluster_id = cluster_id
+        self.storage: LogStorage = storage if storage is not None else MemoryStorage()
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = 0
         self.config = broker_config or BrokerConfig()
@@ -238,7 +241,14 @@ class ClusterState:
                 )
             layout = self._spread(num_partitions, replication_factor, brokers)
         config = TopicConfig(self.config, configs)
-        topic = Topic(name, uuid.uuid4(), [Partition(name, i, r, r[0]) for i, r in enumerate(layout)], config, internal)
+        topic_id = uuid.uuid4()
+        if validate_only:
+            partitions = [Partition(name, i, r, r[0]) for i, r in enumerate(layout)]
+        else:
+            partitions = [
+                Partition(name, i, r, r[0], log=self._open_log(name, topic_id, i, config)) for i, r in enumerate(layout)
+            ]
+        topic = Topic(name, topic_id, partitions, config, internal)
         if not validate_only:
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
@@ -262,6 +272,8 @@ class ClusterState:
         if topic is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         self.topics_by_id.pop(topic.topic_id, None)
+        for p in topic.partitions:
+            self.storage.remove(name, topic.topic_id, p.index)
         self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
@@ -291,8 +303,42 @@ class ClusterState:
         else:
             layout = self._spread(count - current, replication, [b.node_id for b in self.alive_brokers()], current)
         if not validate_only:
-            topic.partitions.extend(Partition(name, current + i, r, r[0]) for i, r in enumerate(layout))
+            topic.partitions.extend(
+                Partition(
+                    name, current + i, r, r[0], log=self._open_log(name, topic.topic_id, current + i, topic.config)
+                )
+                for i, r in enumerate(layout)
+            )
             self.events.append(ev.PartitionsCreated(topic=name, count=count))
+
+    def _open_log(self, topic: str, topic_id: uuid.UUID, index: int, config: TopicConfig) -> PartitionLog:
+        return PartitionLog(self.storage.open(topic, topic_id, index), config)
+
+    def restore_topic(
+        self,
+        name: str,
+        topic_id: uuid.UUID,
+        replicas: list[list[int]],
+        configs: dict[str, str],
+        *,
+        leader_epochs: list[int],
+        log_start_offsets: list[int],
+        internal: bool,
+        now_ms: int,
+    ) -> Topic:
+        """Bring back a topic kept by the storage (a restart): same id, partitions, configs,
+        and each partition's log reopened from its stored segments."""
+        config = TopicConfig(self.config, configs)
+        partitions = []
+        for i, r in enumerate(replicas):
+            log = self._open_log(name, topic_id, i, config)
+            log.recover(now_ms, log_start_offsets[i])
+            partitions.append(Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log))
+        topic = self.topics[name] = Topic(name, topic_id, partitions, config, internal)
+        self.topics_by_id[topic_id] = topic
+        if not internal:
+            self.events.append(ev.TopicRestored(topic=name, partitions=len(partitions)), now_ms)
+        return topic
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
@@ -472,14 +518,28 @@ class ClusterState:
         self.events.append(ev.ConfigsAltered(resource=resource or "(cluster)", configs=dict(new)))
 
     def apply_retention(self, now_ms: int) -> int:
-        """Apply every deleting topic's retention.ms / retention.bytes; returns batches dropped."""
+        """Kafka's retention check (``UnifiedLog.deleteOldSegments`` for every partition):
+        segments below the log start offset always go; under cleanup.policy ``delete`` also
+        those past retention.bytes and retention.ms. Returns how many batches went."""
         dropped = 0
         for topic in self.topics.values():
-            if "delete" not in topic.config.get("cleanup.policy"):
-                continue
-            ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
+            if "delete" in topic.config.get("cleanup.policy"):
+                ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
+            else:
+                ms = size = -1
             for p in topic.partitions:
-                dropped += p.log.apply_retention(now_ms, ms, size)
+                for reason, batches in p.log.retention_breaches(now_ms, ms, size):
+                    dropped += batches
+                    self.events.append(
+                        ev.SegmentsDeleted(
+                            topic=topic.name,
+                            partition=p.index,
+                            reason=reason,
+                            batches=batches,
+                            log_start_offset=p.log.log_start_offset,
+                        ),
+                        now_ms,
+                    )
         if dropped:
             self.events.append(ev.RetentionApplied(batches_dropped=dropped), now_ms)
         return dropped

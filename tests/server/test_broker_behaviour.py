@@ -268,8 +268,9 @@ def test_list_offsets_by_timestamp_and_max_timestamp(cluster):
 
 
 def test_retention_by_bytes_and_time(cluster):
-    cluster.create_topic("small", 1, config={"retention.bytes": 300})
-    cluster.create_topic("old", 1, config={"retention.ms": 60000})
+    # retention deletes whole segments: small segments (a batch each) let it show
+    cluster.create_topic("small", 1, config={"retention.bytes": 300, "segment.bytes": 150})
+    cluster.create_topic("old", 1, config={"retention.ms": 60000, "segment.ms": 60000})
     now = int(time.time() * 1000)
     with RawClient(leader_port(cluster, "small", 0)) as client:
         for i in range(5):
