@@ -7,6 +7,7 @@ Example::
     virtual_time = false
     coordinator_load_time_ms = 200
     transaction_marker_delay_ms = 5
+    data_dir = "/var/tmp/fakebroker"  # keep logs, topics and offsets across restarts
 
     [settings]                      # broker settings under Kafka's names
     "auto.create.topics.enable" = false
@@ -42,6 +43,7 @@ KEYS = {
     "transaction_marker_delay_ms",
     "control_port",
     "control_token",
+    "data_dir",
     "settings",
     "topics",
     "faults",
@@ -62,6 +64,7 @@ class ServeConfig:
     transaction_marker_delay_ms: int = 0
     control_port: int | None = None
     control_token: str | None = None
+    data_dir: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: list[dict[str, Any]] = field(default_factory=list)
@@ -87,7 +90,7 @@ def load(path: str | Path) -> ServeConfig:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")
             setattr(config, key, data[key])
-    for key in ("host", "control_token"):
+    for key in ("host", "control_token", "data_dir"):
         if key in data:
             setattr(config, key, str(data[key]))
     if "virtual_time" in data:

@@ -528,6 +528,7 @@ class ClusterState:
             else:
                 ms = size = -1
             for p in topic.partitions:
+                p.producers.expire(now_ms, self.config.get_int("producer.id.expiration.ms"), p.log.open_txns)
                 for reason, batches in p.log.retention_breaches(now_ms, ms, size):
                     dropped += batches
                     self.events.append(
