@@ -172,7 +172,9 @@ def test_recover_cuts_a_partial_batch_left_at_the_end():
 # -- the cluster: the retention check is a timer of the core ---------------------------------
 def produce_at(state, ts: int) -> None:
     partition = state.partition("t", 0)
-    result = state.append(partition, batch(b"x", key=b"k", timestamp=ts), produce_version=9, transactional_id=None, now_ms=ts)
+    result = state.append(
+        partition, batch(b"x", key=b"k", timestamp=ts), produce_version=9, transactional_id=None, now_ms=ts
+    )
     assert result.error == E.NONE
 
 
@@ -238,3 +240,16 @@ def test_memory_held_by_a_partition_is_bounded_by_retention():
     assert log.size_bytes <= 25 * one and len(log.segments) <= 5
     assert sum(len(s.index_offsets) for s in log.segments) <= 25
     assert log.log_end_offset == 2_000
+
+
+def test_producer_state_of_silent_producers_expires_at_the_retention_check():
+    state = cluster(1, {"producer.id.expiration.ms": 1_000})
+    state.create_topic("t", 1)
+    partition = state.partition("t", 0)
+    idempotent = batch(b"x", timestamp=0, producer_id=7, producer_epoch=0, base_sequence=0)
+    state.append(partition, idempotent, produce_version=9, transactional_id=None, now_ms=0)
+    assert list(partition.producers.entries) == [7]
+    state.apply_retention(999)
+    assert list(partition.producers.entries) == [7]
+    state.apply_retention(1_000)
+    assert partition.producers.entries == {}
