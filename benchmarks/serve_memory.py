@@ -49,6 +49,13 @@ config = {{ "retention.bytes" = 16000000, "segment.bytes" = 4000000 }}
 """
 
 
+RUNS = {
+    "memory": (TOPIC_TOML, []),
+    "memory+retention": (RETENTION_TOML, []),
+    "data-dir": (TOPIC_TOML, ["--data-dir", "{workdir}/data"]),
+}
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -127,12 +134,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=5.0, help="MB/s produced at most")
     parser.add_argument("--size", type=int, default=1000, help="bytes per record value")
     parser.add_argument("--samples", type=int, default=6, help="RSS samples per run")
+    parser.add_argument("--only", action="append", choices=list(RUNS), help="run only these modes (repeatable)")
     opts = parser.parse_args()
-    runs = {
-        "memory": (TOPIC_TOML, []),
-        "memory+retention": (RETENTION_TOML, []),
-        "data-dir": (TOPIC_TOML, ["--data-dir", "{workdir}/data"]),
-    }
+    runs = {name: spec for name, spec in RUNS.items() if not opts.only or name in opts.only}
     results = {
         name: run(name, toml, args, opts.seconds, opts.rate, opts.size, opts.samples)
         for name, (toml, args) in runs.items()

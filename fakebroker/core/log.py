@@ -341,14 +341,15 @@ class PartitionLog:
         """Index of the segment holding ``offset`` (0 if before the first)."""
         return max(bisect.bisect_right(self._bases, offset) - 1, 0)
 
-    def _walk(self, segment: Segment, position: int = 0) -> Iterator[rec.BatchHeader]:
+    def _walk(self, segment: Segment, position: int = 0, chunk_size: int = SCAN_CHUNK) -> Iterator[rec.BatchHeader]:
         """Headers of a segment's batches from ``position`` (a batch boundary), with their
         ``position`` in the segment; reads headers in chunks, skipping over batch bodies. A
         partial batch at the segment's end (only a crashed write leaves one) comes last,
         ``truncated``."""
         store, base, end = self.store, segment.base_offset, segment.size
         while position < end:
-            chunk = store.read(base, position, min(SCAN_CHUNK, end - position))
+            chunk = store.read(base, position, min(chunk_size, end - position))
+            chunk_size = SCAN_CHUNK
             step = 0
             for header in rec.iter_batch_headers(chunk):
                 if header.truncated:
@@ -370,7 +371,8 @@ class PartitionLog:
 
     def _position(self, segment: Segment, offset: int) -> int:
         """Position in the segment of the batch holding ``offset``, or of the first after it."""
-        for header in self._walk(segment, segment.lookup(offset)):
+        # from the index entry, the batch is at most about an index interval away
+        for header in self._walk(segment, segment.lookup(offset), min(SCAN_CHUNK, segment.index_interval + HEADER)):
             if header.last_offset >= offset:
                 return header.position
         return segment.size
@@ -381,8 +383,8 @@ class PartitionLog:
         An offset below the log start offset reads from the log start offset."""
         limit = self.high_watermark if upper_bound is None else upper_bound
         offset = max(offset, self.log_start_offset)
-        if offset >= limit or not self.segments:
-            return b""
+        if not self.segments or offset >= self.log_end_offset:
+            return b""  # a consumer at the end: nothing to look up
         out: list[bytes] = []
         total = 0
         i = self._segment_index(offset)

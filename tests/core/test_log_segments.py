@@ -253,3 +253,11 @@ def test_producer_state_of_silent_producers_expires_at_the_retention_check():
     assert list(partition.producers.entries) == [7]
     state.apply_retention(1_000)
     assert partition.producers.entries == {}
+
+
+def test_read_stops_at_the_upper_bound_by_batch_base_offset_as_before():
+    log = PartitionLog()
+    append(log, make_batch(2))
+    append(log, make_batch(3))  # offsets 2-4
+    assert [o for o, _ in decoded(log.read(3, BIG, upper_bound=3))] == [2, 3, 4]  # the batch starts below it
+    assert log.read(2, BIG, upper_bound=2) == b""
