@@ -14,6 +14,10 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from fakebroker import serve_config
+
+MIB = 1024 * 1024
+
 
 def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, str]:
     """Start serve (its output goes to a file, so a full pipe never stalls it); returns it and
@@ -101,15 +105,15 @@ def test_retention_deletes_a_consumers_position_and_it_resets_to_the_new_start(t
     proc, bootstrap = start(tmp_path, "--set", "log.retention.check.interval.ms=200")
     try:
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        config = {"segment.bytes": "1000", "retention.bytes": "2000"}
+        config = {"segment.bytes": str(MIB), "retention.bytes": str(MIB)}  # Kafka's smallest segment
         admin.create_topics([NewTopic("orders", 1, 1, config=config)])["orders"].result(10)
         group = Consumer({"bootstrap.servers": bootstrap, "group.id": "slow", "enable.auto.commit": False})
         group.commit(offsets=[TopicPartition("orders", 0, 3)], asynchronous=False)  # its position: offset 3
         group.close()
         producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
-        for i in range(200):
-            producer.produce("orders", value=b"x" * 100 + str(i).encode())
-            producer.flush(10)  # a batch each: several segments
+        for i in range(300):  # 3 MB: three segments, the first two past retention.bytes
+            producer.produce("orders", value=b"x" * 10_000 + str(i).encode())
+        assert producer.flush(10) == 0
         watcher = Consumer({"bootstrap.servers": bootstrap, "group.id": "watcher"})
         deadline = time.monotonic() + 20
         while (low := watcher.get_watermark_offsets(TopicPartition("orders", 0), timeout=5)[0]) <= 3:
@@ -145,3 +149,15 @@ def test_a_data_dir_that_cannot_be_used_gets_one_line(tmp_path):
         assert done.returncode == 2
         assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
         assert done.stderr.startswith("fakebroker: data directory") and why in done.stderr
+
+
+def test_the_toml_file_names_the_data_dir_and_the_command_line_wins(tmp_path):
+    config = tmp_path / "serve.toml"
+    config.write_text(f'data_dir = "{tmp_path / "from-file"}"\n')
+    assert serve_config.load(config).data_dir == str(tmp_path / "from-file")
+    proc, _ = start(tmp_path, "--config", str(config))
+    stop(proc)
+    assert (tmp_path / "from-file" / "fakebroker-meta.json").exists()
+    proc, _ = start(tmp_path, "--config", str(config), "--data-dir", str(tmp_path / "given"))
+    stop(proc)
+    assert (tmp_path / "given" / "fakebroker-meta.json").exists()
