@@ -332,7 +332,10 @@ class ClusterState:
         partitions = []
         for i, r in enumerate(replicas):
             log = self._open_log(name, topic_id, i, config)
-            log.recover(now_ms, log_start_offsets[i])
+            open_txns = log.recover(now_ms, log_start_offsets[i])
+            for producer_id, epoch in open_txns.items():
+                # their coordinator's state is gone: abort, as its timeout would have
+                log.append_marker(producer_id, epoch, False, 0, leader_epoch=leader_epochs[i], now_ms=now_ms)
             partitions.append(Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log))
         topic = self.topics[name] = Topic(name, topic_id, partitions, config, internal)
         self.topics_by_id[topic_id] = topic

@@ -215,6 +215,7 @@ class PartitionLog:
         self.log_end_offset = 0
         self.open_txns: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.aborted_txns: list[AbortedTxn] = []  # in marker order
+        self._open_epochs: dict[int, int] = {}  # while recovering: producer id -> epoch of its open transaction
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -559,10 +560,12 @@ class PartitionLog:
         self.aborted_txns.clear()
 
     # -- reopening a stored log ----------------------------------------------------------------
-    def recover(self, now_ms: int, log_start_offset: int = 0) -> None:
+    def recover(self, now_ms: int, log_start_offset: int = 0) -> dict[int, int]:
         """Rebuild what the log keeps in memory from the segments already in its store (a
         restart): offsets, sizes, timestamps, the sparse indexes and the transaction indexes.
-        A partial batch at the end of the last segment (a crash mid-write) is cut off."""
+        A partial batch at the end of the last segment (a crash mid-write) is cut off.
+        Returns the producers (id -> epoch) whose transactions the stored log leaves open."""
+        self._open_epochs.clear()
         self.segments.clear()
         self._bases.clear()
         self.open_txns.clear()
@@ -596,6 +599,9 @@ class PartitionLog:
         else:
             self.log_end_offset = self.log_start_offset = max(log_start_offset, self.log_end_offset)
         self._forget_aborted()
+        left_open = {pid: self._open_epochs.get(pid, 0) for pid in self.open_txns}
+        self._open_epochs.clear()
+        return left_open
 
     def _note_header(self, segment: Segment, header: rec.BatchHeader) -> None:
         if segment.batches == 0:
@@ -606,6 +612,7 @@ class PartitionLog:
         segment.max_timestamp = max(segment.max_timestamp, header.max_timestamp)
         if header.is_transactional and not header.is_control:
             self.open_txns.setdefault(header.producer_id, header.base_offset)
+            self._open_epochs[header.producer_id] = header.producer_epoch
         elif header.is_control:
             first = self.open_txns.pop(header.producer_id, None)
             data = self.store.read(segment.base_offset, header.position, header.size)

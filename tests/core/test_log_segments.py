@@ -261,3 +261,33 @@ def test_read_stops_at_the_upper_bound_by_batch_base_offset_as_before():
     append(log, make_batch(3))  # offsets 2-4
     assert [o for o, _ in decoded(log.read(3, BIG, upper_bound=3))] == [2, 3, 4]  # the batch starts below it
     assert log.read(2, BIG, upper_bound=2) == b""
+
+
+def test_a_transaction_left_open_in_a_stored_log_is_aborted_when_its_topic_is_restored():
+    stores: dict = {}
+
+    class Kept:
+        """Storage that outlives the cluster state, as files do."""
+
+        def open(self, topic, topic_id, partition):
+            return stores.setdefault((topic, partition), MemorySegmentStore())
+
+        def remove(self, topic, topic_id, partition):
+            stores.pop((topic, partition), None)
+
+    state = cluster(1, storage=Kept())
+    topic = state.create_topic("t", 1)
+    txn = R.build_batch([(None, b"x", [], 5)], producer_id=5, producer_epoch=2, base_sequence=0, transactional=True)
+    append(topic.partitions[0].log, txn)
+    assert topic.partitions[0].log.last_stable_offset == 0
+
+    again = cluster(1, storage=Kept())
+    restored = again.restore_topic(
+        "t", topic.topic_id, [[0]], {}, leader_epochs=[0], log_start_offsets=[0], internal=False, now_ms=10
+    )
+    log = restored.partitions[0].log
+    assert log.open_txns == {} and [(a.producer_id, a.first_offset, a.last_offset) for a in log.aborted_txns] == [
+        (5, 0, 1)
+    ]
+    assert log.last_stable_offset == log.log_end_offset == 2
+    assert [e.kind for e in again.events][-1] == "topic_restored"
