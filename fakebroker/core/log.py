@@ -61,7 +61,7 @@ class SegmentStore(Protocol):
 
     def create(self, base_offset: int) -> None: ...
 
-    def append(self, base_offset: int, data: bytes) -> None: ...
+    def append(self, base_offset: int, data: bytes | bytearray) -> None: ...
 
     def read(self, base_offset: int, position: int, size: int) -> bytes:
         """Up to ``size`` bytes of a segment from ``position`` (fewer at its end)."""
@@ -92,7 +92,7 @@ class MemorySegmentStore:
     def create(self, base_offset: int) -> None:
         self._segments[base_offset] = bytearray()
 
-    def append(self, base_offset: int, data: bytes) -> None:
+    def append(self, base_offset: int, data: bytes | bytearray) -> None:
         self._segments[base_offset] += data
 
     def read(self, base_offset: int, position: int, size: int) -> bytes:
@@ -261,7 +261,7 @@ class PartitionLog:
             rec.set_log_append_time(buf, 0, now_ms)
             append_time = max_ts = now_ms
         last = base + header.last_offset_delta if header.magic >= 2 else base
-        self._store(bytes(buf), base, last, max_ts, now_ms)
+        self._store(buf, base, last, max_ts, now_ms)
         if header.is_transactional and not header.is_control:
             self.open_txns.setdefault(header.producer_id, base)
         return base, append_time
@@ -293,14 +293,14 @@ class PartitionLog:
             self.aborted_txns.append(AbortedTxn(producer_id, first, base))
         return base
 
-    def _store(self, data: bytes, base: int, last: int, max_ts: int, now_ms: int) -> None:
+    def _store(self, data: bytes | bytearray, base: int, last: int, max_ts: int, now_ms: int) -> None:
         segment = self._maybe_roll(len(data), max_ts, now_ms)
         self.store.append(segment.base_offset, data)
         self._note(segment, data, base, last, max_ts, now_ms)
         self.log_end_offset = last + 1
 
     @staticmethod
-    def _note(segment: Segment, data: bytes | memoryview, base: int, last: int, max_ts: int, now_ms: int) -> None:
+    def _note(segment: Segment, data: bytes | bytearray, base: int, last: int, max_ts: int, now_ms: int) -> None:
         if segment.batches == 0:
             segment.first_batch_timestamp = max_ts
         segment.index(base, segment.size, len(data))

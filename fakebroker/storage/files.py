@@ -63,7 +63,7 @@ class FileSegmentStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         os.ftruncate(self._fd(base_offset), 0)
 
-    def append(self, base_offset: int, data: bytes) -> None:
+    def append(self, base_offset: int, data: bytes | bytearray) -> None:
         fd = self._fd(base_offset)
         view = memoryview(data)
         while view:
