@@ -148,6 +148,9 @@ class FakeCluster:
                 self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms())
             if self._saved_meta:
                 restore(self.state, self._saved_meta, self.clock.now_ms())
+            if self._data_dir is not None:
+                kept = {(t.name, p.index) for t in self.state.topics.values() for p in t.partitions}
+                self._data_dir.remove_others(kept)
             for name, spec in self._initial_topics.items():
                 if name not in self.state.topics:  # a topic kept in the data directory stays as it was
                     self._topics.create(name, spec)

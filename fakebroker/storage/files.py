@@ -133,6 +133,19 @@ class DataDir:
                 path.unlink(missing_ok=True)
             directory.rmdir()
 
+    def remove_others(self, keep: set[tuple[str, int]]) -> list[str]:
+        """Delete partition directories of no topic in ``keep`` (a topic created moments before
+        a crash, whose metadata was never written); returns their names."""
+        names = {f"{topic}-{partition}" for topic, partition in keep}
+        gone = []
+        for directory in sorted(self.path.iterdir()):
+            if directory.is_dir() and directory.name not in names and any(directory.glob("*.log")):
+                topic, _, partition = directory.name.rpartition("-")
+                if partition.isdigit():
+                    self.remove(topic, uuid.UUID(int=0), int(partition))
+                    gone.append(directory.name)
+        return gone
+
     # -- metadata ----------------------------------------------------------------------------------
     def read_meta(self) -> dict | None:
         path = self.path / META_FILE

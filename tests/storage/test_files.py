@@ -132,3 +132,13 @@ def test_a_cluster_on_a_data_dir_finds_its_topics_records_offsets_and_id_again(t
         assert c.records("orders") == before
         assert c.committed("g") == {("orders", 1): 2}
         assert [e.kind for e in c.events if e.kind in ("topic_restored", "topic_created")] == ["topic_restored"]
+
+
+def test_segment_files_of_a_topic_the_metadata_never_named_are_removed_at_start(tmp_path):
+    orphan = FileSegmentStore(tmp_path / "lost-0")  # created just before a crash
+    orphan.create(100)
+    orphan.append(100, make_batch(1))
+    orphan.close()
+    with FakeCluster(data_dir=tmp_path, topics={"lost": 1}).run_in_thread() as c:
+        assert not (tmp_path / "lost-0" / "00000000000000000100.log").exists()
+        assert c.offsets("lost", 0) == (0, 0)
