@@ -21,6 +21,7 @@ from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .http import ControlEndpoint
+from .storage import DataDirError
 
 
 def _parse_topic(text: str) -> tuple[str, int]:
@@ -107,6 +108,12 @@ def main() -> None:
     help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.",
 )
 @click.option("--control-token", default=None, help="Bearer token of the control endpoint (default: a random one).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=True, dir_okay=True),
+    default=None,
+    help="Keep partition logs, topics and committed offsets in this directory, so a restart finds them again.",
+)
 @click.option("--json-logs", is_flag=True, default=False, help="Print events as JSON lines instead of coloured text.")
 @click.option("--color/--no-color", default=None, help="Force colours on or off (default: on for a terminal).")
 @click.pass_context
@@ -123,6 +130,7 @@ def serve(
     virtual_time: bool,
     control_port: int | None,
     control_token: str | None,
+    data_dir: str | None,
     json_logs: bool,
     color: bool | None,
 ) -> None:
@@ -164,11 +172,15 @@ def serve(
         "transaction_marker_delay_ms": file.transaction_marker_delay_ms,
         "kafka_version": kafka_version,
         "features": _parse_features(features, kafka_version),
+        "data_dir": data_dir if data_dir is not None else file.data_dir,
     }
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}
     try:
         anyio.run(_serve, options, control, file.faults, printer, backend="trio")
+    except DataDirError as exc:
+        click.echo(f"fakebroker: {exc}", err=True)
+        sys.exit(2)
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         if exc.errno == errno.EADDRINUSE:

@@ -8,6 +8,7 @@ Example::
     coordinator_load_time_ms = 200
     transaction_marker_delay_ms = 5
     kafka_version = "4.4"           # or "4.3", "3.9": that release's API versions and features
+    data_dir = "/var/tmp/fakebroker"  # keep logs, topics and offsets across restarts
 
     [settings]                      # broker settings under Kafka's names
     "auto.create.topics.enable" = false
@@ -46,6 +47,7 @@ KEYS = {
     "control_port",
     "control_token",
     "kafka_version",
+    "data_dir",
     "settings",
     "topics",
     "faults",
@@ -67,6 +69,7 @@ class ServeConfig:
     control_port: int | None = None
     control_token: str | None = None
     kafka_version: str | None = None
+    data_dir: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: list[dict[str, Any]] = field(default_factory=list)
@@ -98,7 +101,7 @@ def load(path: str | Path) -> ServeConfig:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")
             setattr(config, key, data[key])
-    for key in ("host", "control_token", "kafka_version"):
+    for key in ("host", "control_token", "kafka_version", "data_dir"):
         if key in data:
             setattr(config, key, str(data[key]))
     if "virtual_time" in data:

@@ -24,6 +24,7 @@ FLOORS = [  # top first; modules on one floor may import each other
     {"http", "timeline", "testing"},
     {"cluster"},
     {"server"},
+    {"storage"},
     {"apis"},
     {"faults"},
     {"core"},

@@ -17,6 +17,7 @@ reaching the cluster through one :class:`~fakebroker.cluster.proxy.LoopProxy`.
 from __future__ import annotations
 
 import base64
+import os
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -36,6 +37,7 @@ from ..server.broker import BrokerServer
 from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
 from ..server.ticker import Ticker
+from ..storage import DataDir, restore, snapshot
 from .actions import BrokerActions, NetworkActions
 from .clock import ClockControl
 from .faults import FaultControl
@@ -46,6 +48,7 @@ from .views import BrokerView, GroupView, TopicView, broker_views, committed_off
 from .waiting import Waiting
 
 T = TypeVar("T")
+SAVE_META_INTERVAL_S = 1.0  # how often a data directory's metadata file is brought up to date
 
 
 def _cluster_id() -> str:
@@ -73,6 +76,10 @@ class FakeCluster:
         over the release's own).
     :param virtual_time: run the broker's timers on a virtual clock that only moves when the
         test calls ``cluster.clock.advance(seconds)``.
+    :param data_dir: keep partition logs on disk in this directory (created if missing) as
+        segment files, with the topics and committed offsets beside them, so a cluster started
+        again on the same directory finds its topics, records and offsets (and its cluster id).
+        Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
     """
 
     def __init__(
@@ -90,6 +97,7 @@ class FakeCluster:
         virtual_time: bool = False,
         kafka_version: str = DEFAULT_RELEASE,
         features: dict[str, int] | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
     ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -98,6 +106,11 @@ class FakeCluster:
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
+        self._data_dir = DataDir(data_dir) if data_dir is not None else None
+        self._saved_meta = self._data_dir.read_meta() if self._data_dir is not None else None
+        self._saved_at = -1  # how many events there were when the metadata file was last written
+        if self._saved_meta and cluster_id is None:
+            cluster_id = self._saved_meta.get("cluster_id")
         if max_frame_size == DEFAULT_MAX_FRAME_SIZE:
             max_frame_size = int(broker_config.get("socket.request.max.bytes"))
         clock = VirtualClock() if virtual_time else RealClock()
@@ -108,6 +121,7 @@ class FakeCluster:
             max_frame_size=max_frame_size,
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
+            storage=self._data_dir,
         )
         self.runtime.state.pose_as(posed.name)
         for name, level in (features or {}).items():
@@ -144,13 +158,21 @@ class FakeCluster:
             for server in self.servers:
                 port = await tg.start(server.serve)
                 self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms())
+            if self._saved_meta:
+                restore(self.state, self._saved_meta, self.clock.now_ms())
+            if self._data_dir is not None:
+                kept = {(t.name, p.index) for t in self.state.topics.values() for p in t.partitions}
+                self._data_dir.remove_others(kept)
             for name, spec in self._initial_topics.items():
-                self._topics.create(name, spec)
+                if name not in self.state.topics:  # a topic kept in the data directory stays as it was
+                    self._topics.create(name, spec)
         except BaseException:
             tg.cancel_scope.cancel()
             await stack.aclose()
             raise
         tg.start_soon(self._ticker.run)
+        if self._data_dir is not None:
+            tg.start_soon(self._save_meta_loop)
         self.runtime.settle()
         self._stack = stack
         return self
@@ -164,6 +186,23 @@ class FakeCluster:
             return await stack.__aexit__(*exc_info)
         finally:
             self._proxy.task_group = None
+            if self._data_dir is not None:
+                self._save_meta()
+                self._data_dir.close()
+
+    def _save_meta(self) -> None:
+        assert self._data_dir is not None
+        self._data_dir.write_meta(snapshot(self.state))
+        self._saved_at = len(self.state.events)
+
+    async def _save_meta_loop(self) -> None:
+        """Rewrite the data directory's metadata file within a second of any change (topics,
+        configs, committed offsets and log start offsets all record an event)."""
+        self._save_meta()
+        while True:
+            await anyio.sleep(SAVE_META_INTERVAL_S)
+            if len(self.state.events) != self._saved_at:
+                self._save_meta()
 
     @contextmanager
     def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:

@@ -23,6 +23,7 @@ from .groups.consumer.model import ConsumerGroup
 from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
+from .log import LogStorage, MemoryStorage, PartitionLog
 from .producers import ProducerIds
 from .quotas import ClientQuotas
 from .reassignments import Reassignment, complete_ready
@@ -65,8 +66,10 @@ class ClusterState:
         wall: Callable[[], float] = lambda: 0.0,
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
+        storage: LogStorage | None = None,
     ):
         self.cluster_id = cluster_id
+        self.storage: LogStorage = storage if storage is not None else MemoryStorage()
         self.brokers: dict[int, BrokerInfo] = {}
         self.controller_id = 0
         self.config = broker_config or BrokerConfig()
@@ -99,7 +102,6 @@ class ClusterState:
         self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
         self.events.txn_coordinator_of = self._txn_coordinator_or_none
         self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/reassignments.py)
-        self.deleted_bytes: dict[tuple[str, int], int] = {}  # DeleteRecords'd bytes still on "disk"
 
     def pose_as(self, kafka_version: str) -> None:
         """Serve the API window and feature levels of Kafka ``kafka_version`` (before clients
@@ -253,7 +255,14 @@ class ClusterState:
                 )
             layout = self._spread(num_partitions, replication_factor, brokers)
         config = TopicConfig(self.config, configs)
-        topic = Topic(name, uuid.uuid4(), [Partition(name, i, r, r[0]) for i, r in enumerate(layout)], config, internal)
+        topic_id = uuid.uuid4()
+        if validate_only:
+            partitions = [Partition(name, i, r, r[0]) for i, r in enumerate(layout)]
+        else:
+            partitions = [
+                Partition(name, i, r, r[0], log=self._open_log(name, topic_id, i, config)) for i, r in enumerate(layout)
+            ]
+        topic = Topic(name, topic_id, partitions, config, internal)
         if not validate_only:
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
@@ -279,8 +288,8 @@ class ClusterState:
         self.topics_by_id.pop(topic.topic_id, None)
         for key in [k for k in self.reassignments if k[0] == name]:
             del self.reassignments[key]
-        for key in [k for k in self.deleted_bytes if k[0] == name]:
-            del self.deleted_bytes[key]
+        for p in topic.partitions:
+            self.storage.remove(name, topic.topic_id, p.index)
         self.events.append(ev.TopicDeleted(topic=name))
         return topic
 
@@ -332,9 +341,48 @@ class ClusterState:
         if not validate_only:
             alive_set = set(alive)
             topic.partitions.extend(
-                Partition(name, current + i, r, next(b for b in r if b in alive_set)) for i, r in enumerate(layout)
+                Partition(
+                    name,
+                    current + i,
+                    r,
+                    next(b for b in r if b in alive_set),
+                    log=self._open_log(name, topic.topic_id, current + i, topic.config),
+                )
+                for i, r in enumerate(layout)
             )
             self.events.append(ev.PartitionsCreated(topic=name, count=count))
+
+    def _open_log(self, topic: str, topic_id: uuid.UUID, index: int, config: TopicConfig) -> PartitionLog:
+        return PartitionLog(self.storage.open(topic, topic_id, index), config)
+
+    def restore_topic(
+        self,
+        name: str,
+        topic_id: uuid.UUID,
+        replicas: list[list[int]],
+        configs: dict[str, str],
+        *,
+        leader_epochs: list[int],
+        log_start_offsets: list[int],
+        internal: bool,
+        now_ms: int,
+    ) -> Topic:
+        """Bring back a topic kept by the storage (a restart): same id, partitions, configs,
+        and each partition's log reopened from its stored segments."""
+        config = TopicConfig(self.config, configs)
+        partitions = []
+        for i, r in enumerate(replicas):
+            log = self._open_log(name, topic_id, i, config)
+            open_txns = log.recover(now_ms, log_start_offsets[i])
+            for producer_id, epoch in open_txns.items():
+                # their coordinator's state is gone: abort, as its timeout would have
+                log.append_marker(producer_id, epoch, False, 0, leader_epoch=leader_epochs[i], now_ms=now_ms)
+            partitions.append(Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log))
+        topic = self.topics[name] = Topic(name, topic_id, partitions, config, internal)
+        self.topics_by_id[topic_id] = topic
+        if not internal:
+            self.events.append(ev.TopicRestored(topic=name, partitions=len(partitions)), now_ms)
+        return topic
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
@@ -484,17 +532,12 @@ class ClusterState:
         return error
 
     def log_size(self, partition: Partition) -> int:
-        """The bytes of a partition's log as Kafka's segments hold them (DescribeLogDirs): its
-        batches, and those DeleteRecords removed that Kafka's active segment would still hold."""
-        return partition.log.size_bytes + self.deleted_bytes.get((partition.topic, partition.index), 0)
+        """The bytes of a partition's segments (DescribeLogDirs): those DeleteRecords moved the log
+        start past stay until their whole segment is below it, as in Kafka."""
+        return partition.log.size_bytes
 
     def delete_records(self, partition: Partition, before: int) -> None:
-        size = partition.log.size_bytes
         partition.log.delete_records_before(before)
-        # Kafka deletes no segment for a new log start offset while it is in the active one (1 GiB by
-        # default), so the log keeps its size on disk (DescribeLogDirs) until retention deletes it
-        key = (partition.topic, partition.index)
-        self.deleted_bytes[key] = self.deleted_bytes.get(key, 0) + size - partition.log.size_bytes
         self.events.append(ev.RecordsDeleted(topic=partition.topic, partition=partition.index, before=before))
 
     def init_producer_id(
@@ -524,17 +567,29 @@ class ClusterState:
         self.events.append(ev.ConfigsAltered(resource=resource or "(cluster)", configs=dict(new)))
 
     def apply_retention(self, now_ms: int) -> int:
-        """Apply every deleting topic's retention.ms / retention.bytes; returns batches dropped."""
+        """Kafka's retention check (``UnifiedLog.deleteOldSegments`` for every partition):
+        segments below the log start offset always go; under cleanup.policy ``delete`` also
+        those past retention.bytes and retention.ms. Returns how many batches went."""
         dropped = 0
         for topic in self.topics.values():
-            if "delete" not in topic.config.get("cleanup.policy"):
-                continue
-            ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
+            if "delete" in topic.config.get("cleanup.policy"):
+                ms, size = topic.config.get_int("retention.ms"), topic.config.get_int("retention.bytes")
+            else:
+                ms = size = -1
             for p in topic.partitions:
-                gone = p.log.apply_retention(now_ms, ms, size)
-                if gone:
-                    self.deleted_bytes.pop((p.topic, p.index), None)  # older than what retention deleted
-                dropped += gone
+                p.producers.expire(now_ms, self.config.get_int("producer.id.expiration.ms"), p.log.open_txns)
+                for reason, batches in p.log.retention_breaches(now_ms, ms, size):
+                    dropped += batches
+                    self.events.append(
+                        ev.SegmentsDeleted(
+                            topic=topic.name,
+                            partition=p.index,
+                            reason=reason,
+                            batches=batches,
+                            log_start_offset=p.log.log_start_offset,
+                        ),
+                        now_ms,
+                    )
         if dropped:
             self.events.append(ev.RetentionApplied(batches_dropped=dropped), now_ms)
         return dropped

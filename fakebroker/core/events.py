@@ -204,6 +204,26 @@ class RetentionApplied(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TopicRestored(Event):
+    """A topic found again in the data directory at start."""
+
+    topic: str
+    partitions: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SegmentsDeleted(Event):
+    """Retention deleted a partition's oldest segments (``reason``: retention.ms,
+    retention.bytes or log_start_offset); its log start offset is now ``log_start_offset``."""
+
+    topic: str
+    partition: int
+    reason: str
+    batches: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class OffsetsExpired(Event):
     count: int
 

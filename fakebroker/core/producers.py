@@ -103,6 +103,18 @@ class PartitionProducers:
         entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, timestamp))
         entry.last_timestamp = timestamp
 
+    def expire(self, now_ms: int, expiration_ms: int, keep: set[int] | dict[int, int]) -> int:
+        """``ProducerStateManager.removeExpiredProducers``: forget producers silent for
+        ``producer.id.expiration.ms`` (but none with a transaction open here, ``keep``)."""
+        doomed = [
+            pid
+            for pid, entry in self.entries.items()
+            if pid not in keep and entry.last_timestamp >= 0 and now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for pid in doomed:
+            del self.entries[pid]
+        return len(doomed)
+
     def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, now_ms: int) -> None:
         """A transaction marker: a higher epoch (fencing, or transaction version 2's bump at every
         end) starts the producer over; the same epoch keeps its sequences (version 1)."""
@@ -129,6 +141,15 @@ class ProducerIds:
         pid = self.allocate()
         self.epochs[pid] = 0
         return pid, 0
+
+    @property
+    def next_id(self) -> int:
+        """The id the next allocation hands out."""
+        return self._next
+
+    def skip_to(self, next_id: int) -> None:
+        """Never hand out an id below ``next_id`` (ids used before a restart)."""
+        self._next = max(self._next, next_id)
 
     def allocate(self) -> int:
         pid = self._next

@@ -18,6 +18,7 @@ import anyio
 from ..core.cluster_state import ClusterState
 from ..core.configs import BrokerConfig
 from ..core.events import Event
+from ..core.log import LogStorage
 from ..faults import Faults
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from .clock import Clock
@@ -35,6 +36,7 @@ class Runtime:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
+        storage: LogStorage | None = None,
     ):
         self.clock = clock
         self.state = ClusterState(
@@ -44,6 +46,7 @@ class Runtime:
             wall=time.time,
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
+            storage=storage,
         )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []

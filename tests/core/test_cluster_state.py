@@ -104,7 +104,8 @@ def test_appends_validate_dedupe_and_record_rejections():
 
 def test_periodic_checks_are_timers_of_the_core():
     state = cluster(1, **{"log.retention.check.interval.ms": 1_000, "offsets.retention.check.interval.ms": 5_000})
-    topic = state.create_topic("t", 1, configs={"retention.ms": "100"})
+    # segment.ms 5 s: the second batch, 10 s younger than the first, rolls a new segment
+    topic = state.create_topic("t", 1, configs={"retention.ms": "100", "segment.ms": "5000"})
     partition = topic.partitions[0]
     state.append(
         partition, rec.build_batch([(None, b"old", [], 0)]), produce_version=9, transactional_id=None, now_ms=0
@@ -114,7 +115,7 @@ def test_periodic_checks_are_timers_of_the_core():
     )
     state.start_periodic_checks(0)
     assert state.next_deadline() == 1_000
-    state.tick(1_000)  # the first batch is older than 100 ms: dropped; the last batch always stays
+    state.tick(1_000)  # the first segment's newest record is older than 100 ms: deleted
     assert partition.log.log_start_offset == 1 and state.next_deadline() == 2_000
     assert [e.batches_dropped for e in state.events if e.kind == "retention_applied"] == [1]
 

@@ -67,9 +67,25 @@ def headers(blob: bytes) -> list[R.BatchHeader]:
     return [h for h in R.iter_batch_headers(blob, allow_truncated=True) if not h.truncated]
 
 
-def three_batches(**kw) -> tuple[PartitionLog, list[bytes]]:
+class Config:
+    """Topic settings for a log; ``segment.bytes`` 1 rolls a segment per batch."""
+
+    def __init__(self, **settings: int):
+        self.settings = {"segment.bytes": 1 << 30, "segment.ms": 604800000, "index.interval.bytes": 4096}
+        self.settings.update({k.replace("_", "."): v for k, v in settings.items()})
+
+    def get_int(self, name: str) -> int:
+        return self.settings[name]
+
+
+def batch_per_segment() -> PartitionLog:
+    """A log whose every batch is a segment of its own (so retention can drop any batch)."""
+    return PartitionLog(config=Config(segment_bytes=1))
+
+
+def three_batches(log: PartitionLog | None = None, **kw) -> tuple[PartitionLog, list[bytes]]:
     """A log holding A = offsets 0-1, B = 2-4, C = 5; returns it and the stored bytes."""
-    log = PartitionLog()
+    log = log if log is not None else PartitionLog()
     for n, tag in ((2, "a"), (3, "b"), (1, "c")):
         append(log, make_batch(n, tag=tag), **kw)
     return log, [b.data for b in log.batches]
@@ -134,7 +150,8 @@ def test_stored_batch_metadata():
     [b] = log.batches
     assert isinstance(b, StoredBatch)
     assert (b.base_offset, b.last_offset, b.max_timestamp) == (0, 2, 30)
-    assert (b.producer_id, b.is_transactional, b.is_control, b.appended_at) == (42, False, False, 777)
+    assert (b.producer_id, b.is_transactional, b.is_control) == (42, False, False)
+    assert log.segments[0].last_modified_ms == 777  # the segment's last write, for time retention
     assert b.size == len(data) == log.size_bytes
 
 
@@ -331,8 +348,8 @@ def test_max_timestamp_offset_under_log_append_time():
 # ------------------------------------------------------------------------------------------
 
 
-def test_delete_records_moves_log_start_and_drops_whole_batches_below_it():
-    log, (a, b, c) = three_batches()
+def test_delete_records_moves_log_start_and_drops_whole_segments_below_it():
+    log, (a, b, c) = three_batches(batch_per_segment())
     log.delete_records_before(1)
     assert log.log_start_offset == 1
     assert len(log.batches) == 3  # A still holds offset 1
@@ -356,9 +373,11 @@ def test_delete_records_never_moves_log_start_backwards():
 
 
 def test_delete_records_to_the_end_empties_the_log_but_keeps_offsets():
-    log, _ = three_batches()
+    log, _ = three_batches(batch_per_segment())
     log.delete_records_before(6)
-    assert log.batches == [] and log.size_bytes == 0
+    # the active segment (C) stays, as in Kafka, whose log-start rule deletes a segment only
+    # once the next one starts at or below the log start offset; nothing in it is readable
+    assert log.batches == [] and [s.base_offset for s in log.segments] == [5]
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (6, 6, 6)
     assert log.read(6, BIG) == b""
     assert append(log, make_batch(2)) == (6, -1)  # offsets continue, never reused
@@ -372,8 +391,9 @@ def test_delete_records_to_the_end_empties_the_log_but_keeps_offsets():
 
 
 def retention_log() -> PartitionLog:
-    """Batches whose newest record timestamps are 1000 (offsets 0-1), 2000 (2-4), 3000 (5)."""
-    log = PartitionLog()
+    """Batches whose newest record timestamps are 1000 (offsets 0-1), 2000 (2-4), 3000 (5),
+    each in a segment of its own."""
+    log = batch_per_segment()
     append(log, make_batch(2, timestamps=[900, 1000]))
     append(log, make_batch(3, timestamps=[2000, 1500, 1800]))
     append(log, make_batch(1, timestamps=[3000]))
@@ -404,7 +424,7 @@ def test_time_retention_minus_one_is_infinite():
 
 
 def test_time_retention_drops_a_prefix_only():
-    log = PartitionLog()
+    log = batch_per_segment()
     append(log, make_batch(1, timestamps=[1_000]))
     append(log, make_batch(1, timestamps=[5_000]))  # a newer batch in between stops the deletion
     append(log, make_batch(1, timestamps=[1_000]))
@@ -422,7 +442,7 @@ def test_time_retention_of_everything_sets_log_start_to_log_end():
 
 
 def test_time_retention_without_record_timestamps_uses_the_append_time():
-    log = PartitionLog()
+    log = batch_per_segment()
     no_ts = R.build_batch([(None, b"x"), (None, b"y")])  # no timestamps: max timestamp -1
     assert headers(no_ts)[0].max_timestamp == R.NO_TIMESTAMP
     append(log, no_ts, now=10_000)
@@ -433,7 +453,7 @@ def test_time_retention_without_record_timestamps_uses_the_append_time():
 
 
 def test_time_retention_under_log_append_time_uses_the_append_time():
-    log = PartitionLog()
+    log = batch_per_segment()
     append(log, make_batch(1, timestamps=[1]), now=10_000, lat=True)  # record created long ago
     assert log.apply_retention(now_ms=15_000, retention_ms=10_000, retention_bytes=-1) == 0
     assert log.apply_retention(now_ms=20_001, retention_ms=10_000, retention_bytes=-1) == 1
