@@ -4,13 +4,34 @@ from __future__ import annotations
 
 from ..core.cluster_state import TopicError
 from ..core.configs import validate, validate_topic
+from ..core.topics import MAX_PARTITIONS_PER_REQUEST
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
 from .registry import api
 
 
+def _partitions_asked(request: Message, default: int) -> int:
+    """Kafka's ``validateTotalNumberOfPartitions`` count (the defaults included)."""
+    total = 0
+    for t in request.topics:
+        total += (
+            len(t.assignments) if t.assignments else (default if t.num_partitions == -1 else max(t.num_partitions, 0))
+        )
+    return total
+
+
 def handle(ctx: RequestContext, request: Message) -> Message:
+    if _partitions_asked(request, ctx.cluster.config.get_int("num.partitions")) > MAX_PARTITIONS_PER_REQUEST:
+        # one request may not create more (Kafka's controller bounds its records): all of it is refused
+        refused = {
+            "error_code": ErrorCode.POLICY_VIOLATION,
+            "error_message": "Excessively large number of partitions per request.",
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": [],
+        }
+        return ctx.response(topics=[{"name": t.name, **refused} for t in request.topics], throttle_time_ms=0)
     results = []
     seen: dict[str, int] = {}
     for t in request.topics:

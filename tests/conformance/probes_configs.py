@@ -98,7 +98,40 @@ def create(s: Target, label: str | None, ver: int, name: str, configs: dict, *, 
     return answer
 
 
-def settle(s: Target, body: dict, answer: dict, replace: bool) -> None:
+def list_after(s: Target, body: dict) -> dict[str, str]:
+    """For Kafka: the value each APPEND/SUBTRACT of ``body`` will leave at its resource's own
+    source (read before the change), so :func:`settle` can wait for exactly that value."""
+    if s.kind != "kafka" or body.get("validate_only") or "resources" not in body:
+        return {}
+    [resource] = body["resources"]
+    ops = [c for c in resource.get("configs", []) if c.get("config_operation") in (APPEND, SUBTRACT)]
+    kind, name = resource["resource_type"], resource["resource_name"]
+    if not ops or kind not in (TOPIC, BROKER):
+        return {}
+    source = {TOPIC: 1, BROKER: 2 if name else 3}[kind]
+    query = {
+        "resources": [{"resource_type": kind, "resource_name": name, "configuration_keys": None}],
+        "include_synonyms": True,
+        "include_documentation": False,
+    }
+    configs = {c["name"]: c for c in s.req(None, DESCRIBE_CONFIGS, 4, query)["results"][0]["configs"]}
+    out = {}
+    for op in ops:
+        current = next(
+            (x["value"] for x in configs.get(op["name"], {}).get("synonyms", []) if x["source"] == source), ""
+        )
+        items = [i for i in (current or "").split(",") if i]
+        given = [i for i in (op["value"] or "").split(",") if i]
+        if op["config_operation"] == APPEND:
+            items += [i for i in given if i not in items]
+        else:
+            items = [i for i in items if i not in given]
+        if items:
+            out[op["name"]] = ",".join(items)
+    return out
+
+
+def settle(s: Target, body: dict, answer: dict, replace: bool, expected: dict[str, str] | None = None) -> None:
     """Kafka applies a config change when its metadata record reaches the broker, a moment after
     the change is answered: until then DescribeConfigs shows the old value. For Kafka the probe
     waits (up to 10 s) until the resource shows what an accepted, not validate-only change set
@@ -118,8 +151,8 @@ def settle(s: Target, body: dict, answer: dict, replace: bool) -> None:
             deletes.add(c["name"])
         elif c.get("config_operation", SET) == SET:
             sets[c["name"]] = c["value"]
-        else:
-            sets[c["name"]] = None  # APPEND/SUBTRACT: any value of that source
+        else:  # APPEND/SUBTRACT: the value worked out before the change, else any of that source
+            sets[c["name"]] = (expected or {}).get(c["name"])
 
     def shown() -> bool:
         query = {
@@ -152,9 +185,10 @@ def settle(s: Target, body: dict, answer: dict, replace: bool) -> None:
 
 
 def send(s: Target, label: str, api: int, ver: int, body: dict, expect: dict | None) -> dict:
+    expected = list_after(s, body) if api == INCREMENTAL_ALTER_CONFIGS else {}
     answer = s.req(None, api, ver, body)
     s.record(label, norm_configs(s.norm(answer), "responses"), api, ver, expect)
-    settle(s, body, answer, replace=api == ALTER_CONFIGS)
+    settle(s, body, answer, replace=api == ALTER_CONFIGS, expected=expected)
     return answer
 
 

@@ -67,6 +67,12 @@ def probe_create_topics(s: Target) -> None:
     for what, topic in cases:
         r = create(s, None, v, [topic])
         s.record(f"CreateTopics v{v} {what}", s.norm(_brief(r["topics"][0])))
+    r = create(
+        s, None, v, [{"name": s.name("big1"), "num_partitions": 6000}, {"name": s.name("big2"), "num_partitions": 6000}]
+    )
+    s.record("CreateTopics v7 more than 10,000 partitions in one request", s.norm([_brief(t) for t in r["topics"]]))
+    r = create(s, None, v, [{"name": s.name("huge"), "num_partitions": 2**31 - 1}], validate_only=True)
+    s.record("CreateTopics v7 validate_only 2^31-1 partitions", s.norm(_brief(r["topics"][0])))
     r = create(s, None, v, [{"name": s.name("vo"), "num_partitions": 3}], validate_only=True)
     s.record("CreateTopics v7 validate_only", s.norm(_brief(r["topics"][0])))
     r = create(s, None, v, [{"name": s.name("vo2")}, {"name": s.name("vo2")}])
