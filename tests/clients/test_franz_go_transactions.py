@@ -177,14 +177,14 @@ def test_group_transact_session_is_exactly_once_through_a_join_and_a_leave(clust
         ("OffsetFetch", "UNSTABLE_OFFSET_COMMIT"),
     }, refused(cluster)
 
-    # KIP-890 part 2 on the wire: EndTxn v5, TxnOffsetCommit v5, Produce v13; no AddPartitionsToTxn
+    # KIP-890 part 2 on the wire: EndTxn v5, TxnOffsetCommit v6, Produce v13; no AddPartitionsToTxn
     # or AddOffsetsToTxn at all
     used = versions_used(cluster, "fakebroker-franz-go-txn")
     assert {api: used.get(api) for api in TXN_APIS} == {
         "InitProducerId": {5},
         "AddPartitionsToTxn": None,
         "AddOffsetsToTxn": None,
-        "TxnOffsetCommit": {5},
+        "TxnOffsetCommit": {6},  # Kafka 4.4's (KIP-1319: topic ids), which franz-go speaks
         "EndTxn": {5},
         "Produce": {13},
     }

@@ -12,7 +12,15 @@ from .kafka_broker import SHARED_SETTINGS, KafkaBroker
 
 @pytest.fixture(scope="session")
 def conformance_fakebroker():
-    """One fakebroker for every probe of the session (each probe uses names of its own)."""
+    """One fakebroker for every plain probe of the session (each probe uses names of its own)."""
+    with FakeCluster(brokers=1, config=SHARED_SETTINGS).run_in_thread() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def differential_fakebroker():
+    """The fakebroker the differential probes compare with Kafka: a cluster of its own, so it
+    holds the same topics as the Kafka broker (probes that list every topic see the same set)."""
     with FakeCluster(brokers=1, config=SHARED_SETTINGS).run_in_thread() as cluster:
         yield cluster
 

@@ -99,8 +99,8 @@ def _collision(s: Target) -> dict:
 @probe
 def probe_delete_topics(s: Target) -> None:
     """DeleteTopics v1-v6: by name (v1-5) and by id (v6), an unknown name, an unknown id. (Kafka
-    4.4 deletes ``__consumer_offsets`` when asked, answering NONE; not probed, as it would break
-    the shared broker, and fakebroker refuses it: see the README.)"""
+    4.4 deletes ``__consumer_offsets`` when asked, answering NONE, and so does fakebroker; not
+    probed, as it would take the shared brokers' group coordinators away from later probes.)"""
     for ver in range(1, 7):
         name = s.name(f"d{ver}")
         s.create_topic(name)

@@ -89,13 +89,13 @@ def test_plain(name, conformance_fakebroker):
 
 @pytest.mark.conformance
 @pytest.mark.parametrize("name", sorted(PROBES))
-def test_differential(name, kafka_broker, conformance_fakebroker):
+def test_differential(name, kafka_broker, differential_fakebroker):
     try:
         kafka = run_probe(name, "kafka", kafka_broker.port, RUN_ID + "d")
     except Exception:
         print(kafka_broker.log_tail())
         raise
-    fake = run_probe(name, "fakebroker", conformance_fakebroker.servers[0].port, RUN_ID + "d")
+    fake = run_probe(name, "fakebroker", differential_fakebroker.servers[0].port, RUN_ID + "d")
     steps, differences = compare(kafka.steps, fake.steps)
     entries = [a for a in ALLOWED if a.probe == name]
     used: set[Allowed] = set()
