@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
+from . import topic_layout
 from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
 from .events import EventLog
@@ -30,13 +31,10 @@ from .reassignments import Reassignment, complete_ready
 from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
 from .topics import (
-    MAX_PARTITIONS_PER_REQUEST,
     BrokerInfo,
     Partition,
     Topic,
     TopicError,
-    colliding_topic,
-    manual_assignment_error,
     topic_name_error,
 )
 from .transactions.coordinator import TransactionCoordinator
@@ -175,6 +173,8 @@ class ClusterState:
             self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port), now_ms)
             return
         known.alive, known.host, known.port = True, host, port
+        if not self.brokers[self.controller_id].alive:
+            self.controller_id = node_id
         self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port, restarted=True), now_ms)
         for partition in self.all_partitions():
             if partition.leader == -1 and node_id in partition.replicas:
@@ -188,6 +188,9 @@ class ClusterState:
         if not info.alive:
             return False
         info.alive = False
+        alive = self.alive_brokers()
+        if self.controller_id == node_id and alive:  # Metadata names a live node, as a KRaft broker does
+            self.controller_id = alive[0].node_id
         self.events.append(ev.BrokerStopped(broker=node_id), now_ms)
         for partition in self.all_partitions():
             if partition.leader == node_id:
@@ -211,49 +214,17 @@ class ClusterState:
         internal: bool = False,
     ) -> Topic:
         """Create a topic as CreateTopics would, or raise TopicError with Kafka's error."""
-        reason = topic_name_error(name)
-        if reason:
-            raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-        if name in self.topics:
-            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        other = colliding_topic(name, self.topics)
-        if other is not None:
-            raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}")
-        brokers = [b.node_id for b in self.alive_brokers()]
-        if assignments:
-            if num_partitions != -1 or replication_factor != -1:
-                raise TopicError(
-                    ErrorCode.INVALID_REQUEST,
-                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                    "Both cannot be used at the same time.",
-                )
-            parts = sorted(assignments)
-            if parts != list(range(len(parts))):
-                raise TopicError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Partitions should be a consecutive 0-based integer sequence"
-                )
-            for replicas in assignments.values():
-                if not replicas or any(r not in self.brokers for r in replicas):
-                    raise TopicError(
-                        ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Replica assignment {replicas} names an unknown broker"
-                    )
-            layout = [list(assignments[p]) for p in parts]
-        else:
-            if num_partitions == -1:
-                num_partitions = self.config.get_int("num.partitions")
-            if replication_factor == -1:
-                replication_factor = self.config.get_int("default.replication.factor")
-            if num_partitions <= 0:
-                raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-            if replication_factor <= 0:
-                raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
-            if replication_factor > len(brokers):
-                raise TopicError(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
-                    f"{replication_factor} cannot be reached because only {len(brokers)} broker(s) are registered.",
-                )
-            layout = self._spread(num_partitions, replication_factor, brokers)
+        layout = topic_layout.new_topic(
+            name,
+            num_partitions,
+            replication_factor,
+            assignments,
+            existing=self.topics,
+            registered=set(self.brokers),
+            alive=[b.node_id for b in self.alive_brokers()],
+            defaults=(self.config.get_int("num.partitions"), self.config.get_int("default.replication.factor")),
+            spread=self._spread,
+        )
         config = TopicConfig(self.config, configs)
         topic_id = uuid.uuid4()
         if validate_only:
@@ -298,46 +269,11 @@ class ClusterState:
     ) -> None:
         """Kafka's controller checks, in its order and with its messages."""
         topic = self.topics.get(name)
-        if topic is None:
-            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
-        current = len(topic.partitions)
-        if count == current:
-            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
-        if count < current:
-            raise TopicError(
-                ErrorCode.INVALID_PARTITIONS,
-                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
-            )
-        additional = count - current
-        if assignments is not None and len(assignments) != additional:
-            raise TopicError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
-                "assignment(s) were specified.",
-            )
-        if additional > MAX_PARTITIONS_PER_REQUEST:  # Kafka's controller bounds one operation's records
-            raise TopicError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
-        replication = len(topic.partitions[0].replicas)
         alive = [b.node_id for b in self.alive_brokers()]
-        if assignments is not None:
-            for i, replicas in enumerate(assignments):
-                problem = manual_assignment_error(replicas, set(self.brokers), replication)
-                if problem is None and not set(replicas) & set(alive):
-                    problem = (
-                        "All brokers specified in the manual partition assignment for partition "
-                        f"{current + i} are fenced or in controlled shutdown."
-                    )
-                if problem is not None:
-                    raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
-            layout = [list(a) for a in assignments]
-        else:
-            if not alive:
-                raise TopicError(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {replication} time(s): All brokers are currently fenced "
-                    "or in controlled shutdown.",
-                )
-            layout = self._spread(additional, replication, alive, current)
+        current, layout = topic_layout.new_partitions(
+            topic, name, count, assignments, registered=set(self.brokers), alive=alive, spread=self._spread
+        )
+        assert topic is not None  # new_partitions refuses an unknown topic
         if not validate_only:
             alive_set = set(alive)
             topic.partitions.extend(

@@ -24,19 +24,28 @@ closes one into the aborted-transactions index that read_committed fetches carry
 
 from __future__ import annotations
 
+__all__ = [
+    "MAX_INDEX_ENTRIES",
+    "AbortedTxn",
+    "LogStorage",
+    "MemorySegmentStore",
+    "MemoryStorage",
+    "PartitionLog",
+    "SegmentStore",
+    "StoredBatch",
+]
+
 import bisect
 import struct
-import uuid
-from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..protocol import records as rec
+from .segments import MAX_INDEX_ENTRIES, LogStorage, MemorySegmentStore, MemoryStorage, Segment, SegmentStore
 
 HEADER = rec.RECORD_BATCH_OVERHEAD  # enough bytes of an entry to know its offsets and length
 SCAN_CHUNK = 64 * 1024  # bytes read at a time while walking batch headers
-MAX_INDEX_ENTRIES = 4096  # per segment; past it the index is halved and its interval doubled
 
 # Topic settings the log reads (names and defaults of Kafka's topic configs).
 LOG_DEFAULTS = {"segment.bytes": 1073741824, "segment.ms": 604800000, "index.interval.bytes": 4096}
@@ -49,88 +58,6 @@ class Settings(Protocol):
 class _Defaults:
     def get_int(self, name: str) -> int:
         return LOG_DEFAULTS[name]
-
-
-class SegmentStore(Protocol):
-    """Where the bytes of one partition's segments live. A segment is named by its base offset;
-    bytes are only ever appended to it, read back by position, or the whole segment deleted."""
-
-    def bases(self) -> list[int]:
-        """Base offsets of the segments already stored (a reopened store), in offset order."""
-        ...
-
-    def create(self, base_offset: int) -> None: ...
-
-    def append(self, base_offset: int, data: bytes | bytearray) -> None: ...
-
-    def read(self, base_offset: int, position: int, size: int) -> bytes:
-        """Up to ``size`` bytes of a segment from ``position`` (fewer at its end)."""
-        ...
-
-    def size(self, base_offset: int) -> int: ...
-
-    def truncate(self, base_offset: int, size: int) -> None:
-        """Cut a segment to ``size`` bytes (a partial batch left by a crash)."""
-        ...
-
-    def modified_ms(self, base_offset: int) -> int | None:
-        """When the segment was last written (a reopened store), or None if unknown."""
-        ...
-
-    def delete(self, base_offset: int) -> None: ...
-
-
-class MemorySegmentStore:
-    """Segments as bytearrays: the default store, for tests and in-memory clusters."""
-
-    def __init__(self) -> None:
-        self._segments: dict[int, bytearray] = {}
-
-    def bases(self) -> list[int]:
-        return sorted(self._segments)
-
-    def create(self, base_offset: int) -> None:
-        self._segments[base_offset] = bytearray()
-
-    def append(self, base_offset: int, data: bytes | bytearray) -> None:
-        self._segments[base_offset] += data
-
-    def read(self, base_offset: int, position: int, size: int) -> bytes:
-        with memoryview(self._segments[base_offset]) as view:  # one copy, and the view let go at once
-            return bytes(view[position : position + size])
-
-    def size(self, base_offset: int) -> int:
-        return len(self._segments[base_offset])
-
-    def truncate(self, base_offset: int, size: int) -> None:
-        del self._segments[base_offset][size:]
-
-    def modified_ms(self, base_offset: int) -> int | None:
-        return None
-
-    def delete(self, base_offset: int) -> None:
-        self._segments.pop(base_offset, None)
-
-
-class LogStorage(Protocol):
-    """Gives each partition its :class:`SegmentStore` (the cluster injects one; files under a
-    data directory, or memory)."""
-
-    def open(self, topic: str, topic_id: uuid.UUID, partition: int) -> SegmentStore: ...
-
-    def remove(self, topic: str, topic_id: uuid.UUID, partition: int) -> None:
-        """The topic was deleted: drop its segments."""
-        ...
-
-
-class MemoryStorage:
-    """Every partition in memory (the default)."""
-
-    def open(self, topic: str, topic_id: uuid.UUID, partition: int) -> SegmentStore:
-        return MemorySegmentStore()
-
-    def remove(self, topic: str, topic_id: uuid.UUID, partition: int) -> None:
-        pass
 
 
 @dataclass(slots=True)
@@ -153,49 +80,6 @@ class AbortedTxn:
     producer_id: int
     first_offset: int
     last_offset: int  # the offset of its ABORT marker
-
-
-@dataclass(slots=True)
-class Segment:
-    """What the log knows of one segment without reading it (``LogSegment``'s in-memory part)."""
-
-    base_offset: int
-    created_ms: int
-    next_offset: int = -1  # one past its last offset (= base offset while empty)
-    size: int = 0
-    batches: int = 0
-    max_timestamp: int = -1  # largest record timestamp (-1: none carried one)
-    first_batch_timestamp: int = -1  # max timestamp of its first batch, for segment.ms (rollingBasedTimestamp)
-    last_modified_ms: int = -1  # broker time of its last append (the file's mtime in Kafka)
-    index_offsets: array = field(default_factory=lambda: array("q"))  # sparse: base offset of an indexed batch
-    index_positions: array = field(default_factory=lambda: array("q"))  # ... and its position
-    index_interval: int = 4096
-    bytes_since_index: int = 0
-
-    def __post_init__(self) -> None:
-        if self.next_offset < 0:
-            self.next_offset = self.base_offset
-
-    def largest_timestamp(self) -> int:
-        """``LogSegment.largestTimestamp``: the newest record timestamp, else the last write."""
-        return self.max_timestamp if self.max_timestamp >= 0 else self.last_modified_ms
-
-    def index(self, offset: int, position: int, size: int) -> None:
-        """Note a batch appended at ``position``; an index entry every ``index_interval`` bytes."""
-        if self.bytes_since_index >= self.index_interval or not self.index_offsets:
-            self.index_offsets.append(offset)
-            self.index_positions.append(position)
-            self.bytes_since_index = 0
-            if len(self.index_offsets) > MAX_INDEX_ENTRIES:
-                self.index_offsets = self.index_offsets[::2]
-                self.index_positions = self.index_positions[::2]
-                self.index_interval *= 2
-        self.bytes_since_index += size
-
-    def lookup(self, offset: int) -> int:
-        """Position of the last indexed batch at or before ``offset`` (a scan starts there)."""
-        i = bisect.bisect_right(self.index_offsets, offset) - 1
-        return self.index_positions[i] if i >= 0 else 0
 
 
 class PartitionLog:

@@ -127,3 +127,17 @@ def test_forgetting_groups_drops_offsets_too():
     state.forget_groups(["g"])
     assert "g" not in state.groups.groups and state.offsets.fetch("g", None) == []
     assert kinds(state)[-1] == "group_forgotten"
+
+
+def test_the_controller_is_a_live_broker():
+    state = ClusterState("c")
+    for node in range(3):
+        state.broker_started(node, "127.0.0.1", 9092 + node, 0)
+    assert state.controller_id == 0
+    state.broker_stopped(0, 1)
+    assert state.controller_id == 1  # Metadata's controller_id names a live node, as a KRaft broker's does
+    state.broker_stopped(1, 2)
+    state.broker_stopped(2, 3)
+    assert state.controller_id == 2  # nobody left to name
+    state.broker_started(0, "127.0.0.1", 9092, 4)
+    assert state.controller_id == 0
