@@ -20,6 +20,7 @@ from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
 from .context import RequestContext
+from .metadata import partition_state
 from .registry import api
 
 MAX_PARTITIONS = 2000  # max.request.partition.size.limit
@@ -96,21 +97,15 @@ def _describe(ctx: RequestContext, request: Message) -> Message:
 
 def _topic(ctx: RequestContext, topic: Topic, start: int, upper: int) -> dict:
     alive = {b.node_id for b in ctx.cluster.alive_brokers()}
-    partitions = []
-    for p in topic.partitions[start:upper]:
-        partitions.append(
-            {
-                "error_code": ErrorCode.NONE,
-                "partition_index": p.index,
-                "leader_id": p.leader if p.leader in alive else -1,
-                "leader_epoch": p.leader_epoch,
-                "replica_nodes": list(p.replicas),
-                "isr_nodes": [r for r in p.isr if r in alive],
-                "eligible_leader_replicas": [],
-                "last_known_elr": [],
-                "offline_replicas": [r for r in p.replicas if r not in alive],
-            }
-        )
+    partitions = [
+        {
+            "error_code": ErrorCode.NONE,
+            **partition_state(p, alive),
+            "eligible_leader_replicas": [],
+            "last_known_elr": [],
+        }
+        for p in topic.partitions[start:upper]
+    ]
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.cluster_state import Topic, TopicError, topic_name_error
+from ..core.cluster_state import Partition, Topic, TopicError, topic_name_error
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
@@ -75,22 +75,28 @@ def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
     return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "is_internal": False}
 
 
+def partition_state(p: Partition, alive: set[int]) -> dict:
+    """A partition's leader, epoch and replicas as Metadata and DescribeTopicPartitions show them
+    (a stopped broker is out of the ISR and offline)."""
+    return {
+        "partition_index": p.index,
+        "leader_id": p.leader if p.leader in alive else -1,
+        "leader_epoch": p.leader_epoch,
+        "replica_nodes": list(p.replicas),
+        "isr_nodes": [r for r in p.isr if r in alive],
+        "offline_replicas": [r for r in p.replicas if r not in alive],
+    }
+
+
 def _describe(ctx: RequestContext, topic: Topic) -> dict:
     alive = {b.node_id for b in ctx.cluster.alive_brokers()}
-    partitions = []
-    for p in topic.partitions:
-        error = ErrorCode.NONE if p.leader in alive else ErrorCode.LEADER_NOT_AVAILABLE
-        partitions.append(
-            {
-                "error_code": error,
-                "partition_index": p.index,
-                "leader_id": p.leader if p.leader in alive else -1,
-                "leader_epoch": p.leader_epoch,
-                "replica_nodes": list(p.replicas),
-                "isr_nodes": [r for r in p.isr if r in alive],
-                "offline_replicas": [r for r in p.replicas if r not in alive],
-            }
-        )
+    partitions = [
+        {
+            "error_code": ErrorCode.NONE if p.leader in alive else ErrorCode.LEADER_NOT_AVAILABLE,
+            **partition_state(p, alive),
+        }
+        for p in topic.partitions
+    ]
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
