@@ -24,17 +24,7 @@ PROTOCOLS = [{"name": "range", "metadata": b"\x00\x01"}]
 
 
 def join(s: Target, label: str | None, ver: int, group: str, member: str, **kw):
-    body = {
-        "group_id": group,
-        "session_timeout_ms": 30000,
-        "rebalance_timeout_ms": 30000,
-        "member_id": member,
-        "group_instance_id": None,
-        "protocol_type": "consumer",
-        "protocols": PROTOCOLS,
-        "reason": None,
-    }
-    return s.req(label, JOIN_GROUP, ver, body, **kw)
+    return s.req(label, JOIN_GROUP, ver, join_body(group, member), **kw)
 
 
 def offset_commit(s: Target, label: str, ver: int, group: str, topic: str, gen: int, member: str, **kw):

@@ -12,18 +12,12 @@
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
-const { Kafka, logLevel: LEVELS, Partitioners } = require('kafkajs')
+const { logLevel: LEVELS, Partitioners } = require('kafkajs')
 
 const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 100000)
 const LOG_LEVEL = LEVELS[(process.env.KAFKAJS_LOG_LEVEL || 'WARN').toUpperCase()] ?? LEVELS.WARN
 const RETRY = { retries: 5, initialRetryTime: 100, maxRetryTime: 1000 }
-const { stderrLogCreator, until, serve } = require('./lines')
-
-function describe(e) {
-  if (!e) return null
-  return { name: e.name, type: e.type || null, code: e.code ?? null, message: String(e.message),
-    cause: describe(e.cause || e.originalError) }
-}
+const { kafkaClient, describeKafkaError: describe, until, serve } = require('./lines')
 
 // kafkajs results as JSON: Buffers become text, BigInts strings
 function plain(value) {
@@ -42,15 +36,7 @@ function plain(value) {
 const bootstrap = process.argv[2]
 if (!bootstrap) throw new Error('usage: admin.js <bootstrap servers>')
 
-const kafka = new Kafka({
-  clientId: 'fakebroker-kafkajs-admin',
-  brokers: bootstrap.split(','),
-  connectionTimeout: 3000,
-  requestTimeout: 10000,
-  retry: RETRY,
-  logLevel: LOG_LEVEL,
-  logCreator: stderrLogCreator,
-})
+const kafka = kafkaClient('fakebroker-kafkajs-admin', bootstrap, RETRY, LOG_LEVEL)
 
 let admin = null
 let producer = null

@@ -16,26 +16,18 @@
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
-const { Kafka, logLevel: LEVELS, Partitioners, AssignerProtocol } = require('kafkajs')
+const { logLevel: LEVELS, Partitioners, AssignerProtocol } = require('kafkajs')
 
 const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 80000)
 const LOG_LEVEL = LEVELS[(process.env.KAFKAJS_LOG_LEVEL || 'WARN').toUpperCase()] ?? LEVELS.WARN
 const RETRY = { retries: 8, initialRetryTime: 100, maxRetryTime: 1000 }
-const { out, sleep, str, stderrLogCreator, until, serve } = require('./lines')
+const { out, sleep, str, kafkaClient, until, serve } = require('./lines')
 
 // ---------------------------------------------------------------------------------------------
 const bootstrap = process.argv[2]
 if (!bootstrap) throw new Error('usage: groups.js <bootstrap servers>')
 
-const kafka = new Kafka({
-  clientId: 'fakebroker-kafkajs-groups',
-  brokers: bootstrap.split(','),
-  connectionTimeout: 3000,
-  requestTimeout: 10000,
-  retry: RETRY,
-  logLevel: LOG_LEVEL,
-  logCreator: stderrLogCreator,
-})
+const kafka = kafkaClient('fakebroker-kafkajs-groups', bootstrap, RETRY, LOG_LEVEL)
 
 const consumers = {} // name -> { consumer, groupId, memberId, assignment, running }
 const consumed = [] // every record any consumer was handed: [name, partition, offset, key]

@@ -1,5 +1,6 @@
-// What the kafkajs command drivers (groups.js, transactions.js) share: JSON lines out, kafkajs's
-// log as JSON on stderr, bounded waits, and the loop that answers one stdin command at a time.
+// What the kafkajs command drivers (groups.js, transactions.js, admin.js) share: JSON lines out,
+// kafkajs's log as JSON on stderr, the client they make, how they describe a kafkajs error,
+// bounded waits, and the loop that answers one stdin command at a time.
 'use strict'
 
 const readline = require('readline')
@@ -13,6 +14,28 @@ const str = buf => (buf == null ? null : Buffer.from(buf).toString('utf8'))
 const stderrLogCreator = () => ({ namespace, label, log }) => {
   const { message, ...extra } = log
   process.stderr.write(JSON.stringify({ t: Date.now() - T0, level: label, namespace, message, ...extra }) + '\n')
+}
+
+// A kafkajs client of the drivers' settings (short timeouts, the driver's retries and log level).
+function kafkaClient(clientId, bootstrap, retry, logLevel) {
+  const { Kafka } = require('kafkajs')
+  return new Kafka({
+    clientId,
+    brokers: bootstrap.split(','),
+    connectionTimeout: 3000,
+    requestTimeout: 10000,
+    retry,
+    logLevel,
+    logCreator: stderrLogCreator,
+  })
+}
+
+// What a kafkajs error looks like, with the chain of causes (KafkaJSNonRetriableError wraps the
+// protocol error it gave up on).
+function describeKafkaError(e) {
+  if (!e) return null
+  return { name: e.name, type: e.type || null, code: e.code ?? null, retriable: e.retriable ?? null,
+    message: String(e.message), cause: describeKafkaError(e.cause || e.originalError) }
 }
 
 async function until(what, timeoutMs, check, stepMs = 50) {
@@ -63,4 +86,4 @@ function serve(name, commands, { watchdogMs, describeError }) {
   })
 }
 
-module.exports = { T0, out, sleep, str, stderrLogCreator, until, serve }
+module.exports = { T0, out, sleep, str, stderrLogCreator, kafkaClient, describeKafkaError, until, serve }

@@ -17,34 +17,18 @@
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
-const { Kafka, logLevel: LEVELS, Partitioners } = require('kafkajs')
+const { logLevel: LEVELS, Partitioners } = require('kafkajs')
 
 const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 100000)
 const LOG_LEVEL = LEVELS[(process.env.KAFKAJS_LOG_LEVEL || 'WARN').toUpperCase()] ?? LEVELS.WARN
 const RETRY = { retries: 8, initialRetryTime: 100, maxRetryTime: 1000 }
-const { out, sleep, str, stderrLogCreator, until, serve } = require('./lines')
-
-// What a kafkajs error looks like, with the chain of causes (KafkaJSNonRetriableError wraps the
-// protocol error it gave up on).
-function describe(e) {
-  if (!e) return null
-  return { name: e.name, type: e.type || null, code: e.code ?? null, retriable: e.retriable ?? null,
-    message: String(e.message), cause: describe(e.cause || e.originalError) }
-}
+const { out, sleep, str, kafkaClient, describeKafkaError: describe, until, serve } = require('./lines')
 
 // ---------------------------------------------------------------------------------------------
 const bootstrap = process.argv[2]
 if (!bootstrap) throw new Error('usage: transactions.js <bootstrap servers>')
 
-const kafka = new Kafka({
-  clientId: 'fakebroker-kafkajs-txn',
-  brokers: bootstrap.split(','),
-  connectionTimeout: 3000,
-  requestTimeout: 10000,
-  retry: RETRY,
-  logLevel: LOG_LEVEL,
-  logCreator: stderrLogCreator,
-})
+const kafka = kafkaClient('fakebroker-kafkajs-txn', bootstrap, RETRY, LOG_LEVEL)
 
 const producers = {} // name -> { producer, txn }
 const members = {} // name -> exactly-once member state
