@@ -95,13 +95,8 @@ def probe_consumer_group_life(s: Target) -> None:
             ver,
             {"group_ids": [group, s.name("cg-unknown")], "include_authorized_operations": False},
         )
-    s.req(
-        "ListGroups v5 consumer groups",
-        LIST_GROUPS,
-        5,
-        {"states_filter": [], "types_filter": ["consumer"]},
-        record=False,
-    )
+    for ver, body in ((5, {"states_filter": [], "types_filter": ["consumer"]}), (4, {"states_filter": ["Stable"]})):
+        s.req(f"ListGroups v{ver} {body}", LIST_GROUPS, ver, body)
     heartbeat(s, "ConsumerGroupHeartbeat v1 leave", 1, group, member, -1, expect={"error_code": "NONE"})
     s.req(
         "ConsumerGroupDescribe v1 after the leave",

@@ -18,6 +18,7 @@ from .probing import (
     DESCRIBE_PRODUCERS,
     LIST_TRANSACTIONS,
     TXN_OFFSET_COMMIT,
+    WRITE_TXN_MARKERS,
     Target,
     offset_fetch,
     probe,
@@ -524,3 +525,33 @@ def probe_txn_offset_commit_v6(s: Target) -> None:
             break
         time.sleep(0.05)
     offset_fetch(s, "OffsetFetch v8 after the v6 commit", 8, group, topic, stable=True)
+
+
+@probe
+def probe_write_txn_markers(s: Target) -> None:
+    """WriteTxnMarkers v1-v2 sent by a client (Kafka without an authorizer lets it through): to an
+    unknown partition, and an ABORT for a producer's open transaction, whose marker the log then
+    shows; a marker with an older coordinator epoch than the partition has seen is fenced."""
+    topic, tid = s.name("t"), s.name("wm")
+    s.create_topic(topic)
+    s.find_coordinator(tid)
+    pid, ep = s.init_ok(tid)
+    s.add_partitions(tid, pid, ep, {topic: [0]}, 3)
+    s.produce_ok(topic, 0, pid, ep, 0, ["x"], 11, tid)
+
+    def markers(label: str, ver: int, name: str, commit: bool, coordinator_epoch: int, **kw) -> None:
+        marker = {
+            "producer_id": pid,
+            "producer_epoch": ep,
+            "transaction_result": commit,
+            "topics": [{"name": name, "partition_indexes": [0]}],
+            "coordinator_epoch": coordinator_epoch,
+        }
+        if ver >= 2:
+            marker["transaction_version"] = 1
+        s.req(label, WRITE_TXN_MARKERS, ver, {"markers": [marker]}, **kw)
+
+    markers("WriteTxnMarkers v1 an unknown partition", 1, s.name("nosuch"), False, 5)
+    markers("WriteTxnMarkers v1 ABORT", 1, topic, False, 5)
+    s.fetch(topic, 0, 0, 0, ver=12, label="Fetch v12 read_uncommitted after the client's marker")
+    markers("WriteTxnMarkers v2 an older coordinator epoch", 2, topic, False, 1)
