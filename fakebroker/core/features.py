@@ -3,32 +3,18 @@
 Clients read them: a Kafka 4.x Java producer uses transaction version 2 (KIP-890: no
 AddPartitionsToTxn, an epoch bump at every EndTxn) only when the finalized
 ``transaction.version`` is 2 or more, with a finalized-features epoch of 0 or more. The
-levels are those a freshly formatted Kafka 4.4.0 broker reports (metadata.version 33), probed
-side by side; set ``transaction.version`` to 1 to make clients use the older protocol.
+default levels are those of the release the cluster poses as (:mod:`.releases`: Kafka 4.4.0's
+unless told otherwise); set ``transaction.version`` to 1 to make clients use the older protocol.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SUPPORTED: dict[str, tuple[int, int]] = {
-    "metadata.version": (7, 33),
-    "kraft.version": (0, 1),
-    "transaction.version": (0, 2),
-    "group.version": (0, 1),
-    "eligible.leader.replicas.version": (0, 1),
-}
+from .releases import DEFAULT_RELEASE, RELEASES
 
-# share.version (0-2) and streams.version (0-1), which Kafka 4.4 also finalizes, are left out:
-# their APIs (share groups, streams groups) are not served here, and a client that saw them
-# finalized would try them.
-FINALIZED: dict[str, int] = {
-    "metadata.version": 33,
-    "kraft.version": 1,
-    "transaction.version": 2,
-    "group.version": 1,
-    "eligible.leader.replicas.version": 1,
-}
+SUPPORTED: dict[str, tuple[int, int]] = RELEASES[DEFAULT_RELEASE].supported
+FINALIZED: dict[str, int] = RELEASES[DEFAULT_RELEASE].finalized
 
 
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3  # UpdateFeatures' upgrade types
