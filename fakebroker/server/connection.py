@@ -110,7 +110,8 @@ class Connection:
                     )
                     self._scope.cancel()
                     return
-                with anyio.move_on_after(left if left > 0 else idle):
+                data = None
+                with anyio.move_on_after(left if left > 0 else idle):  # around the read only
                     try:
                         data = await self.stream.receive(65536)
                     except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -118,14 +119,16 @@ class Connection:
                         if self._request_scope is not None:
                             self._request_scope.cancel()  # a parked request waits for nobody
                         return
-                    decoder.feed(data)
-                    try:
-                        for payload in decoder.frames():
-                            self.last_active = anyio.current_time()
-                            await send.send(payload)
-                    except ProtocolError as exc:  # after the frames before it are handled
-                        self._read_error = exc
-                        return
+                if data is None:
+                    continue
+                decoder.feed(data)
+                try:
+                    for payload in decoder.frames():
+                        self.last_active = anyio.current_time()
+                        await send.send(payload)  # waits while READ_AHEAD frames are queued
+                except ProtocolError as exc:  # after the frames before it are handled
+                    self._read_error = exc
+                    return
 
     async def _serve_frames(self, receive: anyio.abc.ObjectReceiveStream[bytes]) -> None:
         async with receive:
