@@ -7,6 +7,7 @@ then one line per notable event. Ctrl-C or SIGTERM stops it cleanly with exit co
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 from typing import Any
@@ -21,6 +22,7 @@ from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .http import ControlEndpoint
+from .server.broker import advertised_for
 from .storage import DataDirError
 
 
@@ -82,6 +84,12 @@ def main() -> None:
     help="Port of the first broker; the others use port+1, ... (0 = free ports).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
+@click.option(
+    "--advertised-host",
+    default=None,
+    help="Address the brokers tell clients in Metadata and the bootstrap line (default: --host when it is "
+    "a concrete address; 127.0.0.1 for 0.0.0.0 and ::1 for ::).",
+)
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
 @click.option(
@@ -123,6 +131,7 @@ def serve(
     brokers: int,
     port: int,
     host: str,
+    advertised_host: str | None,
     topics: tuple[str, ...],
     settings: tuple[str, ...],
     features: tuple[str, ...],
@@ -161,9 +170,17 @@ def serve(
         kafka_version = release(kafka_version).name
     except UnknownRelease as exc:
         raise click.BadParameter(str(exc), param_hint="--kafka-version") from None
+    if host in ("0.0.0.0", "::", ""):
+        click.echo(
+            f"fakebroker: warning: --host {host} listens on every network interface: anyone who can reach this "
+            "machine can read, write and delete its topics (there is no authentication); "
+            f"clients are told {advertised_host or advertised_for(host)} (set it with --advertised-host)",
+            err=True,
+        )
     options = {
         "brokers": brokers,
         "host": host,
+        "advertised_host": advertised_host,
         "port": port,
         "topics": topic_map,
         "config": config,
@@ -178,6 +195,9 @@ def serve(
     control = None if control_port is None else {"port": control_port, "token": control_token}
     try:
         anyio.run(_serve, options, control, file.faults, printer, backend="trio")
+        if not printer.close():  # a full stdout pipe nobody reads: exiting must not wait for it
+            sys.stderr.flush()
+            os._exit(0)
     except DataDirError as exc:
         click.echo(f"fakebroker: {exc}", err=True)
         sys.exit(2)

@@ -1,10 +1,20 @@
 """How ``fakebroker serve`` prints events: aligned, coloured lines through rich, or one JSON
-object per line (``--json-logs``) for log shippers and scripts."""
+object per line (``--json-logs``) for log shippers and scripts.
+
+Printing never holds the broker up: events go into a bounded queue that a writer thread
+empties into the stream. When nobody reads the stream fast enough (a pipe nobody reads),
+the queue fills and further events are dropped and counted (a line says how many once
+writing resumes); when the reader goes away (EPIPE), printing stops and the broker keeps
+serving.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import queue
 import sys
+import threading
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -45,8 +55,15 @@ def style_of(kind: str) -> str:
     return "white"
 
 
+QUEUE_SIZE = 10000  # event lines waiting for the writer thread before events are dropped
+_STOP = object()
+
+
 class EventPrinter:
-    """Print events as they happen; ``json_lines`` switches to machine-readable output."""
+    """Print events as they happen; ``json_lines`` switches to machine-readable output.
+
+    Calls return at once; a writer thread does the writing (see the module's docstring).
+    """
 
     def __init__(
         self,
@@ -63,14 +80,78 @@ class EventPrinter:
             file=self.stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=color is False
         )
         self._start_ms: int | None = None
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._pending = 0  # events queued, not yet written (plain lines are never dropped)
+        self._lock = threading.Lock()
+        self.dropped = 0  # events not printed because the queue was full
+        self._reported = 0  # of them, how many a line has told about
+        self.broken = False  # the reader went away (EPIPE): nothing more is printed
+        self._thread = threading.Thread(target=self._write_loop, name="fakebroker-stdout", daemon=True)
+        self._thread.start()
 
     def plain(self, line: str) -> None:
-        """A line scripts parse (``bootstrap: ...``): never styled, flushed at once."""
-        print(line, file=self.stream, flush=True)
+        """A line scripts parse (``bootstrap: ...``): never styled, never dropped."""
+        self._queue.put(("plain", line))
 
     def __call__(self, event: Event) -> None:
-        if event.kind in self.quiet:
+        if event.kind in self.quiet or self.broken:
             return
+        with self._lock:
+            if self._pending >= QUEUE_SIZE:
+                self.dropped += 1
+                return
+            self._pending += 1
+        self._queue.put(("event", event))
+
+    def close(self, timeout: float = 1.0) -> bool:
+        """Write what is queued, for at most ``timeout`` seconds; False when the writer is
+        stuck (a full pipe nobody reads)."""
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _write_loop(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            kind, value = item
+            if kind == "event":
+                with self._lock:
+                    self._pending -= 1
+            if self.broken:
+                continue
+            try:
+                if kind == "plain":
+                    print(value, file=self.stream, flush=True)
+                else:
+                    self._report_dropped()
+                    self._print(value)
+            except BrokenPipeError:
+                self._gone()
+            except OSError:  # pragma: no cover - e.g. a full disk: stop printing, keep serving
+                self._gone()
+
+    def _report_dropped(self) -> None:
+        dropped = self.dropped
+        if dropped > self._reported:
+            print(
+                f"fakebroker: {dropped - self._reported} events not printed (the output was not read fast enough)",
+                file=self.stream,
+                flush=True,
+            )
+            self._reported = dropped
+
+    def _gone(self) -> None:
+        """The reader went away: print nothing more, and point the descriptor at /dev/null so
+        that flushing it at exit does not fail either."""
+        self.broken = True
+        try:
+            fd = self.stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - not a real file
+            pass
+
+    def _print(self, event: Event) -> None:
         if self.json_lines:
             print(json.dumps(event.to_dict(), default=str), file=self.stream, flush=True)
             return

@@ -7,6 +7,8 @@ asked of the brokers' servers.
 
 from __future__ import annotations
 
+import anyio
+
 from ..core import events as ev
 from ..server.broker import BrokerServer
 from ..server.runtime import Runtime
@@ -18,9 +20,17 @@ class BrokerActions:
         self._proxy = proxy
         self._runtime = runtime
         self._servers = servers
+        self._locks: dict[int, anyio.Lock] = {}  # one per broker: its starts and stops take turns
 
     def _now(self) -> int:
         return self._runtime.clock.now_ms()
+
+    def _lock(self, broker: int) -> anyio.Lock:
+        """Made on the loop, at first use: starts and stops of one broker run one at a time, so
+        two concurrent starts cannot both bind its port (the second finds it running)."""
+        if broker not in self._locks:
+            self._locks[broker] = anyio.Lock()
+        return self._locks[broker]
 
     def _stop_now(self, broker: int) -> None:
         if self._runtime.state.broker_stopped(broker, self._now()):
@@ -33,11 +43,13 @@ class BrokerActions:
             self._proxy.act(self._stop_now, broker)
 
     async def stop_async(self, broker: int) -> None:
-        """Stop a broker and return once its port is closed (on the cluster's loop)."""
-        self._proxy.act(self._stop_now, broker)
-        stopped = self._servers[broker].stopped
-        if stopped is not None:
-            await stopped.wait()
+        """Stop a broker and return once its port is closed (on the cluster's loop); a
+        stopped broker stays stopped (no-op)."""
+        async with self._lock(broker):
+            self._proxy.act(self._stop_now, broker)
+            stopped = self._servers[broker].stopped
+            if stopped is not None:
+                await stopped.wait()
 
     def start(self, broker: int) -> None:
         if self._proxy.on_loop_thread():
@@ -48,16 +60,18 @@ class BrokerActions:
             raise RuntimeError("the cluster is not running")
 
     async def start_async(self, broker: int) -> None:
-        """Start a stopped broker and return once it listens (on the cluster's loop)."""
+        """Start a stopped broker and return once it listens (on the cluster's loop); a
+        running broker keeps running (no-op)."""
         state = self._runtime.state
-        if state.brokers[broker].alive:
-            return
-        server = self._servers[broker]
-        if server.stopped is not None:
-            await server.stopped.wait()
-        assert self._proxy.task_group is not None
-        await self._proxy.task_group.start(server.serve)
-        self._proxy.act(state.broker_started, broker, server.host, server.port, self._now())
+        async with self._lock(broker):
+            if state.brokers[broker].alive:
+                return
+            server = self._servers[broker]
+            if server.stopped is not None:
+                await server.stopped.wait()
+            assert self._proxy.task_group is not None
+            await self._proxy.task_group.start(server.serve)
+            self._proxy.act(state.broker_started, broker, server.advertised_host, server.port, self._now())
 
     def elect_preferred_leaders(self) -> int:
         state = self._runtime.state

@@ -80,6 +80,8 @@ class FakeCluster:
         segment files, with the topics and committed offsets beside them, so a cluster started
         again on the same directory finds its topics, records and offsets (and its cluster id).
         Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
+    :param advertised_host: the address Metadata and ``bootstrap_servers`` name (default: ``host``
+        when it is a concrete address, 127.0.0.1 for 0.0.0.0 and ::1 for ::).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class FakeCluster:
         kafka_version: str = DEFAULT_RELEASE,
         features: dict[str, int] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        advertised_host: str | None = None,
     ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -126,8 +129,11 @@ class FakeCluster:
         self.runtime.state.pose_as(posed.name)
         for name, level in (features or {}).items():
             self.runtime.state.features.set(name, level)  # FeatureError names the valid levels
-        self.host = host
-        self.servers = [BrokerServer(i, self.runtime, host, port + i if port else 0) for i in range(brokers)]
+        self.servers = [
+            BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host) for i in range(brokers)
+        ]
+        self.bind_host = host
+        self.host = self.servers[0].advertised_host  # what Metadata and bootstrap_servers name
         self._initial_topics = dict(topics or {})
         self._proxy = LoopProxy(self.runtime)
         self._ticker = Ticker(self.runtime)

@@ -165,6 +165,10 @@ def _broker_dict(cluster: FakeCluster, broker: int) -> dict[str, Any]:
     return next(b.to_dict() for b in cluster.brokers() if b.node_id == broker)
 
 
+def _broker_alive(cluster: FakeCluster, broker: int) -> bool:
+    return any(b.alive for b in cluster.brokers() if b.node_id == broker)
+
+
 def _broker_id(cluster: FakeCluster, broker: int, *, alive: bool = False) -> int:
     brokers = {b.node_id: b for b in cluster.brokers()}
     info = brokers.get(broker)
@@ -217,19 +221,25 @@ async def list_brokers(req: Request) -> Any:
 
 async def stop_broker(req: Request) -> Any:
     cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
+    if not _broker_alive(cluster, broker):
+        raise HTTPError(409, f"broker {broker} is already stopped")
     await cluster.stop_broker_async(broker)  # reply once the port is closed, as the threaded API does
     return _broker_dict(cluster, broker)
 
 
 async def start_broker(req: Request) -> Any:
     cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
+    if _broker_alive(cluster, broker):
+        raise HTTPError(409, f"broker {broker} is already running")
     await cluster.start_broker_async(broker)  # start_broker would only schedule it on the loop thread
     return _broker_dict(cluster, broker)
 
 
 async def restart_broker(req: Request) -> Any:
-    await stop_broker(req)
-    return await start_broker(req)
+    cluster, broker = req.cluster, _broker_id(req.cluster, req.params["id"])
+    await cluster.stop_broker_async(broker)  # starts and stops of one broker take turns
+    await cluster.start_broker_async(broker)
+    return _broker_dict(cluster, broker)
 
 
 async def elect_preferred(req: Request) -> Any:

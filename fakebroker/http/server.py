@@ -74,6 +74,7 @@ class ControlApp:
             return
         try:
             status, payload, headers = 200, None, []
+            self._check_host(scope)
             status, payload = await self._handle(scope, receive)
         except HTTPError as exc:
             status, payload, headers = exc.status, {"error": exc.message}, exc.headers
@@ -94,6 +95,15 @@ class ControlApp:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+    def _check_host(self, scope: dict[str, Any]) -> None:
+        """Refuse a Host header other than a loopback name with this port (DNS rebinding: a
+        web page whose name was pointed at 127.0.0.1 would otherwise reach the endpoint)."""
+        given = next((v for n, v in scope.get("headers", []) if n.lower() == b"host"), None)
+        server = scope.get("server") or (None, None)
+        if given is None or not host_allowed(given.decode("latin-1"), server[1]):
+            shown = given.decode("latin-1") if given is not None else "(none)"
+            raise HTTPError(403, f"Host {shown!r} refused: use 127.0.0.1, localhost or [::1] with the endpoint's port")
 
     async def _handle(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> tuple[int, Any]:
         raw = scope.get("raw_path") or scope["path"].encode()
@@ -171,6 +181,26 @@ class ControlApp:
 
 
 # -- serving ------------------------------------------------------------------------------------
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "[::1]"}
+
+
+def host_allowed(header: str, port: int | None) -> bool:
+    """Whether a Host header names this endpoint by a loopback name and its port."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        name, _, rest = header.partition("]")
+        name, rest = name + "]", rest
+        given_port = rest[1:] if rest.startswith(":") else ("" if not rest else None)
+    else:
+        name, sep, given_port = header.partition(":")
+        given_port = given_port if sep else ""
+    if name not in LOOPBACK_NAMES or given_port is None:
+        return False
+    if port is None:
+        return True
+    return (given_port or "80") == str(port)
+
+
 def loopback_host(host: str) -> str:
     """``host`` as a loopback IP literal, or ValueError: the endpoint must not leave the machine."""
     if host == "localhost":

@@ -2,17 +2,46 @@
 
 from __future__ import annotations
 
+import errno
+import logging
+
 import anyio
-from anyio.abc import SocketStream, TaskStatus
+from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from .connection import Connection
 from .pipeline import Pipeline
 from .runtime import Runtime
 
+log = logging.getLogger("fakebroker")
+
+# Accept errors that mean "out of resources for now": log them and try again later, as
+# Kafka's acceptor does, instead of ending the broker (the connections it has carry on).
+RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+ACCEPT_BACKOFF_S = (0.01, 1.0)  # first and longest pause after such an error
+
+
+def advertised_for(host: str) -> str:
+    """The address clients are told for a listener on ``host``: the host itself when it is a
+    concrete address; 127.0.0.1 (or ::1) for the wildcard 0.0.0.0 (or ::), which is no
+    address a client can connect to. Other machines need an explicit advertised host."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "::1"
+    return host
+
 
 class BrokerServer:
-    def __init__(self, node_id: int, runtime: Runtime, host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        node_id: int,
+        runtime: Runtime,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        advertised_host: str | None = None,
+    ):
         self.node_id = node_id
+        self.advertised_host = advertised_host or advertised_for(host)
         self.runtime = runtime
         self.pipeline = Pipeline(runtime, node_id)
         self.host = host
@@ -20,6 +49,7 @@ class BrokerServer:
         self.connections: set[Connection] = set()
         self._scope: anyio.CancelScope | None = None
         self.stopped: anyio.Event | None = None  # set once a stopped broker has closed everything
+        self.accept_errors = 0  # resource errors met while accepting (EMFILE, ...)
 
     async def serve(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled or stopped; reports the bound port through ``task_status``.
@@ -32,9 +62,33 @@ class BrokerServer:
                 self._scope = scope
                 async with listener, anyio.create_task_group() as tg:
                     task_status.started(self.port)
-                    await listener.serve(self._serve_one, task_group=tg)
+                    for one in getattr(listener, "listeners", [listener]):
+                        tg.start_soon(self._accept_loop, one, tg)
         finally:
             self.stopped.set()
+
+    async def _accept_loop(self, listener: SocketListener, tg: TaskGroup) -> None:
+        pause = ACCEPT_BACKOFF_S[0]
+        while True:
+            try:
+                stream = await listener.accept()
+            except (OSError, anyio.BrokenResourceError) as exc:
+                cause = exc if isinstance(exc, OSError) else exc.__cause__  # anyio wraps the OSError
+                if not isinstance(cause, OSError) or cause.errno not in RESOURCE_ERRNOS:
+                    raise
+                self.accept_errors += 1
+                log.warning(
+                    "broker %s cannot accept a connection: %s; retrying in %.2fs (%d connections kept)",
+                    self.node_id,
+                    cause.strerror or cause,
+                    pause,
+                    len(self.connections),
+                )
+                await anyio.sleep(pause)
+                pause = min(pause * 2, ACCEPT_BACKOFF_S[1])
+                continue
+            pause = ACCEPT_BACKOFF_S[0]
+            tg.start_soon(self._serve_one, stream)
 
     async def _serve_one(self, stream: SocketStream) -> None:
         conn = Connection(self.pipeline, stream)

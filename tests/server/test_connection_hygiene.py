@@ -1,0 +1,90 @@
+"""No client behaviour may hold the broker's resources: a parked Fetch whose client left
+releases its socket at once, idle connections are reaped per ``connections.max.idle.ms``,
+and concurrent starts and stops of one broker take turns."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from fakebroker.cluster import FakeCluster
+
+from ..raw_client import RawClient
+from .test_broker_behaviour import FETCH, fetch_body
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_parked_fetch_releases_its_connection_when_the_client_leaves():
+    with FakeCluster(topics={"t": 1}).run_in_thread() as cluster:
+        server = cluster.servers[0]
+        clients = [RawClient(server.port) for _ in range(50)]
+        for client in clients:  # a day-long poll of an empty partition
+            client.send(FETCH, 12, fetch_body("t", 0, 0, max_wait_ms=86_400_000))
+        wait_until(lambda: len(server.connections) == 50)
+        start = time.monotonic()
+        for client in clients:
+            client.close()
+        wait_until(lambda: not server.connections, timeout=5)
+        assert time.monotonic() - start < 5
+        with RawClient(server.port) as late:  # still serving
+            assert late.request(FETCH, 12, fetch_body("t", 0, 0)).responses[0].partitions[0].error_code == 0
+
+
+def test_a_client_that_stays_still_gets_its_long_poll_answer():
+    with FakeCluster(topics={"t": 1}).run_in_thread() as cluster:
+        with RawClient(cluster.servers[0].port) as client:
+            start = time.monotonic()
+            client.request(FETCH, 12, fetch_body("t", 0, 0, max_wait_ms=300))
+            assert 0.25 <= time.monotonic() - start < 3
+
+
+def test_idle_connections_are_closed_after_connections_max_idle_ms():
+    config = {"connections.max.idle.ms": 300}
+    with FakeCluster(topics={"t": 1}, config=config).run_in_thread() as cluster:
+        server = cluster.servers[0]
+        idle = socket.create_connection(("127.0.0.1", server.port))
+        busy = RawClient(server.port)
+        busy.send(FETCH, 12, fetch_body("t", 0, 0, max_wait_ms=1500))  # in flight: not idle
+        idle.settimeout(5)
+        start = time.monotonic()
+        assert idle.recv(1) == b""  # closed by the broker
+        assert 0.25 <= time.monotonic() - start < 3
+        assert busy.receive(FETCH, 12).responses[0].partitions[0].error_code == 0
+        busy.close()
+        idle.close()
+        reasons = [e.details.get("reason", "") for e in cluster.events if e.kind == "connection_closed"]
+        assert any("connections.max.idle.ms" in r for r in reasons)
+
+
+def test_concurrent_starts_and_stops_of_one_broker_take_turns():
+    with FakeCluster(brokers=2).run_in_thread() as cluster:
+        for _ in range(5):
+            cluster.stop_broker(1)
+            errors: list[BaseException] = []
+
+            def start() -> None:
+                try:
+                    cluster.start_broker(1)
+                except BaseException as exc:  # noqa: BLE001 - reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=start) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(10)
+            assert not errors and not any(t.is_alive() for t in threads)
+            assert [b.alive for b in cluster.brokers()] == [True, True]
+            cluster.stop_broker(1)  # the stop sticks: nothing listens any more
+            assert not cluster.brokers()[1].alive
+            with socket.socket() as probe:
+                assert probe.connect_ex(("127.0.0.1", cluster.servers[1].port)) != 0
+            cluster.stop_broker(1)  # a stop of a stopped broker is a no-op
+            cluster.start_broker(1)
