@@ -80,6 +80,11 @@ class FakeCluster:
         segment files, with the topics and committed offsets beside them, so a cluster started
         again on the same directory finds its topics, records and offsets (and its cluster id).
         Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
+
+    Calls that name a broker, topic or partition the cluster does not have (``stop_broker(7)``,
+    ``move_leader("orders", 9, 1)``), or that need a running broker when none runs
+    (``move_coordinator`` with every broker stopped), raise :class:`ClusterUsageError`, a
+    ``ValueError`` whose message names the problem and the valid ids.
     """
 
     def __init__(
