@@ -46,9 +46,7 @@ def zeros_bomb(codec: int, size: int) -> bytes:
         return c.XERIAL_MAGIC + struct.pack(">ii", 1, 1) + (struct.pack(">i", len(block)) + block) * (size // 32768)
     if codec == c.GZIP:  # concatenated gzip members are one stream (GZIPInputStream reads them all)
         return c.compress(c.GZIP, chunk) * (size // MIB)
-    compressor = (
-        cramjam.zstd.Compressor(level=3) if codec == c.ZSTD else cramjam.lz4.Compressor(block_linked=False)
-    )
+    compressor = cramjam.zstd.Compressor(level=3) if codec == c.ZSTD else cramjam.lz4.Compressor(block_linked=False)
     for _ in range(size // MIB):
         compressor.compress(chunk)
     return bytes(compressor.finish())
