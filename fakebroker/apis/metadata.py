@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.cluster_state import Partition, Topic, TopicError, topic_name_error
+from ..core.topics import MAX_PARTITIONS_PER_REQUEST
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
@@ -22,9 +23,19 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         topics = [_describe(ctx, t) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         topics = []
+        refused = False
         auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool(
             "auto.create.topics.enable"
         )
+        if auto_create:
+            # Kafka's AutoTopicCreationManager asks its controller for every missing topic of the
+            # request in one CreateTopics, which the controller refuses whole (POLICY_VIOLATION,
+            # "Excessively large number of partitions per request.") above 10,000 partitions:
+            # then nothing is created, and the answer is the same UNKNOWN_TOPIC_OR_PARTITION.
+            missing = {e.name for e in wanted if e.name and e.name not in cluster.topics}
+            if len(missing) * max(cluster.config.get_int("num.partitions"), 1) > MAX_PARTITIONS_PER_REQUEST:
+                auto_create = False
+                refused = True
         for entry in wanted:
             name = entry.name
             # v10+ may name a topic by id: the Java client then sends an empty name, not a null one
@@ -41,7 +52,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                         }
                     )
                     continue
-            topics.append(_lookup(ctx, name, auto_create))
+            topics.append(_lookup(ctx, name, auto_create, refused))
     # No authorizer: every operation of the resource type, when asked (v8+; the cluster's v8-10)
     if v >= 8 and request.include_topic_authorized_operations:
         for topic in topics:
@@ -56,13 +67,15 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
 
 
-def _lookup(ctx: RequestContext, name: str, auto_create: bool) -> dict:
+def _lookup(ctx: RequestContext, name: str, auto_create: bool, refused: bool = False) -> dict:
     cluster = ctx.cluster
     topic = cluster.topics.get(name)
     if topic is not None:
         return _describe(ctx, topic)
     if topic_name_error(name):
         return {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION, "name": name, "is_internal": False}
+    if refused:  # auto-creation asked for, and refused by the controller's per-request cap
+        return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "is_internal": False}
     if not auto_create:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
     try:

@@ -10,8 +10,9 @@ core below it and none of its faces (``http``, ``timeline``, ``cli``, the pytest
 from __future__ import annotations
 
 from . import conditions
+from .actions import ClusterUsageError
 from .facade import FakeCluster
 from .views import GroupView, MemberView
 from .waiting import WaitTimeout
 
-__all__ = ["FakeCluster", "GroupView", "MemberView", "WaitTimeout", "conditions"]
+__all__ = ["ClusterUsageError", "FakeCluster", "GroupView", "MemberView", "WaitTimeout", "conditions"]

@@ -15,6 +15,45 @@ from ..server.runtime import Runtime
 from .proxy import LoopProxy
 
 
+class ClusterUsageError(ValueError):
+    """A facade call named something the cluster does not have (a broker id, a topic, a
+    partition) or asked for what cannot be done (a leader when no broker runs). The message
+    names the problem and what is valid. A ``ValueError``, so ``except ValueError`` catches it."""
+
+
+def check_broker(state, broker: int, *, alive: bool = False, what: str = "broker") -> None:
+    """Raise :class:`ClusterUsageError` unless ``broker`` is one of the cluster's (and runs, with ``alive``)."""
+    known = sorted(state.brokers)
+    if isinstance(broker, bool) or not isinstance(broker, int) or broker not in state.brokers:
+        raise ClusterUsageError(f"no {what} {broker!r}; the cluster's brokers are {known}")
+    if alive and not state.brokers[broker].alive:
+        running = sorted(b.node_id for b in state.alive_brokers())
+        raise ClusterUsageError(f"{what} {broker} is stopped; running brokers: {running or 'none'}")
+
+
+def live_brokers(state, purpose: str) -> list[int]:
+    """The running brokers' ids; :class:`ClusterUsageError` (naming ``purpose``) when none runs."""
+    alive = [b.node_id for b in state.alive_brokers()]
+    if not alive:
+        raise ClusterUsageError(
+            f"no broker is running to {purpose}; start one first (brokers: {sorted(state.brokers)}, all stopped)"
+        )
+    return alive
+
+
+def partition_of(state, topic: str, partition: int):
+    """A topic's partition, or :class:`ClusterUsageError` naming the topics or the valid partitions."""
+    found = state.topics.get(topic) if isinstance(topic, str) else None
+    if found is None:
+        names = sorted(t for t in state.topics if not t.startswith("__"))
+        shown = ", ".join(map(repr, names[:20])) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+        raise ClusterUsageError(f"no topic {topic!r}; topics: {shown or 'none'}")
+    count = len(found.partitions)
+    if isinstance(partition, bool) or not isinstance(partition, int) or not 0 <= partition < count:
+        raise ClusterUsageError(f"topic {topic!r} has no partition {partition!r}; its partitions are 0..{count - 1}")
+    return found.partitions[partition]
+
+
 class BrokerActions:
     def __init__(self, proxy: LoopProxy, runtime: Runtime, servers: list[BrokerServer]):
         self._proxy = proxy
@@ -37,6 +76,7 @@ class BrokerActions:
             self._servers[broker].stop()
 
     def stop(self, broker: int) -> None:
+        check_broker(self._runtime.state, broker)
         if self._proxy.from_other_thread():
             self._proxy.run_async(self.stop_async, broker)
         else:
@@ -45,6 +85,7 @@ class BrokerActions:
     async def stop_async(self, broker: int) -> None:
         """Stop a broker and return once its port is closed (on the cluster's loop); a
         stopped broker stays stopped (no-op)."""
+        check_broker(self._runtime.state, broker)
         async with self._lock(broker):
             self._proxy.act(self._stop_now, broker)
             stopped = self._servers[broker].stopped
@@ -52,6 +93,7 @@ class BrokerActions:
                 await stopped.wait()
 
     def start(self, broker: int) -> None:
+        check_broker(self._runtime.state, broker)
         if self._proxy.on_loop_thread():
             self._proxy.start_soon(self.start_async, broker)
         elif self._proxy.portal is not None:
@@ -63,6 +105,7 @@ class BrokerActions:
         """Start a stopped broker and return once it listens (on the cluster's loop); a
         running broker keeps running (no-op)."""
         state = self._runtime.state
+        check_broker(state, broker)
         async with self._lock(broker):
             if state.brokers[broker].alive:
                 return
@@ -79,16 +122,24 @@ class BrokerActions:
 
     def move_leader(self, topic: str, partition: int, broker: int) -> None:
         state = self._runtime.state
-        self._proxy.act(lambda: state.move_leader(state.topics[topic].partitions[partition], broker, self._now()))
+
+        def move() -> None:
+            found = partition_of(state, topic, partition)
+            live_brokers(state, f"lead {topic}-{partition}")
+            check_broker(state, broker, alive=True, what="leader")
+            state.move_leader(found, broker, self._now())
+
+        self._proxy.act(move)
 
     def move_coordinator(self, group_id: str, broker: int | None, load_time_ms: int | None) -> int:
         state = self._runtime.state
 
         def move() -> int:
+            alive = live_brokers(state, f"coordinate group {group_id!r}")  # before the offsets topic is made
             partition = state.offsets_topic().partitions[state.group_partition(group_id)]
-            alive = [b.node_id for b in state.alive_brokers()]
             current = partition.leader
             if broker is not None:
+                check_broker(state, broker, alive=True, what="coordinator")
                 chosen = broker
             else:
                 chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]

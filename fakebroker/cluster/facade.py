@@ -82,6 +82,11 @@ class FakeCluster:
         Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
     :param advertised_host: the address Metadata and ``bootstrap_servers`` name (default: ``host``
         when it is a concrete address, 127.0.0.1 for 0.0.0.0 and ::1 for ::).
+
+    Calls that name a broker, topic or partition the cluster does not have (``stop_broker(7)``,
+    ``move_leader("orders", 9, 1)``), or that need a running broker when none runs
+    (``move_coordinator`` with every broker stopped), raise :class:`ClusterUsageError`, a
+    ``ValueError`` whose message names the problem and the valid ids.
     """
 
     def __init__(

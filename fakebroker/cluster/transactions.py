@@ -9,6 +9,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState
 from ..core.transactions.model import STATE_NAMES
 from ..protocol import records as rec
+from .actions import check_broker, live_brokers
 from .proxy import LoopProxy
 
 
@@ -91,14 +92,11 @@ class TransactionActions:
     def move_coordinator(self, transactional_id: str, broker: int | None, load_time_ms: int | None) -> int:
         def move() -> int:
             state = self._state()
+            alive = live_brokers(state, f"coordinate transactional id {transactional_id!r}")
             partition = state.transaction_topic().partitions[state.txn_partition(transactional_id)]
-            alive = [b.node_id for b in state.alive_brokers()]
-            if not alive:
-                raise ValueError("no broker is running to coordinate the transaction")
             current = partition.leader
             if broker is not None:
-                if broker not in state.brokers:
-                    raise ValueError(f"no broker {broker}; brokers: {sorted(state.brokers)}")
+                check_broker(state, broker, alive=True, what="coordinator")
                 chosen = broker
             else:
                 chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]

@@ -75,6 +75,8 @@ def append_batches(
             timestamp_before_max_ms=config.get_int("message.timestamp.before.max.ms"),
             timestamp_after_max_ms=config.get_int("message.timestamp.after.max.ms"),
             topic_partition=f"{topic}-{index}",
+            # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
+            max_record_size=config.get_int("max.decompressed.message.bytes"),
         )
     except rec.RecordsError as exc:
         code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))

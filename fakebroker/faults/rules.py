@@ -68,6 +68,26 @@ def _as_set(value: Any) -> frozenset | None:
     return frozenset(value)
 
 
+INT32_MAX = 2**31 - 1
+#: The longest ``delay`` or ``duration`` a rule may have (one day), in seconds.
+MAX_SECONDS = 86_400.0
+
+
+def _seconds(name: str, value: object) -> float:
+    """A rule's time in seconds: a finite number in [0, one day]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
+        # NaN fails the comparison too, and infinity is above a day
+        raise ValueError(f"{name} must be a number of seconds in 0..{MAX_SECONDS:g} (one day), not {value!r}")
+    return float(value)
+
+
+def _whole(name: str, value: object, low: int, high: int | None, valid: str) -> int:
+    """A rule's whole-number field within [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be {valid}, not {value!r}")
+    return value
+
+
 @dataclass
 class FaultRule:
     """One rule. ``matched`` counts requests it matched, ``fired`` the times it acted."""
@@ -221,10 +241,23 @@ class Faults:
             )
         if action in ("error", "replace_error") and error is None:
             raise ValueError(f"action {action!r} needs error= (a Kafka error name or code)")
+        if error is not None and action not in ("error", "replace_error"):
+            raise ValueError(
+                f"error= is only used by the actions 'error' and 'replace_error', not {action!r}; "
+                "leave it out (or pick one of those actions)"
+            )
+        delay = _seconds("delay", delay)
+        duration = None if duration is None else _seconds("duration", duration)
+        throttle_ms = _whole(
+            "throttle_ms", throttle_ms, 0, INT32_MAX, "0..2147483647 ms (Kafka's int32 throttle_time_ms)"
+        )
         if action == "throttle" and throttle_ms <= 0:
             raise ValueError("action 'throttle' needs throttle_ms > 0")
-        if not 0.0 <= probability <= 1.0:
-            raise ValueError("probability must be between 0 and 1")
+        if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
+            raise ValueError(f"probability must be a number between 0 and 1, not {probability!r}")
+        nth = None if nth is None else _whole("nth", nth, 1, None, "a whole number >= 1 (the first match is 1)")
+        after = _whole("after", after, 0, None, "a whole number >= 0")
+        times = None if times is None else _whole("times", times, 0, None, "a whole number >= 0")
         apis = None
         if api is not None:
             apis = frozenset(api_key_of(a) for a in ([api] if isinstance(api, (str, int)) else api))

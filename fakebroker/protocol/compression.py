@@ -37,6 +37,7 @@ __all__ = [
     "LZ4",
     "ZSTD",
     "CompressionError",
+    "DecompressedTooLarge",
     "UnsupportedCodec",
     "codec_name",
     "compress",
@@ -75,6 +76,21 @@ class UnsupportedCodec(CompressionError):
     """The codec id is not one of 0-4 (Kafka has no codec 5, 6 or 7)."""
 
 
+class DecompressedTooLarge(CompressionError):
+    """The stream decompresses to more than the ``max_size`` it was read with.
+
+    ``prefix`` holds the first ``max_size`` decompressed bytes, so a caller can still tell a
+    malformed stream (which Kafka, reading records one by one, would refuse on the way) from a
+    well-formed one that is merely too large. Nothing beyond ``max_size`` + 1 bytes is ever
+    produced: a decompression bomb costs at most that much memory.
+    """
+
+    def __init__(self, codec: int, max_size: int, prefix: bytes) -> None:
+        super().__init__(codec, f"{CODEC_NAMES[codec]} stream decompresses to more than {max_size} bytes")
+        self.max_size = max_size
+        self.prefix = prefix
+
+
 def codec_name(codec: int) -> str:
     """The Kafka name of a codec id, e.g. ``"lz4"``; raises :class:`UnsupportedCodec`."""
     try:
@@ -107,28 +123,66 @@ def compress(codec: int, data: bytes, *, broken_lz4_checksum: bool = False) -> b
         raise CompressionError(codec, f"{CODEC_NAMES[codec]} compression failed: {exc}") from exc
 
 
-def decompress(codec: int, data: bytes, *, broken_lz4_checksum: bool = False) -> bytes:
+def decompress(codec: int, data: bytes, *, broken_lz4_checksum: bool = False, max_size: int | None = None) -> bytes:
     """Decompress a Kafka ``codec`` stream; raises :class:`CompressionError` on bad data.
 
     ``broken_lz4_checksum`` accepts (ignores) the LZ4 frame-descriptor checksum, as Kafka does
     for magic-0 messages, whose writers computed it wrongly.
+
+    ``max_size`` bounds the output: a stream that decompresses to more raises
+    :class:`DecompressedTooLarge` (carrying the first ``max_size`` bytes) without ever
+    holding more than ``max_size`` + 1 bytes -- cramjam decompresses *into* a buffer of that
+    size and stops when it is full, so a 32 KB zstd frame of zeros costs no more than the cap.
     """
     codec_name(codec)
     data = bytes(data)
+    if max_size is not None and max_size < 0:
+        raise ValueError(f"max_size must be >= 0, not {max_size}")
     try:
         if codec == NONE:
+            if max_size is not None and len(data) > max_size:
+                raise DecompressedTooLarge(codec, max_size, data[:max_size])
             return data
-        if codec == GZIP:
-            return bytes(cramjam.gzip.decompress(data))
         if codec == SNAPPY:
-            return _snappy_decompress(data)
-        if codec == LZ4:
-            return _lz4_decompress(data, broken_lz4_checksum)
-        return bytes(cramjam.zstd.decompress(data))
+            return _snappy_decompress(data, max_size)
+        if codec == LZ4 and broken_lz4_checksum:
+            data = _lz4_fix_checksum(data)
+        module = {GZIP: cramjam.gzip, LZ4: cramjam.lz4, ZSTD: cramjam.zstd}[codec]
+        if max_size is None:
+            return bytes(module.decompress(data))
+        return _decompress_bounded(codec, module.decompress_into, data, max_size)
     except CompressionError:
         raise
     except Exception as exc:  # cramjam.DecompressionError and friends
         raise CompressionError(codec, f"{CODEC_NAMES[codec]} decompression failed: {exc}") from exc
+
+
+_FIRST_BUFFER: Final = 64 * 1024
+_FULL_BUFFER_ERROR: Final = "failed to write whole buffer"  # what cramjam says when the output buffer is full
+
+
+def _decompress_bounded(codec: int, decompress_into, data: bytes, max_size: int) -> bytes:
+    """Decompress into a buffer that grows fourfold up to ``max_size`` + 1 bytes.
+
+    Starting small keeps an ordinary batch cheap; a stream that fills the final buffer is
+    larger than ``max_size``. Each retry starts over, so the work is at most ~4/3 of the last.
+    """
+    size = min(max_size + 1, max(_FIRST_BUFFER, 8 * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            n = decompress_into(data, out)
+        except Exception as exc:
+            if _FULL_BUFFER_ERROR not in str(exc):
+                raise
+            if size > max_size:
+                raise DecompressedTooLarge(codec, max_size, bytes(out[:max_size])) from None
+            size = min(max_size + 1, size * 4)
+            continue
+        if n > max_size:  # only when the stream is exactly max_size + 1 bytes long
+            raise DecompressedTooLarge(codec, max_size, bytes(out[:max_size]))
+        del out[n:]
+        return bytes(out)
 
 
 # --- snappy -------------------------------------------------------------------------------
@@ -143,15 +197,25 @@ def _xerial_compress(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _snappy_decompress(data: bytes) -> bytes:
+def _snappy_decompress(data: bytes, max_size: int | None = None) -> bytes:
     if data.startswith(XERIAL_MAGIC):
-        return _xerial_decompress(data)
+        return _xerial_decompress(data, max_size)
     if data.startswith(_SNAPPY_FRAMING_MAGIC):
-        return bytes(cramjam.snappy.decompress(data))
+        if max_size is None:
+            return bytes(cramjam.snappy.decompress(data))
+        return _decompress_bounded(SNAPPY, cramjam.snappy.decompress_into, data, max_size)
+    if max_size is not None and cramjam.snappy.decompress_raw_len(data) > max_size:
+        # a raw snappy block declares its length up front: refuse before allocating
+        raise DecompressedTooLarge(SNAPPY, max_size, _raw_snappy_prefix(data, max_size))
     return bytes(cramjam.snappy.decompress_raw(data))
 
 
-def _xerial_decompress(data: bytes) -> bytes:
+def _raw_snappy_prefix(data: bytes, max_size: int) -> bytes:
+    # snappy writes a raw block whole or not at all: with too small a buffer there is no prefix
+    return b""
+
+
+def _xerial_decompress(data: bytes, max_size: int | None = None) -> bytes:
     n = len(data)
     if n < _XERIAL_HEADER_SIZE:
         raise CompressionError(SNAPPY, "snappy: truncated xerial stream header")
@@ -168,7 +232,11 @@ def _xerial_decompress(data: bytes) -> bytes:
         pos += 4
         if length < 0 or pos + length > n:
             raise CompressionError(SNAPPY, f"snappy: xerial block of {length} bytes at {pos - 4} exceeds the stream")
-        out += cramjam.snappy.decompress_raw(data[pos : pos + length])
+        block = data[pos : pos + length]
+        if max_size is not None and len(out) + cramjam.snappy.decompress_raw_len(block) > max_size:
+            out += _raw_snappy_prefix(block, max_size - len(out))
+            raise DecompressedTooLarge(SNAPPY, max_size, bytes(out))
+        out += cramjam.snappy.decompress_raw(block)
         pos += length
     return bytes(out)
 
@@ -213,10 +281,9 @@ def _lz4_compress(data: bytes, broken_checksum: bool) -> bytes:
     return bytes(frame)
 
 
-def _lz4_decompress(data: bytes, broken_checksum: bool) -> bytes:
-    if broken_checksum:
-        frame = bytearray(data)
-        hc = _lz4_descriptor_end(frame)
-        frame[hc] = (xxh32(bytes(frame[4:hc])) >> 8) & 0xFF  # the correct value
-        data = bytes(frame)
-    return bytes(cramjam.lz4.decompress(data))
+def _lz4_fix_checksum(data: bytes) -> bytes:
+    """The frame with the correct header checksum in place of the one magic-0 writers put."""
+    frame = bytearray(data)
+    hc = _lz4_descriptor_end(frame)
+    frame[hc] = (xxh32(bytes(frame[4:hc])) >> 8) & 0xFF  # the correct value
+    return bytes(frame)

@@ -108,3 +108,45 @@ def test_to_dict_is_plain_json():
         "brokers": [1],
         "delay": 0.5,
     }
+
+
+# -- issue 16: every numeric field is checked against its domain when the rule is added -------------
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"delay": -1}, "delay must be a number of seconds in 0..86400"),
+        ({"delay": float("nan")}, "delay must be"),
+        ({"delay": float("inf")}, "delay must be"),
+        ({"delay": 86_401}, "delay must be"),
+        ({"delay": True}, "delay must be"),
+        ({"action": "blackhole", "duration": -0.5}, "duration must be"),
+        ({"action": "blackhole", "duration": float("nan")}, "duration must be"),
+        ({"action": "blackhole", "duration": float("inf")}, "duration must be"),
+        ({"throttle_ms": 2**31}, r"throttle_ms must be 0\.\.2147483647"),
+        ({"action": "throttle", "throttle_ms": -5}, "throttle_ms must be"),
+        ({"throttle_ms": 1.5}, "throttle_ms must be"),
+        ({"error": 27, "probability": float("nan")}, "probability must be a number between 0 and 1"),
+        ({"error": 27, "probability": 1.5}, "probability must be"),
+        ({"error": 27, "nth": 0}, "nth must be a whole number >= 1"),
+        ({"error": 27, "after": -1}, "after must be a whole number >= 0"),
+        ({"error": 27, "times": -1}, "times must be a whole number >= 0"),
+        ({"error": 27, "times": 2.5}, "times must be"),
+        ({"action": "drop", "error": "NOT_LEADER_OR_FOLLOWER"}, "error= is only used by the actions"),
+        ({"action": "delay", "delay": 1, "error": 6}, "error= is only used by the actions"),
+    ],
+)
+def test_out_of_domain_numbers_and_an_unused_error_are_refused(fields, message):
+    faults = Faults()
+    with pytest.raises(ValueError, match=message):
+        faults.add(api="Produce", **fields)
+    assert faults.list() == []
+
+
+def test_the_edges_of_each_domain_are_accepted():
+    faults = Faults()
+    faults.add(api="Produce", delay=86_400)
+    faults.add(api="Produce", action="blackhole", duration=0)
+    faults.add(api="Produce", throttle_ms=2**31 - 1)
+    faults.add(api="Produce", error=6, nth=1, after=0, times=0, probability=0)
+    faults.add(api="Produce", action="drop", probability=1)
+    assert len(faults.list()) == 5

@@ -194,6 +194,32 @@ def test_bad_fault_input_is_a_400_with_the_valid_names(api):
     assert api.ok("GET", "/faults") == {"faults": []}
 
 
+def test_fault_numbers_out_of_their_domain_are_a_400_naming_what_is_valid(cluster, api):
+    # issue 16: these were accepted, then killed the process or closed connections
+    for body, message in [
+        ({"api": "Produce", "delay": -1}, "delay must be a number of seconds in 0..86400"),
+        ({"api": "Produce", "delay": float("nan")}, "delay must be"),  # json.dumps writes NaN
+        ({"api": "Produce", "delay": float("inf")}, "delay must be"),
+        ({"api": "Produce", "throttle_ms": 2**31}, "throttle_ms must be 0..2147483647"),
+        ({"api": "Produce", "action": "blackhole", "duration": -1}, "duration must be"),
+        ({"api": "Produce", "error": 6, "probability": 2}, "probability must be"),
+        ({"api": "Produce", "error": 6, "times": -1}, "times must be"),
+        ({"api": "Produce", "error": 6, "nth": 0}, "nth must be"),
+        ({"api": "Produce", "error": 6, "after": -3}, "after must be"),
+        ({"api": "Produce", "action": "drop", "error": 6}, "error= is only used by the actions"),
+    ]:
+        status, payload = api.call("POST", "/faults", body)
+        assert (status, message in payload["error"]) == (400, True), (body, payload)
+    assert api.ok("GET", "/faults") == {"faults": []}
+    # the largest throttle Kafka's int32 can carry is answered, and the connection carries on
+    api.ok("POST", "/faults", {"api": "Produce", "throttle_ms": 2**31 - 1, "times": 1})
+    with RawClient(cluster.servers[cluster.leader("t", 0)].port) as client:
+        first = client.request(PRODUCE, 9, produce_body())
+        second = client.request(PRODUCE, 9, produce_body())
+    assert first.throttle_time_ms == 2**31 - 1 and first.responses[0].partition_responses[0].error_code == 0
+    assert second.throttle_time_ms == 0 and second.responses[0].partition_responses[0].error_code == 0
+
+
 # -- brokers, topics, leaders --------------------------------------------------------------------------
 def test_broker_stop_and_start_change_brokers_and_leaders(cluster, api):
     api.ok("POST", "/topics", {"name": "r3", "partitions": 3, "replication_factor": 3})

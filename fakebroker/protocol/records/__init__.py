@@ -101,7 +101,7 @@ from .rewrite import (
     set_max_timestamp,
     set_partition_leader_epoch,
 )
-from .validation import validate_produce_records
+from .validation import MAX_DECOMPRESSED_BATCH_BYTES, validate_produce_records
 
 __all__ = [
     # data
@@ -127,6 +127,7 @@ __all__ = [
     "verify_crc",
     "parse_control_record",
     "validate_produce_records",
+    "MAX_DECOMPRESSED_BATCH_BYTES",
     # writing
     "build_batch",
     "build_control_batch",

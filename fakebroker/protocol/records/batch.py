@@ -18,7 +18,7 @@ from construct import ConstructError
 from .. import compression as _compression
 from .control import ControlRecord, ControlRecordType, parse_control_record
 from .entries import BatchHeader, _check_crc, _decompress, _safe, iter_batch_headers
-from .errors import CorruptRecordsError, InvalidRecordError, RecordsError
+from .errors import CorruptRecordsError, InvalidRecordError, RecordsError, RecordTooLargeError
 from .layout import (
     _BATCH_HEADER_BUILD,
     _COMPRESSION_MASK,
@@ -41,7 +41,11 @@ from .layout import (
     RECORD_BATCH_OVERHEAD,
 )
 from .legacy import LegacyMessage, _decode_legacy
-from .record import Record, RecordInput, _decode_records, _encode_record, _normalize
+from .record import Record, RecordInput, _decode_records, _encode_record, _normalize, _whole_records
+
+_DecompressedTooLarge = _compression.DecompressedTooLarge
+#: The first, cheap attempt at a compressed batch (most batches fit; most bombs are judged on it).
+_FIRST_DECOMPRESSION = 1024 * 1024
 
 # --------------------------------------------------------------------------------------------
 # Data class
@@ -147,7 +151,17 @@ class RecordBatch:
 # --------------------------------------------------------------------------------------------
 
 
-def _decode_v2(data: bytes, header: BatchHeader, check_crc: bool) -> RecordBatch:
+def _decode_v2(
+    data: bytes,
+    header: BatchHeader,
+    check_crc: bool,
+    *,
+    max_record_size: int | None = None,
+    max_decompressed: int | None = None,
+) -> RecordBatch:
+    """Decode one v2 batch. For a compressed one, ``max_record_size`` is the topic's
+    ``max.decompressed.message.bytes`` (per record, as Kafka) and ``max_decompressed`` bounds
+    what the whole records section may decompress to (see :func:`_decode_compressed`)."""
     if check_crc:
         _check_crc(data, header)
     count = header.records_count
@@ -158,8 +172,9 @@ def _decode_v2(data: bytes, header: BatchHeader, check_crc: bool) -> RecordBatch
         payload = data[header.position + RECORD_BATCH_OVERHEAD : header.end]
         codec = header.attributes & _COMPRESSION_MASK
         if codec:
-            payload = _decompress(codec, payload, header.position, 2)
-        records = _decode_records(payload, count, header.position)
+            records = _decode_compressed(codec, payload, count, header.position, max_record_size, max_decompressed)
+        else:
+            records = _decode_records(payload, count, header.position)
     return RecordBatch(
         base_offset=header.base_offset,
         partition_leader_epoch=header.partition_leader_epoch,
@@ -174,6 +189,54 @@ def _decode_v2(data: bytes, header: BatchHeader, check_crc: bool) -> RecordBatch
         base_sequence=header.base_sequence,
         records=records,
     )
+
+
+def _decode_compressed(
+    codec: int,
+    payload: bytes,
+    count: int,
+    position: int,
+    max_record_size: int | None,
+    max_decompressed: int | None,
+) -> list[Record]:
+    """The records of a compressed v2 batch, decompressing at most ``max_decompressed`` bytes.
+
+    Kafka never inflates a whole batch: it reads records off the decompressing stream one by
+    one (``DefaultRecordBatch.StreamRecordIterator``), stops after the declared count and then
+    reads one more byte. So a bomb of zeros is refused after a byte or two ("Found invalid record
+    structure"), and good records followed by megabytes of filler with "records still remaining
+    in file" -- both INVALID_RECORD. Here the stream is decompressed into a buffer capped at
+    ``max_decompressed`` bytes (first 1 MiB, then the cap); when it does not fit, the records
+    wholly inside the prefix are decoded and judged as Kafka would have on its way through them.
+    Only a batch whose well-formed records really need more than the cap is refused with
+    :class:`RecordTooLargeError` (MESSAGE_TOO_LARGE, which makes the Java producer split it).
+    """
+    if max_decompressed is None:
+        return _decode_records(_decompress(codec, payload, position, 2), count, position, max_record_size)
+    limits = sorted({min(max_decompressed, _FIRST_DECOMPRESSION), max_decompressed})
+    for limit in limits:
+        try:
+            raw = _decompress(codec, payload, position, 2, max_size=limit)
+        except _DecompressedTooLarge as exc:
+            prefix = exc.prefix
+        else:
+            return _decode_records(raw, count, position, max_record_size)
+        k, end, length = _whole_records(prefix, count)
+        _decode_records(prefix[:end], k, position, max_record_size)  # Kafka's errors on the way come first
+        if k == count:
+            raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", offset=position)
+        if length is None and len(prefix) - end >= 5:
+            _decode_records(prefix[end:], 1, position, max_record_size)  # a malformed length varint
+        if length is not None and (length < 0 or (max_record_size is not None and length > max_record_size)):
+            _decode_records(prefix[end:], 1, position, max_record_size)  # refused before it is read
+        if limit < max_decompressed:
+            continue
+        raise RecordTooLargeError(
+            f"The compressed record batch decompresses to more than {max_decompressed} bytes, fakebroker's "
+            f"bound on a batch's decompressed size (record {k} of {count} does not fit)",
+            offset=position,
+        )
+    raise AssertionError("unreachable")
 
 
 def read_batches(

@@ -304,9 +304,13 @@ def _check_crc(data: bytes, header: BatchHeader) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _decompress(codec: int, payload: bytes, position: int, magic: int) -> bytes:
+def _decompress(codec: int, payload: bytes, position: int, magic: int, max_size: int | None = None) -> bytes:
+    """Decompress a batch's (or legacy wrapper's) payload; a :class:`~..compression.DecompressedTooLarge`
+    (only with ``max_size``) passes through for the caller to judge."""
     try:
-        return _compression.decompress(codec, payload, broken_lz4_checksum=(magic == 0))
+        return _compression.decompress(codec, payload, broken_lz4_checksum=(magic == 0), max_size=max_size)
+    except _compression.DecompressedTooLarge:
+        raise
     except _compression.UnsupportedCodec:
         raise CorruptRecordsError(f"Unknown compression type id: {codec}", offset=position) from None
     except _compression.CompressionError as exc:

@@ -10,7 +10,7 @@ from construct import ConstructError
 
 from .. import compression as _compression
 from .entries import BatchHeader, _check_crc, _decompress, iter_batch_headers
-from .errors import CorruptRecordsError, InvalidRecordError, RecordsError
+from .errors import CorruptRecordsError, InvalidRecordError, RecordsError, RecordTooLargeError
 from .layout import _COMPRESSION_MASK, _TIMESTAMP_TYPE_MASK, LEGACY_BODY, LEGACY_PREFIX, MAGIC_OFFSET, NO_TIMESTAMP
 
 # --------------------------------------------------------------------------------------------
@@ -66,7 +66,9 @@ class LegacyMessage:
 # --------------------------------------------------------------------------------------------
 
 
-def _decode_legacy(data: bytes, header: BatchHeader, check_crc: bool, *, nested: bool = False) -> LegacyMessage:
+def _decode_legacy(
+    data: bytes, header: BatchHeader, check_crc: bool, *, nested: bool = False, max_decompressed: int | None = None
+) -> LegacyMessage:
     if check_crc:
         _check_crc(data, header)
     body = data[header.position + MAGIC_OFFSET : header.end]
@@ -88,11 +90,13 @@ def _decode_legacy(data: bytes, header: BatchHeader, check_crc: bool, *, nested:
     )
     codec = message.compression
     if codec and not nested:
-        message.inner = _decode_legacy_inner(message, header.position, check_crc)
+        message.inner = _decode_legacy_inner(message, header.position, check_crc, max_decompressed)
     return message
 
 
-def _decode_legacy_inner(wrapper: LegacyMessage, position: int, check_crc: bool) -> list[LegacyMessage]:
+def _decode_legacy_inner(
+    wrapper: LegacyMessage, position: int, check_crc: bool, max_decompressed: int | None = None
+) -> list[LegacyMessage]:
     codec = wrapper.compression
     if codec == _compression.ZSTD:
         raise InvalidRecordError(
@@ -101,7 +105,14 @@ def _decode_legacy_inner(wrapper: LegacyMessage, position: int, check_crc: bool)
         )
     if wrapper.value is None:
         raise InvalidRecordError("Found invalid compressed record set with null value", offset=position)
-    raw = _decompress(codec, wrapper.value, position, wrapper.magic)
+    try:
+        raw = _decompress(codec, wrapper.value, position, wrapper.magic, max_size=max_decompressed)
+    except _compression.DecompressedTooLarge:
+        raise RecordTooLargeError(
+            f"The compressed message set decompresses to more than {max_decompressed} bytes, fakebroker's "
+            "bound on a batch's decompressed size",
+            offset=position,
+        ) from None
     inner: list[LegacyMessage] = []
     try:
         for index, header in enumerate(iter_batch_headers(raw, allow_truncated=False)):

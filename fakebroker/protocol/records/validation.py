@@ -20,6 +20,10 @@ from .errors import (
 from .layout import _INT64_MAX, CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP
 from .legacy import LegacyMessage, _decode_legacy
 
+#: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the
+#: per-record ``max.decompressed.message.bytes``; it streams records instead of inflating a batch).
+MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024
+
 # --------------------------------------------------------------------------------------------
 # Produce-time validation
 # --------------------------------------------------------------------------------------------
@@ -36,6 +40,8 @@ def validate_produce_records(
     timestamp_before_max_ms: int = _INT64_MAX,
     timestamp_after_max_ms: int = _INT64_MAX,
     topic_partition: str = "",
+    max_record_size: int | None = None,
+    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
 ) -> list[RecordBatch | LegacyMessage]:
     """Apply the checks Kafka makes on a produced partition's records, in Kafka's order.
 
@@ -51,7 +57,10 @@ def validate_produce_records(
        legacy inner CRCs (corrupt), compressed inner records, keys on ``compacted`` topics,
        and with ``now`` timestamps against ``message.timestamp.before/after.max.ms``
        (:class:`InvalidTimestampError`). Record-level errors are collected with their index
-       in ``record_errors``.
+       in ``record_errors``. A compressed batch is never inflated past
+       ``max_decompressed_batch`` bytes (a decompression bomb is refused as Kafka refuses it,
+       see ``batch._decode_compressed``); ``max_record_size`` is the topic's
+       ``max.decompressed.message.bytes`` (a compressed record above it: INVALID_RECORD).
 
     Returns the decoded entries. A trailing partial entry is ignored, as Kafka does.
     """
@@ -142,7 +151,9 @@ def validate_produce_records(
         entries: list[RecordBatch | LegacyMessage] = []
         for h in headers:
             if h.magic == 2:
-                batch = _decode_v2(blob, h, check_crc=False)
+                batch = _decode_v2(
+                    blob, h, check_crc=False, max_record_size=max_record_size, max_decompressed=max_decompressed_batch
+                )
                 entries.append(batch)
                 _validate_v2_records(
                     batch,
@@ -157,7 +168,7 @@ def validate_produce_records(
             else:
                 # Outer CRC already checked; this also checks inner CRCs, which Kafka reports
                 # as CORRUPT_MESSAGE ("verify the record-level CRC ... of the deep entries").
-                message = _decode_legacy(blob, h, check_crc=True)
+                message = _decode_legacy(blob, h, check_crc=True, max_decompressed=max_decompressed_batch)
                 entries.append(message)
                 _validate_legacy_records(
                     message,
