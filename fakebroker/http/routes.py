@@ -268,7 +268,8 @@ async def list_events(req: Request) -> Any:
         if client is not None and event.client_id != client or broker is not None and event.broker != broker:
             continue
         out.append(event.to_dict())
-    return {"events": out, "next_since": scanned}
+    # the bounded log dropped its oldest events: ``dropped`` of them, seq 1..dropped
+    return {"events": out, "next_since": scanned, "dropped": req.cluster.events_dropped}
 
 
 async def list_groups(req: Request) -> Any:

@@ -17,6 +17,7 @@ import anyio
 
 from ..core.cluster_state import ClusterState
 from ..core.configs import BrokerConfig
+from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
 from ..core.log import LogStorage
 from ..faults import Faults
@@ -37,6 +38,7 @@ class Runtime:
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
         storage: LogStorage | None = None,
+        event_log_size: int | None = DEFAULT_CAPACITY,
     ):
         self.clock = clock
         self.state = ClusterState(
@@ -47,6 +49,7 @@ class Runtime:
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
             storage=storage,
+            event_log_size=event_log_size,
         )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []
