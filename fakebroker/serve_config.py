@@ -100,7 +100,9 @@ def load(path: str | Path) -> ServeConfig:
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(KEYS))}")
     config = ServeConfig()
-    for key in ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms", "control_port", "event_log_size"):
+    whole = ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms")
+    whole += ("control_port", "event_log_size")
+    for key in whole:
         if key in data:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")

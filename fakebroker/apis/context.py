@@ -24,7 +24,13 @@ from ..protocol.messages import Message, response_type
 class Effects:
     """What a request changed that others may wait on."""
 
-    data_changed: bool = False  # records appended or deleted, topics or partitions gone or added
+    data_changed: bool = False  # records deleted, topics or partitions gone, added or moved: wake every fetch
+    partitions: set[tuple[str, int]] = field(default_factory=set)  # (topic, index) whose records grew
+
+    @property
+    def any_data(self) -> bool:
+        """Whether the request woke any parked fetch."""
+        return self.data_changed or bool(self.partitions)
 
 
 @dataclass
@@ -43,18 +49,25 @@ class RequestContext:
         """A response body of this request's API with the given fields, defaults elsewhere."""
         return response_type(self.api_key).new(**fields)
 
-    def data_changed(self) -> None:
-        self.effects.data_changed = True
+    def data_changed(self, topic: str | None = None, partition: int | None = None) -> None:
+        """Wake parked fetches: those reading ``topic``-``partition`` when named (records were
+        appended there), else every one (anything else a fetch may have to answer for)."""
+        if topic is None or partition is None:
+            self.effects.data_changed = True
+        else:
+            self.effects.partitions.add((topic, partition))
 
 
 @dataclass
 class Wait:
     """A response that may wait: the server calls ``poll(now_ms, final)`` whenever data may
     have changed and once more at ``deadline_ms`` with ``final=True``; a non-None result is
-    sent."""
+    sent. With ``partitions``, only records appended to those (or a change of every
+    partition's state, such as a leader move or a deletion) count as a change."""
 
     deadline_ms: int
     poll: Callable[[int, bool], Message | None]
+    partitions: frozenset[tuple[str, int]] | None = None  # polled when these change (None: any change)
 
 
 @dataclass

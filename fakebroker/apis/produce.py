@@ -102,7 +102,7 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
     )
     if result.appended:
-        ctx.data_changed()
+        ctx.data_changed(topic, index)  # wakes only the fetches parked on this partition
     if result.error:
         return answer(
             result.error,

@@ -46,7 +46,7 @@ class HandlerStage:
             raise CloseConnection(
                 f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}"
             ) from exc
-        runtime.settle(data_changed=ctx.effects.data_changed)
+        runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
         if isinstance(result, Wait):
             result = await self._wait(result)
         elif isinstance(result, Parked):
@@ -62,7 +62,7 @@ class HandlerStage:
         runtime = self.runtime
         deadline = anyio.current_time() + max(0, wait.deadline_ms - runtime.clock.now_ms()) / 1000
         while True:
-            await runtime.wait_data(deadline)
+            await runtime.wait_data(deadline, wait.partitions)
             final = anyio.current_time() >= deadline
             response = wait.poll(runtime.clock.now_ms(), final)
             if response is not None:
