@@ -3,7 +3,7 @@
 A handler is ``handle(ctx, request) -> response`` where ``request`` is the typed request
 body and the response a typed body (a dict works too). A handler that has to wait (Fetch
 until ``min_bytes`` arrive) returns a :class:`Wait`; one whose answer the core decides later
-(a JoinGroup waiting for the group) a :class:`Parked`; acks=0 Produce returns
+(a JoinGroup waiting for the group) a :class:`Parked`; one with much to do :class:`Steps`; acks=0 Produce returns
 :data:`NO_RESPONSE` (or :class:`CloseInstead` when it failed). Handlers never touch sockets
 or trio: the server does the waiting. A handler reports what its request changed beyond
 its own answer in ``ctx.effects`` (new records wake parked fetches).
@@ -11,7 +11,7 @@ its own answer in ``ctx.effects`` (new records wake parked fetches).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,30 @@ class Parked:
     respond: Callable[[Any], Message]
 
 
+SLICE = 500  # topics or partitions a long request handles between two checkpoints
+
+
+@dataclass
+class Steps:
+    """A long answer worked out in slices (a Produce to 50,000 partitions, a Metadata creating
+    50,000 topics): ``steps`` yields after each slice and returns the answer; the server lets
+    every other connection run between two slices, so one large request stalls nobody."""
+
+    steps: Generator[None, None, Any]
+
+
+def in_steps(steps: Generator[None, None, Any], size: int) -> Any:
+    """The answer at once when the request is small (``size`` items, one slice), else
+    :class:`Steps` for the server to run slice by slice."""
+    if size > SLICE:
+        return Steps(steps)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
 class _NoResponse:
     def __repr__(self) -> str:
         return "NO_RESPONSE"
@@ -98,5 +122,5 @@ class CloseInstead:
         return f"CloseInstead({self.reason!r})"
 
 
-Result = Message | dict | Wait | Parked | _NoResponse | CloseInstead
+Result = Message | dict | Wait | Parked | Steps | _NoResponse | CloseInstead
 Handler = Callable[[RequestContext, Message], Result]

@@ -7,12 +7,19 @@ from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
-from .context import NO_RESPONSE, CloseInstead, RequestContext
+from .context import NO_RESPONSE, SLICE, CloseInstead, RequestContext, in_steps
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
+    size = sum(len(t.partition_data) for t in request.topic_data)
+    return in_steps(_handle(ctx, request), size)
+
+
+def _handle(ctx: RequestContext, request: Message):
+    """Yields after every ``SLICE`` partitions (the server lets other connections run)."""
     v = ctx.api_version
+    done = 0
     responses = []
     leaders: set[int] = set()
     # Request-wide refusals, before any partition: transactional batches without a transactional
@@ -27,6 +34,9 @@ def handle(ctx: RequestContext, request: Message):
         name = topic_data.name if v < 13 else topic_name_by_id(ctx.cluster, topic_data.topic_id)
         parts = []
         for pdata in topic_data.partition_data:
+            done += 1
+            if done % SLICE == 0:
+                yield
             if refused:
                 parts.append(_error(pdata.index, refused))
                 continue
