@@ -450,7 +450,8 @@ ROUTES: list[Route] = [
         "GET",
         "/events",
         list_events,
-        "The event log after seq `since`, filtered; next_since is the seq to poll from",
+        "The event log after seq `since`, filtered; next_since is the seq to poll from; "
+        "dropped counts the oldest events the bounded log let go",
         query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT},
     ),
     Route("GET", "/groups", list_groups, "Every group the coordinator knows, with members and assignments"),
