@@ -24,7 +24,8 @@ def _handle(ctx: RequestContext, request: Message):
     leaders: set[int] = set()
     # Request-wide refusals, before any partition: transactional batches without a transactional
     # id (an authorization check in Kafka, which no id passes), or of more than one producer
-    producers = _transactional_producers(request)
+    producers: set[tuple[int, int]] = set()
+    yield from _transactional_producers(request, producers)
     refused = ErrorCode.NONE
     if producers and request.transactional_id is None:
         refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
@@ -60,17 +61,20 @@ def _handle(ctx: RequestContext, request: Message):
     return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 
 
-def _transactional_producers(request: Message) -> set[tuple[int, int]]:
-    """(producer id, epoch) of every transactional batch in the request."""
-    found: set[tuple[int, int]] = set()
+def _transactional_producers(request: Message, found: set[tuple[int, int]]):
+    """Adds (producer id, epoch) of every transactional batch in the request to ``found``,
+    yielding after every ``SLICE`` partitions."""
+    seen = 0
     for topic_data in request.topic_data:
         for pdata in topic_data.partition_data:
+            seen += 1
+            if seen % SLICE == 0:
+                yield
             try:
                 headers = list(rec.iter_batch_headers(pdata.records or b""))
             except rec.RecordsError:
                 continue  # validation answers it per partition
             found.update((h.producer_id, h.producer_epoch) for h in headers if h.is_transactional)
-    return found
 
 
 def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:
