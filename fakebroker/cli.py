@@ -190,6 +190,7 @@ def serve(
         "kafka_version": kafka_version,
         "features": _parse_features(features, kafka_version),
         "data_dir": data_dir if data_dir is not None else file.data_dir,
+        "event_log_size": file.event_log_size,
     }
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}

@@ -9,6 +9,7 @@ Example::
     transaction_marker_delay_ms = 5
     kafka_version = "4.4"           # or "4.3", "3.9": that release's API versions and features
     data_dir = "/var/tmp/fakebroker"  # keep logs, topics and offsets across restarts
+    event_log_size = 100000         # events kept (the oldest are dropped, and counted, past it)
 
     [settings]                      # broker settings under Kafka's names
     "auto.create.topics.enable" = false
@@ -36,6 +37,7 @@ from typing import Any
 import tomllib
 
 from .core.configs import BROKER_KEYS, validate
+from .core.event_ring import DEFAULT_CAPACITY
 
 KEYS = {
     "brokers",
@@ -48,6 +50,7 @@ KEYS = {
     "control_token",
     "kafka_version",
     "data_dir",
+    "event_log_size",
     "settings",
     "topics",
     "faults",
@@ -70,6 +73,7 @@ class ServeConfig:
     control_token: str | None = None
     kafka_version: str | None = None
     data_dir: str | None = None
+    event_log_size: int = DEFAULT_CAPACITY
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: list[dict[str, Any]] = field(default_factory=list)
@@ -96,7 +100,9 @@ def load(path: str | Path) -> ServeConfig:
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(KEYS))}")
     config = ServeConfig()
-    for key in ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms", "control_port"):
+    whole = ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms")
+    whole += ("control_port", "event_log_size")
+    for key in whole:
         if key in data:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")
@@ -104,6 +110,8 @@ def load(path: str | Path) -> ServeConfig:
     for key in ("host", "control_token", "kafka_version", "data_dir"):
         if key in data:
             setattr(config, key, str(data[key]))
+    if config.event_log_size < 1:
+        raise ConfigError(f"{path}: event_log_size must be at least 1, got {config.event_log_size}")
     if "virtual_time" in data:
         config.virtual_time = bool(data["virtual_time"])
     config.settings = {str(k): _setting(v) for k, v in (data.get("settings") or {}).items()}

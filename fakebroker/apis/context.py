@@ -3,7 +3,7 @@
 A handler is ``handle(ctx, request) -> response`` where ``request`` is the typed request
 body and the response a typed body (a dict works too). A handler that has to wait (Fetch
 until ``min_bytes`` arrive) returns a :class:`Wait`; one whose answer the core decides later
-(a JoinGroup waiting for the group) a :class:`Parked`; acks=0 Produce returns
+(a JoinGroup waiting for the group) a :class:`Parked`; one with much to do :class:`Steps`; acks=0 Produce returns
 :data:`NO_RESPONSE` (or :class:`CloseInstead` when it failed). Handlers never touch sockets
 or trio: the server does the waiting. A handler reports what its request changed beyond
 its own answer in ``ctx.effects`` (new records wake parked fetches).
@@ -11,7 +11,7 @@ its own answer in ``ctx.effects`` (new records wake parked fetches).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,13 @@ from ..protocol.messages import Message, response_type
 class Effects:
     """What a request changed that others may wait on."""
 
-    data_changed: bool = False  # records appended or deleted, topics or partitions gone or added
+    data_changed: bool = False  # records deleted, topics or partitions gone, added or moved: wake every fetch
+    partitions: set[tuple[str, int]] = field(default_factory=set)  # (topic, index) whose records grew
+
+    @property
+    def any_data(self) -> bool:
+        """Whether the request woke any parked fetch."""
+        return self.data_changed or bool(self.partitions)
 
 
 @dataclass
@@ -43,18 +49,25 @@ class RequestContext:
         """A response body of this request's API with the given fields, defaults elsewhere."""
         return response_type(self.api_key).new(**fields)
 
-    def data_changed(self) -> None:
-        self.effects.data_changed = True
+    def data_changed(self, topic: str | None = None, partition: int | None = None) -> None:
+        """Wake parked fetches: those reading ``topic``-``partition`` when named (records were
+        appended there), else every one (anything else a fetch may have to answer for)."""
+        if topic is None or partition is None:
+            self.effects.data_changed = True
+        else:
+            self.effects.partitions.add((topic, partition))
 
 
 @dataclass
 class Wait:
     """A response that may wait: the server calls ``poll(now_ms, final)`` whenever data may
     have changed and once more at ``deadline_ms`` with ``final=True``; a non-None result is
-    sent."""
+    sent. With ``partitions``, only records appended to those (or a change of every
+    partition's state, such as a leader move or a deletion) count as a change."""
 
     deadline_ms: int
     poll: Callable[[int, bool], Message | None]
+    partitions: frozenset[tuple[str, int]] | None = None  # polled when these change (None: any change)
 
 
 @dataclass
@@ -64,6 +77,32 @@ class Parked:
 
     pending: Pending
     respond: Callable[[Any], Message]
+
+
+SLICE = 500  # topics or partitions a long request handles between two checkpoints
+
+
+@dataclass
+class Steps:
+    """A long answer worked out in slices (a Produce to 50,000 partitions, a Metadata creating
+    50,000 topics): ``steps`` yields after each slice and returns the answer; the server lets
+    every other connection run between two slices, so one large request stalls nobody."""
+
+    steps: Generator[None, None, Any]
+
+    def finish(self) -> Any:
+        """Every slice at once, and the answer (for a caller that lets nobody else run between)."""
+        while True:
+            try:
+                next(self.steps)
+            except StopIteration as done:
+                return done.value
+
+
+def in_steps(steps: Generator[None, None, Any], size: int) -> Any:
+    """The answer at once when the request is small (``size`` items, one slice), else
+    :class:`Steps` for the server to run slice by slice."""
+    return Steps(steps) if size > SLICE else Steps(steps).finish()
 
 
 class _NoResponse:
@@ -85,5 +124,5 @@ class CloseInstead:
         return f"CloseInstead({self.reason!r})"
 
 
-Result = Message | dict | Wait | Parked | _NoResponse | CloseInstead
+Result = Message | dict | Wait | Parked | Steps | _NoResponse | CloseInstead
 Handler = Callable[[RequestContext, Message], Result]

@@ -31,7 +31,16 @@ def handle(ctx: RequestContext, request: Message):
         again, size, errors = _build(ctx, request)
         return again if final or errors or size >= request.min_bytes else None
 
-    return Wait(deadline, poll)
+    return Wait(deadline, poll, _partitions(ctx, request))
+
+
+def _partitions(ctx: RequestContext, request: Message) -> frozenset[tuple[str, int]]:
+    """What the fetch reads, so that a produce elsewhere does not wake it."""
+    keys = set()
+    for fetch_topic in request.topics:
+        name = fetch_topic.topic if ctx.api_version < 13 else topic_name_by_id(ctx.cluster, fetch_topic.topic_id)
+        keys.update((name, fp.partition) for fp in fetch_topic.partitions)
+    return frozenset(keys)
 
 
 def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:

@@ -8,13 +8,18 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
-from .context import RequestContext
+from .context import SLICE, RequestContext, in_steps
 from .registry import api
 
 AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS, CLUSTER_OPERATIONS = ops.OMITTED, ops.TOPIC, ops.CLUSTER
 
 
-def handle(ctx: RequestContext, request: Message) -> Message:
+def handle(ctx: RequestContext, request: Message):
+    return in_steps(_handle(ctx, request), len(request.topics or ()))
+
+
+def _handle(ctx: RequestContext, request: Message):
+    """Yields after every ``SLICE`` topics named (the server lets other connections run)."""
     cluster = ctx.cluster
     v = ctx.api_version
     brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
@@ -36,7 +41,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if len(missing) * max(cluster.config.get_int("num.partitions"), 1) > MAX_PARTITIONS_PER_REQUEST:
                 auto_create = False
                 refused = True
-        for entry in wanted:
+        for done, entry in enumerate(wanted, 1):
+            if done % SLICE == 0:
+                yield
             name = entry.name
             # v10+ may name a topic by id: the Java client then sends an empty name, not a null one
             if v >= 10 and (name is None or (not name and entry.topic_id != ZERO_UUID)):

@@ -7,17 +7,25 @@ from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
-from .context import NO_RESPONSE, CloseInstead, RequestContext
+from .context import NO_RESPONSE, SLICE, CloseInstead, RequestContext, in_steps
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
+    size = sum(len(t.partition_data) for t in request.topic_data)
+    return in_steps(_handle(ctx, request), size)
+
+
+def _handle(ctx: RequestContext, request: Message):
+    """Yields after every ``SLICE`` partitions (the server lets other connections run)."""
     v = ctx.api_version
+    done = 0
     responses = []
     leaders: set[int] = set()
     # Request-wide refusals, before any partition: transactional batches without a transactional
     # id (an authorization check in Kafka, which no id passes), or of more than one producer
-    producers = _transactional_producers(request)
+    producers: set[tuple[int, int]] = set()
+    yield from _transactional_producers(request, producers)
     refused = ErrorCode.NONE
     if producers and request.transactional_id is None:
         refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
@@ -27,6 +35,9 @@ def handle(ctx: RequestContext, request: Message):
         name = topic_data.name if v < 13 else topic_name_by_id(ctx.cluster, topic_data.topic_id)
         parts = []
         for pdata in topic_data.partition_data:
+            done += 1
+            if done % SLICE == 0:
+                yield
             if refused:
                 parts.append(_error(pdata.index, refused))
                 continue
@@ -50,17 +61,20 @@ def handle(ctx: RequestContext, request: Message):
     return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 
 
-def _transactional_producers(request: Message) -> set[tuple[int, int]]:
-    """(producer id, epoch) of every transactional batch in the request."""
-    found: set[tuple[int, int]] = set()
+def _transactional_producers(request: Message, found: set[tuple[int, int]]):
+    """Adds (producer id, epoch) of every transactional batch in the request to ``found``,
+    yielding after every ``SLICE`` partitions."""
+    seen = 0
     for topic_data in request.topic_data:
         for pdata in topic_data.partition_data:
+            seen += 1
+            if seen % SLICE == 0:
+                yield
             try:
                 headers = list(rec.iter_batch_headers(pdata.records or b""))
             except rec.RecordsError:
                 continue  # validation answers it per partition
             found.update((h.producer_id, h.producer_epoch) for h in headers if h.is_transactional)
-    return found
 
 
 def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:
@@ -102,7 +116,7 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
     )
     if result.appended:
-        ctx.data_changed()
+        ctx.data_changed(topic, index)  # wakes only the fetches parked on this partition
     if result.error:
         return answer(
             result.error,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.events import Event
@@ -86,9 +86,13 @@ class EventSeen(Condition):
     kind: str
     details: dict[str, Any]
     since: int = 0
+    _seen: int = field(default=0, init=False, compare=False)  # events already looked at (their count)
 
     def __call__(self, cluster: ClusterLike) -> Any:
-        for event in cluster.events_since(self.since):
+        # Incremental: each call reads only the events appended since the last one, so a
+        # pending wait costs nothing per event however long the log has grown.
+        for event in cluster.events_since(max(self.since, self._seen)):
+            self._seen = event.seq
             if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
                 return event
         return False

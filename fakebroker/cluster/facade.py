@@ -29,6 +29,7 @@ from anyio.from_thread import start_blocking_portal
 
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
+from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
 from ..core.quotas import Alteration, entity_of
 from ..core.releases import DEFAULT_RELEASE, release
@@ -82,6 +83,8 @@ class FakeCluster:
         Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
     :param advertised_host: the address Metadata and ``bootstrap_servers`` name (default: ``host``
         when it is a concrete address, 127.0.0.1 for 0.0.0.0 and ::1 for ::).
+    :param event_log_size: how many events the log keeps (default 100,000; None: all); past it
+        the oldest are dropped and counted in ``events_dropped``, and ``seq`` keeps counting.
 
     Calls that name a broker, topic or partition the cluster does not have (``stop_broker(7)``,
     ``move_leader("orders", 9, 1)``), or that need a running broker when none runs
@@ -106,6 +109,7 @@ class FakeCluster:
         features: dict[str, int] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         advertised_host: str | None = None,
+        event_log_size: int | None = DEFAULT_CAPACITY,
     ):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -130,6 +134,7 @@ class FakeCluster:
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
             storage=self._data_dir,
+            event_log_size=event_log_size,
         )
         self.runtime.state.pose_as(posed.name)
         for name, level in (features or {}).items():
@@ -268,8 +273,19 @@ class FakeCluster:
         return self._proxy.read(lambda: list(self.state.events))
 
     def events_since(self, count: int) -> list[Event]:
-        """The events after the first ``count`` (``count = len(cluster.events)`` earlier)."""
-        return self._proxy.read(lambda: self.state.events[count:])
+        """The events after the first ``count`` ever recorded (``count = cluster.event_count``
+        earlier); reads only those, however long the log."""
+        return self._proxy.read(self.state.events.since, count)
+
+    @property
+    def event_count(self) -> int:
+        """How many events were ever recorded (kept or dropped): the ``seq`` of the newest."""
+        return len(self.state.events)
+
+    @property
+    def events_dropped(self) -> int:
+        """How many of the oldest events the log dropped to stay within ``event_log_size``."""
+        return self.state.events.dropped
 
     def on_event(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""

@@ -16,6 +16,7 @@ from . import events as ev
 from . import topic_layout
 from .appends import AppendResult, append_batches
 from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
+from .event_ring import DEFAULT_CAPACITY
 from .events import EventLog
 from .features import Features
 from .groups import migration
@@ -65,6 +66,7 @@ class ClusterState:
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
         storage: LogStorage | None = None,
+        event_log_size: int | None = DEFAULT_CAPACITY,
     ):
         self.cluster_id = cluster_id
         self.storage: LogStorage = storage if storage is not None else MemoryStorage()
@@ -78,7 +80,7 @@ class ClusterState:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
-        self.events = EventLog(now_ms, wall, self._coordinator_or_none, self._member_client)
+        self.events = EventLog(now_ms, wall, self._coordinator_or_none, self._member_client, event_log_size)
         self.timers = Timers()
         self.groups = GroupCoordinator(self.config, self.timers, self.events)
         self.consumer_groups = ConsumerCoordinator(self.config, self.timers, self.events, self._topics_view)

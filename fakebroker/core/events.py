@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, overload
 
+from .event_ring import DEFAULT_CAPACITY, EventRing
+
 _BASE = frozenset({"broker", "seq", "time_ms", "wall"})
 KINDS: dict[str, type[Event]] = {}
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -510,13 +512,14 @@ class EventLog:
         wall: Callable[[], float] = lambda: 0.0,
         coordinator_of: Callable[[str], int] | None = None,
         member_client: Callable[[str, str], str | None] | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
     ):
         self.now_ms = now_ms
         self.wall = wall
         self.coordinator_of = coordinator_of
         self.txn_coordinator_of: Callable[[str], int] | None = None  # the broker coordinating a transactional id
         self.member_client = member_client
-        self._events: list[Event] = []
+        self._events: EventRing[Event] = EventRing(capacity)  # the newest ``capacity`` events
         self._member_clients: dict[str, str] = {}  # member id -> client id, kept after it leaves
         self._told = 0  # how many events listeners have been given (take_new)
 
@@ -524,7 +527,7 @@ class EventLog:
         """Stamp and record ``event``; ``now_ms`` is the time of the transition it records, when the
         caller knows it (the core's methods do), else the cluster clock's time."""
         changes: dict[str, Any] = {
-            "seq": len(self._events) + 1,
+            "seq": self._events.total + 1,
             "time_ms": self.now_ms() if now_ms is None else now_ms,
             "wall": self.wall(),
         }
@@ -561,12 +564,26 @@ class EventLog:
 
     def take_new(self) -> list[Event]:
         """Events appended since the last call (for listeners, told after each change)."""
-        new = self._events[self._told :]
-        self._told = len(self._events)
+        new = self._events.since(self._told)
+        self._told = self._events.total
         return new
 
+    @property
+    def dropped(self) -> int:
+        """How many of the oldest events were dropped to keep the log within its capacity."""
+        return self._events.dropped
+
+    @property
+    def capacity(self) -> int | None:
+        return self._events.capacity
+
+    def since(self, count: int) -> list[Event]:
+        """The kept events after the first ``count`` ever appended (reads only those)."""
+        return self._events.since(count)
+
     def __len__(self) -> int:
-        return len(self._events)
+        """How many events were ever appended (the next event's place; kept or dropped)."""
+        return self._events.total
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self._events)
@@ -578,7 +595,8 @@ class EventLog:
     def __getitem__(self, index: slice) -> list[Event]: ...
 
     def __getitem__(self, index: int | slice) -> Event | list[Event]:
-        return self._events[index]
+        """By absolute place (``seq - 1``); a slice leaves out dropped events."""
+        return self._events.slice(index) if isinstance(index, slice) else self._events.at(index)
 
     def of_kind(self, *classes: type[Event]) -> list[Event]:
         return [e for e in self._events if isinstance(e, classes)]

@@ -278,7 +278,8 @@ async def list_events(req: Request) -> Any:
         if client is not None and event.client_id != client or broker is not None and event.broker != broker:
             continue
         out.append(event.to_dict())
-    return {"events": out, "next_since": scanned}
+    # the bounded log dropped its oldest events: ``dropped`` of them, seq 1..dropped
+    return {"events": out, "next_since": scanned, "dropped": req.cluster.events_dropped}
 
 
 async def list_groups(req: Request) -> Any:
@@ -459,7 +460,8 @@ ROUTES: list[Route] = [
         "GET",
         "/events",
         list_events,
-        "The event log after seq `since`, filtered; next_since is the seq to poll from",
+        "The event log after seq `since`, filtered; next_since is the seq to poll from; "
+        "dropped counts the oldest events the bounded log let go",
         query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT},
     ),
     Route("GET", "/groups", list_groups, "Every group the coordinator knows, with members and assignments"),

@@ -89,7 +89,7 @@ def fakebroker(request: pytest.FixtureRequest, _fakebroker_shared: _Shared | Non
     if _fakebroker_shared is not None and settings.marker_options(item) is None:
         cluster = _fakebroker_shared.cluster
         before = _fakebroker_shared.lease()
-        _remember(item, cluster, len(cluster.events))
+        _remember(item, cluster, cluster.event_count)
         try:
             yield cluster
         finally:

@@ -8,7 +8,7 @@ import logging
 import anyio
 
 from ..apis import RequestContext, Wait, dispatch
-from ..apis.context import Parked, Result
+from ..apis.context import Parked, Result, Steps
 from ..core import events as ev
 from ..protocol.messages import Message
 from .exchange import CloseConnection, Exchange, note_errors
@@ -37,16 +37,10 @@ class HandlerStage:
         try:
             result = dispatch(ctx, body)
         except Exception as exc:  # a handler bug must not take the broker down
-            log.exception("handler of API %s v%s failed", exchange.api_key, exchange.api_version)
-            runtime.emit(
-                ev.HandlerError(
-                    broker=self.broker_id, api=exchange.api_key, version=exchange.api_version, error=repr(exc)
-                )
-            )
-            raise CloseConnection(
-                f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}"
-            ) from exc
-        runtime.settle(data_changed=ctx.effects.data_changed)
+            raise self._failed(exchange, exc) from exc
+        if isinstance(result, Steps):
+            result = await self._steps(exchange, ctx, result)
+        runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
         if isinstance(result, Wait):
             result = await self._wait(result)
         elif isinstance(result, Parked):
@@ -58,11 +52,32 @@ class HandlerStage:
             note_errors(runtime, exchange, result)
         return result
 
+    def _failed(self, exchange: Exchange, exc: Exception) -> CloseConnection:
+        log.exception("handler of API %s v%s failed", exchange.api_key, exchange.api_version, exc_info=exc)
+        self.runtime.emit(
+            ev.HandlerError(broker=self.broker_id, api=exchange.api_key, version=exchange.api_version, error=repr(exc))
+        )
+        return CloseConnection(f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}")
+
+    async def _steps(self, exchange: Exchange, ctx: RequestContext, steps: Steps) -> Result:
+        """Run a long handler slice by slice, letting every other connection (and the ticker)
+        run between two slices; what each slice changed is told at once."""
+        while True:
+            try:
+                next(steps.steps)
+            except StopIteration as done:
+                return done.value
+            except Exception as exc:  # a handler bug must not take the broker down
+                raise self._failed(exchange, exc) from exc
+            self.runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
+            ctx.effects.data_changed, ctx.effects.partitions = False, set()
+            await anyio.sleep(0)
+
     async def _wait(self, wait: Wait) -> Message:
         runtime = self.runtime
         deadline = anyio.current_time() + max(0, wait.deadline_ms - runtime.clock.now_ms()) / 1000
         while True:
-            await runtime.wait_data(deadline)
+            await runtime.wait_data(deadline, wait.partitions)
             final = anyio.current_time() >= deadline
             response = wait.poll(runtime.clock.now_ms(), final)
             if response is not None:

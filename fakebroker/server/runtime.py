@@ -11,12 +11,13 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import anyio
 
 from ..core.cluster_state import ClusterState
 from ..core.configs import BrokerConfig
+from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
 from ..core.log import LogStorage
 from ..faults import Faults
@@ -37,6 +38,7 @@ class Runtime:
         coordinator_load_time_ms: int = 0,
         transaction_marker_delay_ms: int = 0,
         storage: LogStorage | None = None,
+        event_log_size: int | None = DEFAULT_CAPACITY,
     ):
         self.clock = clock
         self.state = ClusterState(
@@ -47,12 +49,14 @@ class Runtime:
             coordinator_load_time_ms=coordinator_load_time_ms,
             transaction_marker_delay_ms=transaction_marker_delay_ms,
             storage=storage,
+            event_log_size=event_log_size,
         )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []
         self.faults = Faults()
         self.cuts: set[tuple[str, int | None]] = set()  # (client id glob, broker or None for all)
-        self._data = anyio.Event()
+        # parked fetches, by the partition they read (None: woken by any change of data)
+        self._data_waiters: dict[tuple[str, int] | None, set[anyio.Event]] = {}
         self._event_added = anyio.Event()
         self._timers_changed = anyio.Event()
         self._ticker_deadline: int | None = None  # the earliest deadline the ticker sleeps towards
@@ -64,9 +68,10 @@ class Runtime:
         self.settle()
         return stamped
 
-    def settle(self, *, data_changed: bool = False) -> None:
+    def settle(self, *, data_changed: bool = False, partitions: Collection[tuple[str, int]] = ()) -> None:
         """Tell listeners of new events and wake what waits on them, on new data (parked
-        fetches re-check at once, as Kafka's DelayedFetch does) or on an earlier timer."""
+        fetches re-check at once, as Kafka's DelayedFetch does) or on an earlier timer.
+        ``partitions`` wakes the fetches reading those partitions, ``data_changed`` all."""
         new = self.state.events.take_new()
         for event in new:
             log.debug("%s", event.describe())
@@ -79,8 +84,14 @@ class Runtime:
             self._event_added.set()
             self._event_added = anyio.Event()
         if data_changed:
-            self._data.set()
-            self._data = anyio.Event()
+            waiting, self._data_waiters = self._data_waiters, {}
+            for waiters in waiting.values():
+                for waiter in waiters:
+                    waiter.set()
+        elif partitions and self._data_waiters:
+            for key in (None, *partitions):
+                for waiter in self._data_waiters.pop(key, ()):
+                    waiter.set()
         deadline = self.state.next_deadline()
         if deadline is not None and (self._ticker_deadline is None or deadline < self._ticker_deadline):
             self._timers_changed.set()
@@ -91,10 +102,24 @@ class Runtime:
         with anyio.move_on_after(timeout):
             await self._event_added.wait()
 
-    async def wait_data(self, deadline: float) -> None:
-        """Until data changes or the loop's clock reaches ``deadline`` (anyio.current_time())."""
-        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
-            await self._data.wait()
+    async def wait_data(self, deadline: float, partitions: Collection[tuple[str, int]] | None = None) -> None:
+        """Until data changes (of ``partitions`` only, when given, or of everything) or the
+        loop's clock reaches ``deadline`` (anyio.current_time()). A waiter is filed under each
+        partition it reads, so a change wakes only its own waiters, not every parked fetch."""
+        woken = anyio.Event()
+        keys: Collection[tuple[str, int] | None] = (None,) if partitions is None else partitions
+        for key in keys:
+            self._data_waiters.setdefault(key, set()).add(woken)
+        try:
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                await woken.wait()
+        finally:
+            for key in keys:
+                waiters = self._data_waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(woken)
+                    if not waiters:
+                        del self._data_waiters[key]
 
     async def wait_timers(self, deadline_ms: int | None, timeout: float) -> None:
         """For the ticker: until a timer earlier than ``deadline_ms`` is scheduled, or ``timeout``."""

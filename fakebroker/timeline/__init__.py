@@ -52,11 +52,18 @@ def _events_of(source: Any) -> list[Event]:
     return list(events)
 
 
+def _dropped_note(source: Any) -> str:
+    """A first line saying how many older events a cluster's bounded log dropped, if any."""
+    dropped = getattr(source, "events_dropped", 0)
+    return f"({dropped} earlier events dropped: the event log keeps the newest only)\n" if dropped else ""
+
+
 def timeline(
     source: Any, group: str | None = None, *, kinds: Collection[str] | None = None, include_noise: bool = False
 ) -> str:
     """The text timeline of a cluster's events so far (or of one group's story)."""
-    return timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise)
+    text = timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise)
+    return _dropped_note(source) + text
 
 
 def write_timeline(source: Any, path: str | Path, group: str | None = None, *, title: str | None = None) -> Path:
@@ -68,5 +75,5 @@ def write_timeline(source: Any, path: str | Path, group: str | None = None, *, t
     if path.suffix.lower() in (".svg", ".png", ".pdf"):
         return draw_timeline(events, path, group=group, title=title, until=time.time())
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(timeline_text(events, group=group) + "\n")
+    path.write_text(_dropped_note(source) + timeline_text(events, group=group) + "\n")
     return path

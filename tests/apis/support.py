@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.apis import RequestContext, dispatch
-from fakebroker.apis.context import Result
+from fakebroker.apis.context import Result, Steps
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.events import Event
@@ -43,6 +43,8 @@ def call(
     request = kind.decode(kind.encode(kind.new(**fields), version), version)
     ctx = RequestContext(state, broker, api_key, version, correlation_id=7, client_id=client_id, now_ms=now_ms)
     result = dispatch(ctx, request)
+    if isinstance(result, Steps):  # a large request the server would run slice by slice
+        result = result.finish()
     if isinstance(result, (Message, dict)):
         encodes(api_key, version, result)
     return result, ctx

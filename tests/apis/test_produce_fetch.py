@@ -129,11 +129,11 @@ def test_produce_appends_and_answers_the_base_offset_of_each_partition():
         },
     ]
     assert [t.name for t in first.responses] == ["t"] and first.node_endpoints == [] and first.throttle_time_ms == 0
-    assert ctx.effects.data_changed
+    assert ctx.effects.partitions == {("t", 0), ("t", 1)}  # wakes only the fetches of these
 
     second, ctx = produce(state, "t", {0: batch(b"d", b"e", b"f")})
     assert [(p["error_code"], p["base_offset"]) for p in partition_answers(second)] == [(E.NONE, 2)]
-    assert ctx.effects.data_changed
+    assert ctx.effects.partitions == {("t", 0)}  # wakes only the fetches of these
     log = state.partition("t", 0).log
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (0, 5, 5)
     assert [(b.base_offset, b.last_offset) for b in log.batches] == [(0, 1), (2, 4)]
@@ -159,7 +159,7 @@ def test_produce_v13_names_topics_by_id():
     response, ctx = produce(state, "t", {0: batch(b"b")}, version=13, topic_id=unknown)
     assert [t.topic_id for t in response.responses] == [unknown]
     assert [p["error_code"] for p in partition_answers(response)] == [E.UNKNOWN_TOPIC_ID]
-    assert not ctx.effects.data_changed and state.partition("t", 0).log.log_end_offset == 1
+    assert not ctx.effects.any_data and state.partition("t", 0).log.log_end_offset == 1
 
 
 def test_the_wrong_broker_answers_not_leader_with_the_current_leader_and_its_endpoint():
@@ -185,7 +185,7 @@ def test_the_wrong_broker_answers_not_leader_with_the_current_leader_and_its_end
     assert [e.to_dict() for e in response.node_endpoints] == [
         {"node_id": other, "host": HOST, "port": FIRST_PORT + other, "rack": None}
     ]
-    assert not ctx.effects.data_changed and partition.log.log_end_offset == 0
+    assert not ctx.effects.any_data and partition.log.log_end_offset == 0
 
 
 def test_unknown_topics_and_partitions_are_unknown_topic_or_partition():
@@ -208,7 +208,7 @@ def test_unknown_topics_and_partitions_are_unknown_topic_or_partition():
         (E.UNKNOWN_TOPIC_OR_PARTITION, NO_LEADER),
     ]
     assert response.node_endpoints == []
-    assert not ctx.effects.data_changed
+    assert not ctx.effects.any_data
     assert "nope" not in state.topics and kinds_after(state, mark) == []  # Produce never auto-creates
 
 
@@ -222,7 +222,7 @@ def test_produce_v0_to_v2_are_advertised_but_refused_per_partition(version):
         (0, E.UNSUPPORTED_VERSION, -1),
         (1, E.UNSUPPORTED_VERSION, -1),
     ]
-    assert not ctx.effects.data_changed
+    assert not ctx.effects.any_data
     assert [state.partition("t", i).log.log_end_offset for i in (0, 1)] == [0, 0]
 
 
@@ -231,7 +231,7 @@ def test_acks_other_than_minus_one_zero_or_one_are_invalid_required_acks():
     state.create_topic("t", 1)
     response, ctx = produce(state, "t", {0: batch(b"a")}, acks=2)
     assert [p["error_code"] for p in partition_answers(response)] == [E.INVALID_REQUIRED_ACKS]
-    assert not ctx.effects.data_changed and state.partition("t", 0).log.log_end_offset == 0
+    assert not ctx.effects.any_data and state.partition("t", 0).log.log_end_offset == 0
 
 
 def test_acks_0_appends_and_sends_no_response():
@@ -239,7 +239,7 @@ def test_acks_0_appends_and_sends_no_response():
     state.create_topic("t", 1)
     result, ctx = produce(state, "t", {0: batch(b"a", b"b")}, acks=0)
     assert result is NO_RESPONSE
-    assert ctx.effects.data_changed and state.partition("t", 0).log.log_end_offset == 2
+    assert ctx.effects.any_data and state.partition("t", 0).log.log_end_offset == 2
 
 
 def test_acks_0_closes_the_connection_when_a_partition_fails_and_still_appends_the_rest():
@@ -251,7 +251,7 @@ def test_acks_0_closes_the_connection_when_a_partition_fails_and_still_appends_t
     assert isinstance(result, CloseInstead)
     assert "NOT_LEADER_OR_FOLLOWER" in result.reason
     assert state.partition("t", led).log.log_end_offset == 1 and state.partition("t", other).log.log_end_offset == 0
-    assert ctx.effects.data_changed
+    assert ctx.effects.partitions == {("t", 0)}  # wakes only the fetches of these
 
 
 def test_a_corrupt_batch_is_refused_appends_nothing_and_records_why():
@@ -262,7 +262,7 @@ def test_a_corrupt_batch_is_refused_appends_nothing_and_records_why():
     mark = len(state.events)
     response, ctx = produce(state, "t", {0: corrupt})
     assert [p["error_code"] for p in partition_answers(response)] == [E.CORRUPT_MESSAGE]
-    assert not ctx.effects.data_changed and state.partition("t", 0).log.log_end_offset == 0
+    assert not ctx.effects.any_data and state.partition("t", 0).log.log_end_offset == 0
     [event] = state.events[mark:]
     assert (event.kind, event.topic, event.partition, event.error) == ("produce_rejected", "t", 0, "CORRUPT_MESSAGE")
 
@@ -293,7 +293,7 @@ def test_an_idempotent_retry_does_not_report_changed_data():
     first = idempotent(b"a", sequence=0)
     produce(state, "t", {0: first})
     _, ctx = produce(state, "t", {0: first})
-    assert not ctx.effects.data_changed
+    assert not ctx.effects.any_data
 
 
 def test_an_idempotent_sequence_gap_is_out_of_order_and_appends_nothing():
@@ -302,7 +302,7 @@ def test_an_idempotent_sequence_gap_is_out_of_order_and_appends_nothing():
     produce(state, "t", {0: idempotent(b"a", sequence=0)})
     response, ctx = produce(state, "t", {0: idempotent(b"b", sequence=5)})
     assert [p["error_code"] for p in partition_answers(response)] == [E.OUT_OF_ORDER_SEQUENCE_NUMBER]
-    assert not ctx.effects.data_changed and state.partition("t", 0).log.log_end_offset == 1
+    assert not ctx.effects.any_data and state.partition("t", 0).log.log_end_offset == 1
 
 
 # -- Fetch -------------------------------------------------------------------------------------
@@ -332,7 +332,7 @@ def test_fetch_returns_the_stored_batches_byte_for_byte():
     answer = only_partition(response).to_dict()
     assert {k: answer[k] for k in EXPECTED_OK} == EXPECTED_OK | {"high_watermark": 3, "last_stable_offset": 3}
     assert answer["records"] == stored
-    assert not ctx.effects.data_changed
+    assert not ctx.effects.any_data
     # A fetch from inside a batch starts at the batch that holds the offset, as Kafka's does.
     assert only_partition(fetch(state, "t", 1)[0]).records == stored
     assert only_partition(fetch(state, "t", 2)[0]).records == as_stored(second, 2, 0)

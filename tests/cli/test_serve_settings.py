@@ -58,3 +58,12 @@ def test_create_topic_checks_configs_as_create_topics_does():
         assert "t" not in cluster.topics()
         cluster.create_topic("t", 1, config={"retention.ms": 1000, "preallocate": True})
         assert cluster.describe_topic("t").config == {"retention.ms": "1000", "preallocate": "true"}
+
+
+def test_the_toml_file_bounds_the_event_log(tmp_path):
+    config = tmp_path / "serve.toml"
+    config.write_text("event_log_size = 50\n")
+    assert load(config).event_log_size == 50
+    config.write_text("event_log_size = 0\n")
+    with pytest.raises(ConfigError, match="event_log_size"):
+        load(config)

@@ -1,0 +1,118 @@
+"""How long a small request waits behind one large valid request on another connection.
+
+    python benchmarks/large_requests.py [--count 50000] [--baseline /work/main]
+
+Large requests: a Produce of one one-record batch to each of ``--count`` partitions, and a
+Metadata auto-creating ``--count`` topics. While each is handled, another connection sends a
+small Metadata request every 10 ms; the table shows the large request's time and the small
+ones' longest wait. Each cell runs in its own process with that tree's ``fakebroker`` first
+on ``sys.path``, so ``--baseline`` (e.g. main) and this tree are measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def _client(port: int):
+    from fakebroker.protocol import headers
+
+    sock = socket.create_connection(("127.0.0.1", port))
+
+    def call(key: int, version: int, body: dict) -> None:
+        payload = headers.encode_request(key, version, 1, body, client_id="bench")
+        sock.sendall(struct.pack(">i", len(payload)) + payload)
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        while size > 0:
+            size -= len(sock.recv(min(size, 1 << 20)))
+
+    return sock, call
+
+
+def worker(kind: str, count: int) -> dict:
+    from fakebroker.cluster import FakeCluster
+    from fakebroker.protocol import records
+
+    per = 1000  # partitions per topic (a creation of more is refused)
+    names = [f"wide-{t}" for t in range((count + per - 1) // per)]
+    topics = {name: per for name in names} if kind == "produce" else {}
+    with FakeCluster(topics=topics).run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        if kind == "produce":
+            batch = records.build_batch([(None, b"v")])
+            parts = [{"index": i, "records": batch} for i in range(per)]
+            data = [{"name": name, "partition_data": parts} for name in names]
+            key, version = 0, 9
+            body = {
+                "acks": -1,
+                "timeout_ms": 60_000,
+                "transactional_id": None,
+                "topic_data": data,
+            }
+        else:
+            key, version = 3, 12
+            body = {"topics": [{"name": f"auto-{i}"} for i in range(count)], "allow_auto_topic_creation": True}
+        big_sock, big = _client(port)
+        small_sock, small = _client(port)
+        done = threading.Event()
+        waits: list[float] = []
+
+        def poll_small() -> None:
+            while not done.is_set():
+                start = time.perf_counter()
+                small(3, 12, {"topics": [], "allow_auto_topic_creation": False})
+                waits.append(time.perf_counter() - start)
+                time.sleep(0.01)
+
+        thread = threading.Thread(target=poll_small)
+        start = time.perf_counter()
+        thread.start()
+        big(key, version, body)
+        took = time.perf_counter() - start
+        done.set()
+        thread.join()
+        big_sock.close()
+        small_sock.close()
+    return {"big_s": took, "worst_small_ms": max(waits) * 1000, "smalls": len(waits)}
+
+
+def cell(tree: Path, kind: str, count: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    args = [sys.executable, __file__, "--worker", kind, "--count", str(count)]
+    out = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=50_000)
+    parser.add_argument("--baseline", help="another checkout to measure first (e.g. /work/main)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.count)))
+        return
+    trees = ([("baseline", Path(args.baseline))] if args.baseline else []) + [("this tree", HERE)]
+    print(f"{'':<12}{'request':<32}{'large took s':>14}{'worst small wait ms':>22}{'smalls':>8}")
+    for kind, label in (
+        ("produce", f"Produce to {args.count:,} partitions"),
+        ("metadata", f"Metadata creating {args.count:,}"),
+    ):
+        for name, tree in trees:
+            r = cell(tree, kind, args.count)
+            print(f"{name:<12}{label:<32}{r['big_s']:>14.2f}{r['worst_small_ms']:>22.0f}{r['smalls']:>8}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""One large valid request (a Produce to thousands of partitions, a Metadata creating thousands
+of topics) is handled in slices: another connection's small request is answered meanwhile,
+before the large one completes."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+from fakebroker.cluster import FakeCluster
+from fakebroker.protocol import records
+
+from ..raw_client import RawClient
+
+PRODUCE, METADATA, API_VERSIONS = 0, 3, 18
+PARTITIONS = 3_000
+
+
+def _race(port: int, big_key: int, big_version: int, big_body: dict, started) -> tuple[list[str], float]:
+    """Send the big request, then, once ``started()`` sees its first slice done, a small one on
+    another connection; (the order they were answered in, the small one's wait)."""
+    order: list[str] = []
+    with RawClient(port, timeout=120) as big, RawClient(port) as small:
+        big.send(big_key, big_version, big_body)
+
+        def finish_big() -> None:
+            head = big.sock.recv(4, socket.MSG_WAITALL)  # the answer's first bytes: the broker is done
+            order.append("big")
+            size = struct.unpack(">i", head)[0]
+            while size > 0:
+                size -= len(big.sock.recv(min(size, 1 << 20)))
+
+        thread = threading.Thread(target=finish_big)
+        thread.start()
+        while not started():  # read on the cluster's loop: answered between two slices
+            time.sleep(0.001)
+        start = time.monotonic()
+        small.request(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False})
+        waited = time.monotonic() - start
+        order.append("small")
+        thread.join()
+    return order, waited
+
+
+def test_a_small_request_is_answered_while_a_large_metadata_creates_topics():
+    with FakeCluster().run_in_thread() as cluster:
+        body = {
+            "topics": [{"name": f"auto-{i}"} for i in range(PARTITIONS)],
+            "allow_auto_topic_creation": True,
+            "include_topic_authorized_operations": False,
+        }
+        order, waited = _race(cluster.servers[0].port, METADATA, 12, body, lambda: len(cluster.topics()) > 0)
+        print(f"small Metadata answered in {waited * 1000:.0f} ms beside a Metadata creating {PARTITIONS} topics")
+        assert order == ["small", "big"]
+        assert len(cluster.topics()) >= PARTITIONS
+
+
+def test_a_small_request_is_answered_while_a_large_produce_appends():
+    with FakeCluster(topics={"wide": PARTITIONS}).run_in_thread() as cluster:
+        batch = records.build_batch([(None, b"v")])
+        body = {
+            "acks": -1,
+            "timeout_ms": 30_000,
+            "transactional_id": None,
+            "topic_data": [
+                {"name": "wide", "partition_data": [{"index": i, "records": batch} for i in range(PARTITIONS)]}
+            ],
+        }
+        order, waited = _race(cluster.servers[0].port, PRODUCE, 9, body, lambda: cluster.offsets("wide", 0)[1] > 0)
+        print(f"small Metadata answered in {waited * 1000:.0f} ms beside a Produce to {PARTITIONS} partitions")
+        assert order == ["small", "big"]
+        assert all(cluster.offsets("wide", i)[1] == 1 for i in (0, PARTITIONS - 1))
