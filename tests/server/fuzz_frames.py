@@ -15,6 +15,7 @@ import collections
 import random
 import socket
 import struct
+import sys
 import threading
 import time
 import uuid
@@ -320,10 +321,19 @@ class Conn:
         return out
 
 
-def fuzz(port: int, frames: int, seed: int, windows: dict[int, tuple[int, int]], stats: Stats) -> None:
+def fuzz(
+    port: int, frames: int, seed: int, windows: dict[int, tuple[int, int]], stats: Stats, seconds: float | None = None
+) -> None:
     rng = random.Random(seed)
     conn: Conn | None = None
+    stop_at = time.monotonic() + seconds if seconds else None
     for i in range(frames):
+        if i % 50_000 == 0 and i:
+            print(
+                f"{i} frames, {stats.closed} closed, {stats.answered} answered, rss {rss_mb():.0f} MB", file=sys.stderr
+            )
+            if stop_at is not None and time.monotonic() > stop_at:
+                break
         if conn is None:
             conn = Conn(port)
         key, version, payload, how, expect = build_frame(rng, windows, i + 1)
@@ -438,7 +448,9 @@ def check_alive(port: int) -> None:
         conn.sock.close()
 
 
-def run(frames: int, seed: int, kafka_version: str = "4.4", report=print) -> dict[str, Any]:
+def run(
+    frames: int, seed: int, kafka_version: str = "4.4", report=print, seconds: float | None = None
+) -> dict[str, Any]:
     from fakebroker.cluster import FakeCluster
 
     windows = served(kafka_version)
@@ -451,7 +463,7 @@ def run(frames: int, seed: int, kafka_version: str = "4.4", report=print) -> dic
         stats = Stats()
         started = time.monotonic()
         try:
-            fuzz(port, frames, seed, windows, stats)
+            fuzz(port, frames, seed, windows, stats, seconds)
         finally:
             bystanders.stop()
         elapsed = time.monotonic() - started
@@ -492,11 +504,14 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--kafka-version", default="4.4")
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="stop early after this long (checked every 50,000 frames)"
+    )
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     import json
 
-    run(args.frames, seed, args.kafka_version, report=lambda r: print(json.dumps(r, indent=1)))
+    run(args.frames, seed, args.kafka_version, report=lambda r: print(json.dumps(r, indent=1)), seconds=args.seconds)
 
 
 if __name__ == "__main__":
