@@ -17,15 +17,20 @@ duplicated, and RSS over time.
   2 s, so the logs stay bounded and RSS can stay flat.
 
 Every loop is bounded by the deadline and stops by itself. The table shows RSS (this process:
-the cluster runs in it), the event log's length, records kept and acknowledged over time.
+the cluster runs in it, and so do the librdkafka clients' native buffers), the Python heap in
+allocated blocks (``sys.getallocatedblocks``: the broker's side without librdkafka), the event
+log's length, records kept and acknowledged over time; ``--tracemalloc`` adds the allocation
+sites that grew most between the first and the last sample.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 import threading
 import time
+import tracemalloc
 from collections import defaultdict
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -150,7 +155,12 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--tracemalloc", action="store_true", help="also list the Python allocation sites that grew most (slower)"
+    )
     args = parser.parse_args()
+    if args.tracemalloc:
+        tracemalloc.start(8)
     seconds = args.minutes * 60
     topics = {TOPIC: {"partitions": PARTITIONS, "config": {"retention.bytes": 4_000_000, "segment.bytes": 1_048_576}}}
     config = {"log.retention.check.interval.ms": 2000}
@@ -159,7 +169,8 @@ def main() -> None:
     with FakeCluster(brokers=3, topics=topics, config=config).run_in_thread() as cluster:
         started = time.monotonic()
         soak = Soak(cluster, started + seconds, args.seed)
-        rows.append((0.0, rss_mb(), len(cluster.events), 0, 0))
+        rows.append((0.0, rss_mb(), sys.getallocatedblocks(), len(cluster.events), 0, 0))
+        first_snapshot = None
         threads = [
             threading.Thread(target=soak.produce, daemon=True),
             threading.Thread(target=soak.verify, daemon=True),
@@ -172,7 +183,21 @@ def main() -> None:
         for i in range(1, args.samples + 1):
             time.sleep(max(0.0, started + seconds * i / args.samples - time.monotonic()))
             acked = sum(len(v) for v in soak.acked.values())
-            rows.append((time.monotonic() - started, rss_mb(), len(cluster.events), soak.stored(), acked))
+            rows.append(
+                (
+                    time.monotonic() - started,
+                    rss_mb(),
+                    sys.getallocatedblocks(),
+                    len(cluster.events),
+                    soak.stored(),
+                    acked,
+                )
+            )
+            if args.tracemalloc and i == 1:
+                first_snapshot = tracemalloc.take_snapshot()
+        growth = []
+        if first_snapshot is not None:
+            growth = tracemalloc.take_snapshot().compare_to(first_snapshot, "traceback")[:5]
         for t in threads:
             t.join(60)
         handler_errors = sum(1 for e in cluster.events if e.kind == "handler_error")
@@ -181,11 +206,15 @@ def main() -> None:
             event_kinds[e.kind] += 1
 
     table = Table(title=f"soak, {args.minutes} min: RSS over time (this process)")
-    for col in ("t (s)", "RSS (MB)", "events", "records kept", "acknowledged"):
+    for col in ("t (s)", "RSS (MB)", "Python blocks", "events", "records kept", "acknowledged"):
         table.add_column(col, justify="right")
-    for t, rss, events, kept, acked in rows:
-        table.add_row(f"{t:.0f}", f"{rss:.1f}", str(events), str(kept), str(acked))
+    for t, rss, blocks, events, kept, acked in rows:
+        table.add_row(f"{t:.0f}", f"{rss:.1f}", f"{blocks:,}", str(events), str(kept), str(acked))
     console.print(table)
+    for stat in growth:
+        console.print(f"{stat.size_diff / 1e6:+.2f} MB in {stat.count_diff:+,} blocks")
+        for line in stat.traceback.format()[-6:]:
+            console.print("    " + line, markup=False, highlight=False)
 
     lost = duplicated = out_of_order = 0
     for p in range(PARTITIONS):
