@@ -359,9 +359,10 @@ def fuzz(
             continue
         stats.answered += 1
         try:
-            _, body = headers.decode_response(key, version, answer)
+            header, body = headers.decode_response(key, version, answer)
         except Exception as exc:  # the broker answered something that cannot be read
             raise AssertionError(f"undecodable answer to api {key} v{version} ({how}): {answer!r}") from exc
+        assert header.correlation_id == i + 1, f"answer to {i + 1} carries correlation id {header.correlation_id}"
         if getattr(body, "error_code", 0):
             stats.errors_answered += 1
     if conn is not None:

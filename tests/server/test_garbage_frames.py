@@ -13,8 +13,10 @@ from confluent_kafka import Producer  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fakebroker.apis.registry import served
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
+from fakebroker.protocol.messages import request_type
 
 from . import fuzz_frames
 
@@ -100,6 +102,19 @@ def test_garbage_never_hurts_other_clients_or_acknowledged_data():
 # fuzz_frames.py). CI runs a bounded count with a fixed seed and one random seed (printed on
 # failure); FAKEBROKER_FUZZ_FRAMES=1000000 pytest -m fuzz_long tests/server -s runs the long one
 # (skipped unless that variable is set).
+
+
+def test_the_fuzzers_layout_reads_every_valid_request_to_its_end():
+    """The walker that finds counts and lengths reads each valid body exactly to its end."""
+    rng = random.Random(5)
+    for kafka_version in ("4.4", "3.9"):
+        for key, (low, high) in served(kafka_version).items():
+            for version in range(low, high + 1):
+                codec = request_type(key).codec(version)
+                for _ in range(3):
+                    body = request_type(key).encode(fuzz_frames.random_value(rng, codec, ""), version)
+                    layout = fuzz_frames.Layout()
+                    assert fuzz_frames.walk(codec, body, 0, layout) == len(body), (key, version)
 
 
 def _check(result: dict) -> None:
