@@ -474,6 +474,7 @@ def run(
         stored = [v for *_, v in cluster.records(BYSTANDER_TOPIC)]
         handler_errors = [e for e in cluster.events if e.kind == "handler_error"]
         counts = collections.Counter(read)
+        kinds = collections.Counter(e.kind for e in cluster.events)
         result = {
             "seed": seed,
             "kafka_version": kafka_version,
@@ -493,6 +494,8 @@ def run(
             "stored_matches": stored[: len(bystanders.acked)] == bystanders.acked,
             "rss_mb_before": round(rss_before, 1),
             "rss_mb_after": round(rss_mb(), 1),
+            "events": sum(kinds.values()),
+            "top_event_kinds": dict(kinds.most_common(4)),
             "per_api": dict(sorted(stats.per_api.items())),
             "per_mutation": dict(stats.per_mutation.most_common()),
         }
