@@ -35,6 +35,7 @@ BYSTANDER_TOPIC = "bystander"  # never named by the fuzzer
 FUZZ_TOPICS = ["fz", "fz2"]
 _NAMES = ["fz", "fz2", "g", "g2", "tx", "", "fz-new", "__consumer_offsets", "x" * 300]
 _WAITS = ("timeout", "wait", "_ms", "delay")
+KNOWN_TOPIC_IDS: list[uuid.UUID] = []  # the fuzzed topics' ids, set by run(): requests by id reach them too
 
 
 # ---------------------------------------------------------------- valid random requests
@@ -85,6 +86,8 @@ def random_value(rng: random.Random, sub: Any, attr: str, depth: int = 0) -> Any
     if isinstance(sub, p.KString):
         if sub.nullable and rng.random() < 0.15:
             return None
+        if attr in ("name", "topic", "topic_name") and rng.random() < 0.6:
+            return rng.choice(FUZZ_TOPICS)  # existing topics, so the checks past the name run too
         if rng.random() < 0.7:
             return rng.choice(_NAMES)
         return "".join(rng.choice("abcé-_.") for _ in range(rng.randint(0, 10)))
@@ -97,6 +100,8 @@ def random_value(rng: random.Random, sub: Any, attr: str, depth: int = 0) -> Any
     if isinstance(sub, p.KBool):
         return rng.random() < 0.5
     if isinstance(sub, p.KUuid):
+        if "topic_id" in attr and KNOWN_TOPIC_IDS and rng.random() < 0.6:
+            return rng.choice(KNOWN_TOPIC_IDS)
         return rng.choice([uuid.UUID(int=0), uuid.UUID(int=rng.getrandbits(128))])
     if isinstance(sub, p.KNumber):
         if sub.packer.format[-1] == "d":
@@ -233,7 +238,13 @@ def mutate_batch(rng: random.Random, body: bytes, pos: int, length: int) -> tupl
     if what == "batch_length":
         struct.pack_into(">i", batch, 8, rng.choice([-1, 0, 48, len(batch) - 12 + 1, len(batch) - 12 - 1, 2**31 - 1]))
     elif what == "attributes":
-        struct.pack_into(">h", batch, 21, rng.choice([5, 6, 7, 0x10, 0x20, 0x30, 0x40, -1, 0x7FFF]))
+        struct.pack_into(
+            ">h",
+            batch,
+            21,
+            rng.choice([1, 2, 3, 4, 5, 6, 7, 0x08, 0x10, 0x20, 0x30, 0x40, -1, 0x7FFF])
+            ^ (batch[22] & 0x07 if rng.random() < 0.5 else 0),
+        )
     elif what == "count":
         struct.pack_into(">i", batch, 57, rng.choice([-1, 0, 2**31 - 1, struct.unpack_from(">i", batch, 57)[0] + 1]))
     elif what == "last_offset_delta":
@@ -285,7 +296,7 @@ class Stats:
 
 
 def build_frame(rng: random.Random, windows: dict[int, tuple[int, int]], correlation_id: int):
-    key = 0 if rng.random() < 0.15 and 0 in windows else rng.choice(sorted(windows))  # Produce carries batches
+    key = 0 if rng.random() < 0.25 and 0 in windows else rng.choice(sorted(windows))  # Produce carries batches
     version = rng.randint(*windows[key])
     codec = request_type(key).codec(version)
     body_value = random_value(rng, codec, "")
@@ -458,6 +469,7 @@ def run(
     topics = {BYSTANDER_TOPIC: 1, "fz": 2, "fz2": 1}
     with FakeCluster(brokers=2, topics=topics, kafka_version=kafka_version).run_in_thread() as cluster:
         port = cluster.servers[0].port
+        KNOWN_TOPIC_IDS[:] = [uuid.UUID(cluster.describe_topic(t).topic_id) for t in FUZZ_TOPICS]
         rss_before = rss_mb()
         bystanders = Bystanders(cluster.bootstrap_servers)
         bystanders.start()
@@ -495,6 +507,9 @@ def run(
             "rss_mb_before": round(rss_before, 1),
             "rss_mb_after": round(rss_mb(), 1),
             "events": sum(kinds.values()),
+            "records_appended_to_fuzzed_topics": sum(
+                cluster.offsets(t, p)[1] for t, n in (("fz", 2), ("fz2", 1)) for p in range(n)
+            ),
             "top_event_kinds": dict(kinds.most_common(4)),
             "per_api": dict(sorted(stats.per_api.items())),
             "per_mutation": dict(stats.per_mutation.most_common()),
