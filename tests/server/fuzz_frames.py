@@ -44,6 +44,10 @@ KNOWN_TOPIC_IDS: list[uuid.UUID] = []  # the fuzzed topics' ids, set by run(): r
 def _int(rng: random.Random, size: int, attr: str) -> int:
     if any(w in attr for w in _WAITS):
         return rng.choice([0, 1, 10, 50, -1])
+    if attr in ("index", "partition_index", "partition", "partition_id") and rng.random() < 0.7:
+        return rng.choice([0, 1])  # partitions that exist
+    if attr == "acks" and rng.random() < 0.8:
+        return rng.choice([-1, 1])
     bits = size * 8
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     r = rng.random()
@@ -507,8 +511,8 @@ def run(
             "rss_mb_before": round(rss_before, 1),
             "rss_mb_after": round(rss_mb(), 1),
             "events": sum(kinds.values()),
-            "records_appended_to_fuzzed_topics": sum(
-                cluster.offsets(t, p)[1] for t, n in (("fz", 2), ("fz2", 1)) for p in range(n)
+            "records_in_fuzzed_topics": sum(  # the fuzz may have deleted or recreated them
+                cluster.offsets(t, p)[1] for t, n in cluster.topics().items() if t in FUZZ_TOPICS for p in range(n)
             ),
             "top_event_kinds": dict(kinds.most_common(4)),
             "per_api": dict(sorted(stats.per_api.items())),
