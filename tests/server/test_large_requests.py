@@ -15,7 +15,7 @@ from fakebroker.protocol import records
 from ..raw_client import RawClient
 
 PRODUCE, METADATA, API_VERSIONS = 0, 3, 18
-PARTITIONS = 3_000
+PARTITIONS = 10_000  # the most one request may create (Kafka's cap): long enough that the small one lands mid-way
 
 
 def _race(port: int, big_key: int, big_version: int, big_body: dict, started) -> tuple[list[str], float]:
