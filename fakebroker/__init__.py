@@ -4,16 +4,20 @@
 >>> FakeCluster(brokers=3).servers[2].node_id
 2
 
-Layers, from the top (each imports only those below it): the faces ``cli``, ``http``,
-``timeline`` and ``pytest_plugin``; the facade ``cluster``; the trio edge ``server``; the
-handlers ``apis`` and the fault rules ``faults``; the pure ``core``; the wire ``protocol``.
+Layers, from the top (each imports only those below it): the faces ``cli``, ``http`` and
+``timeline`` (the pytest plugin is a distribution of its own, ``pytest-fakebroker``); the
+facade ``cluster``; the trio edge ``server``; the handlers ``apis`` and the fault rules
+``faults``; the pure ``core``; the wire ``protocol``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .version import __version__
+
+if TYPE_CHECKING:  # type checkers see the real class; at run time it is imported on first use
+    from .cluster import FakeCluster
 
 __all__ = ["FakeCluster", "__version__"]
 

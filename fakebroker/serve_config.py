@@ -30,11 +30,15 @@ Options given on the command line win over the file.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
 
 from .core.configs import BROKER_KEYS, validate
 from .core.event_ring import DEFAULT_CAPACITY

@@ -11,18 +11,32 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .cluster.conditions import Condition
+
 if TYPE_CHECKING:
     from .cluster import FakeCluster
 
 T = TypeVar("T")
+PROGRAMMING_ERRORS = (TypeError, NameError, AttributeError)
 
 
 def eventually(
     check: Callable[[], T], timeout: float = 10.0, *, interval: float = 0.05, message: str | None = None
 ) -> T:
     """Call ``check`` until it returns something truthy (returned) or ``timeout`` passes; an
-    exception counts as "not yet". On timeout, AssertionError with ``message`` (default: the
-    function's name), the last value and the last exception."""
+    exception counts as "not yet", but a programming error (TypeError, NameError,
+    AttributeError) is raised at once rather than waited out. On timeout, AssertionError with
+    ``message`` (default: the function's name), the last value and the last exception.
+
+    To wait on the cluster while a client polls, ``cluster.wait_for_sync(condition,
+    poll=consumer.poll)`` is the one to use."""
+    if isinstance(check, Condition):
+        raise TypeError(
+            f"eventually() calls a function with no arguments; {check.describe()} is a cluster condition: "
+            "use cluster.wait_for_sync(condition, poll=consumer.poll)"
+        )
+    if not callable(check):
+        raise TypeError(f"eventually() takes a function to call, not {check!r}")
     deadline = time.monotonic() + timeout
     last: Any = None
     error: BaseException | None = None
@@ -31,6 +45,8 @@ def eventually(
             last, error = check(), None
             if last:
                 return last
+        except PROGRAMMING_ERRORS:  # waiting will not fix a typo or a wrong call
+            raise
         except Exception as exc:  # not there yet
             error = exc
         if time.monotonic() >= deadline:

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
-python3 -m pip install -q -e '.[test]'
+python3 -m pip install -q -e '.[dev]' -e ./pytest_plugin
 
 apt_packages=()
 command -v kcat >/dev/null || command -v kafkacat >/dev/null || apt_packages+=(kcat)

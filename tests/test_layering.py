@@ -1,10 +1,10 @@
 """The layering rule of DESIGN.md: dependencies point down only, and nothing imports in a circle.
 
-From the top floor down: the faces (pytest plugin, CLI and what it runs, the HTTP endpoint, the
-timeline, the testing helpers), the facade ``cluster``, the trio edge ``server``, the handlers
-``apis``, the fault rules ``faults``, the pure ``core``, the wire ``protocol``. Imports are read
-from the source, function-level and TYPE_CHECKING ones included, so an import hidden in a
-function still counts.
+From the top floor down: the faces (CLI and what it runs, the HTTP endpoint, the timeline, the
+testing helpers; the pytest plugin is a distribution of its own, ``pytest_plugin/``), the facade
+``cluster``, the trio edge ``server``, the handlers ``apis``, the fault rules ``faults``, the pure
+``core``, the wire ``protocol``. Imports are read from the source, function-level and
+TYPE_CHECKING ones included, so an import hidden in a function still counts.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
 FLOORS = [  # top first; modules on one floor may import each other
-    {"pytest_plugin"},
     {"cli"},
     {"scenario", "serve_config", "console"},
     {"http", "timeline", "testing"},
@@ -113,13 +112,14 @@ def test_no_import_circles():
             ("trio", "anyio", "fakebroker.server", "fakebroker.apis", "fakebroker.cluster"),
         ),
         ("fakebroker.apis", ("trio", "anyio", "fakebroker.server", "fakebroker.cluster")),
+        ("pytest_fakebroker.plugin", ("fakebroker", "trio", "anyio")),  # the cluster comes at first use
         (
             "fakebroker.cluster",
             (
                 "fakebroker.http",
                 "fakebroker.timeline",
                 "fakebroker.cli",
-                "fakebroker.pytest_plugin",
+                "pytest_fakebroker",
                 "hypercorn",
                 "matplotlib",
             ),
@@ -133,3 +133,15 @@ def test_importing_a_floor_loads_nothing_above_it(entry, forbidden):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_pytest_plugin_uses_only_fakebroker_public_modules():
+    plugin = PACKAGE.parent / "pytest_plugin" / "pytest_fakebroker"
+    used = set()
+    for path in plugin.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fakebroker"):
+                used.add(node.module)
+            elif isinstance(node, ast.Import):
+                used |= {a.name for a in node.names if a.name.startswith("fakebroker")}
+    assert used <= {"fakebroker", "fakebroker.timeline"}, used

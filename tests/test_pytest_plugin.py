@@ -43,13 +43,57 @@ def test_marker_takes_every_cluster_setting(pytester):
             assert fakebroker.clock.virtual
             assert fakebroker.state.config.get_int("num.partitions") == 4
 
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_a_misspelt_marker_option_fails_at_collection(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        def test_fine(fakebroker):
+            pass
+
         @pytest.mark.fakebroker(brokres=2)
-        def test_misspelt(fakebroker):
+        def test_misspelt():
             pass
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*got brokres; FakeCluster accepts *brokers*"])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*test_misspelt: @pytest.mark.fakebroker got an unknown option 'brokres'; did you mean 'brokers'? *"]
+    )
+
+
+def test_marker_options_are_the_clusters_keyword_arguments():
+    import inspect
+
+    from fakebroker import FakeCluster
+    from pytest_fakebroker.settings import CLUSTER_PARAMS
+
+    assert CLUSTER_PARAMS == set(inspect.signature(FakeCluster.__init__).parameters) - {"self"}
+
+
+def test_loading_the_plugin_imports_no_fakebroker_until_a_fixture_is_used(pytester):
+    pytester.makeconftest("""
+        import sys
+
+        def pytest_collection_finish(session):
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] == "fakebroker")
+            print("LOADED AT COLLECTION:", loaded)
+    """)
+    pytester.makepyfile("""
+        import sys
+
+        def test_plain():
+            assert "fakebroker.cluster" not in sys.modules
+
+        def test_with_fixture(fakebroker_bootstrap):
+            assert "fakebroker.cluster" in sys.modules
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["LOADED AT COLLECTION: []"])
 
 
 def test_ini_and_command_line_options(pytester):
@@ -153,15 +197,84 @@ def test_xdist_workers_get_their_own_clusters(pytester):
     result.assert_outcomes(passed=6)
 
 
+FAILING_TEST = """
+    def test_fails(fakebroker):
+        fakebroker.create_topic("orders", 3)
+        fakebroker.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
+        assert fakebroker.topics() == {}
+"""
+
+
 def test_failure_report_shows_the_timeline(pytester, tmp_path):
-    pytester.makepyfile("""
-        def test_fails(fakebroker):
-            fakebroker.create_topic("orders", 3)
-            fakebroker.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
-            assert fakebroker.topics() == {}
-    """)
+    pytester.makepyfile(FAILING_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider", f"--fakebroker-timeline-dir={tmp_path}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*fakebroker timeline*", "*topic_created*orders*", "*timeline picture: *"])
     pictures = list(tmp_path.glob("*.svg"))
     assert len(pictures) == 1 and pictures[0].stat().st_size > 1000
+
+
+def test_failure_pictures_go_under_pytests_basetemp(pytester, tmp_path):
+    pytester.makepyfile(FAILING_TEST)
+    basetemp = tmp_path / "base"
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
+    result.assert_outcomes(failed=1)
+    pictures = list((basetemp / "fakebroker-timelines").glob("*.svg"))
+    assert [p.name for p in pictures] == ["test_failure_pictures_go_under_pytests_basetemp.py_test_fails.svg"]
+    result.stdout.fnmatch_lines([f"timeline picture: {pictures[0]}"])
+
+
+def test_without_matplotlib_the_report_says_how_to_get_the_picture(pytester, tmp_path):
+    pytester.makeconftest("""
+        import sys
+
+        sys.modules["matplotlib"] = None  # as if the charts extra were not installed
+    """)
+    pytester.makepyfile(FAILING_TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--basetemp={tmp_path / 'base'}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*topic_created*orders*",
+            "timeline picture: not drawn (drawing a timeline needs matplotlib: pip install 'fakebroker[charts]')",
+        ]
+    )
+    assert not (tmp_path / "base" / "fakebroker-timelines").exists()
+
+
+ANYIO_TESTS = """
+    import sniffio
+    import pytest
+
+    @pytest.mark.anyio
+    async def test_backend():
+        print("BACKEND", sniffio.current_async_library())
+"""
+
+
+def test_anyio_tests_run_on_asyncio_only_unless_asked(pytester):
+    pytester.makepyfile(ANYIO_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*BACKEND asyncio*"])
+    pytester.makeini("""
+        [pytest]
+        fakebroker_anyio_backends = asyncio trio
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*BACKEND asyncio*", "*BACKEND trio*"])
+
+
+def test_a_conftest_anyio_backend_still_wins(pytester):
+    pytester.makeconftest("""
+        import pytest
+
+        @pytest.fixture
+        def anyio_backend():
+            return "trio"
+    """)
+    pytester.makepyfile(ANYIO_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*BACKEND trio*"])

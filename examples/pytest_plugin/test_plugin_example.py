@@ -2,7 +2,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from fakebroker.cluster import conditions as cond
-from fakebroker.testing import assert_assignment, eventually, lag, values
+from fakebroker.testing import assert_assignment, lag, values
+from fakebroker.timeline import timeline, write_timeline
 
 
 def test_produce_and_read_back(fakebroker, fakebroker_bootstrap):
@@ -14,7 +15,7 @@ def test_produce_and_read_back(fakebroker, fakebroker_bootstrap):
 
 
 @pytest.mark.fakebroker(brokers=3, topics={"orders": 4})
-def test_a_consumer_rejoins_after_heartbeat_errors(fakebroker):
+def test_a_consumer_rejoins_after_heartbeat_errors(fakebroker, tmp_path):
     consumer = Consumer(
         {
             "bootstrap.servers": fakebroker.bootstrap_servers,
@@ -25,14 +26,17 @@ def test_a_consumer_rejoins_after_heartbeat_errors(fakebroker):
         }
     )
     consumer.subscribe(["orders"])
+    # wait on the broker's side while the consumer keeps polling (joining, rebalancing)
+    before = fakebroker.wait_for_sync(cond.GroupState("billing", "Stable", members=1), poll=consumer.poll)
 
-    def stable():
-        consumer.poll(0.05)
-        return cond.GroupState("billing", "Stable", members=1)(fakebroker)
-
-    before = eventually(stable, message="billing never became Stable")
+    # a fault: the next heartbeat is answered REBALANCE_IN_PROGRESS, so the consumer rejoins
     fakebroker.faults.add(api="Heartbeat", group="billing", error="REBALANCE_IN_PROGRESS", times=1)
-    eventually(lambda: consumer.poll(0.05) or fakebroker.group("billing").generation > before.generation)
+    fakebroker.wait_for_sync(cond.generation_above("billing", before.generation), poll=consumer.poll)
     assert_assignment(fakebroker, "billing", {"billing-1": {"orders": [0, 1, 2, 3]}})
     assert lag(fakebroker, "billing", "orders") == {0: None, 1: None, 2: None, 3: None}  # nothing committed
+
+    # the group's story as text (and as a picture with fakebroker[charts]); a failing test
+    # gets both in its report without asking
+    assert f"generation={before.generation + 1}" in timeline(fakebroker, "billing")
+    write_timeline(fakebroker, tmp_path / "billing.svg", group="billing")
     consumer.close()

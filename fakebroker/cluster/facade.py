@@ -489,6 +489,17 @@ class FakeCluster:
         AssertionError) naming the condition and what it saw last."""
         return await self._waiting.wait_for(self, condition, timeout, poll)
 
-    def wait_for_sync(self, condition: Callable[[Any], Any], timeout: float = 10.0, *, poll: float = 0.05) -> Any:
-        """``wait_for`` for threaded tests (the cluster started with ``run_in_thread``)."""
+    def wait_for_sync(
+        self,
+        condition: Callable[[Any], Any],
+        timeout: float = 10.0,
+        *,
+        poll: float | Callable[[float], Any] = 0.05,
+    ) -> Any:
+        """``wait_for`` for threaded tests (the cluster started with ``run_in_thread``).
+
+        ``poll`` may be a client's poll function, e.g. ``poll=consumer.poll``: it is called
+        with a timeout in seconds (0.05) between checks, so the client goes on joining,
+        rebalancing and heartbeating while the test waits; what it returns is dropped. For a
+        client whose poll takes milliseconds: ``poll=lambda s: consumer.poll(timeout_ms=int(s * 1000))``."""
         return self._waiting.wait_for_sync(self, condition, timeout, poll)

@@ -115,7 +115,7 @@ def draw_timeline(
             Patch(facecolor="white", edgecolor="#777777", hatch="//", label="rebalancing"),
         ]
         ax.legend(
-            handles=handles + state_handles,
+            handles=handles + state_handles + _marker_handles(data, lanes),
             loc="upper left",
             fontsize=8,
             frameon=False,
@@ -133,6 +133,48 @@ def draw_timeline(
 
 
 LABEL_CHARS = 30  # longer marker labels are cut
+MARKER_MEANINGS = {  # kind -> what its line means, in the legend
+    "rebalance_started": "rebalance started",
+    "member_expired": "member's session expired",
+    "member_left": "member left",
+    "fault_fired": "fault rule fired",
+    "broker_stopped": "broker stopped",
+    "broker_started": "broker started",
+    "coordinator_moved": "coordinator moved",
+    "network_cut": "network cut",
+    "network_healed": "network healed",
+    "clock_advanced": "virtual clock advanced",
+    "txn_fenced": "transaction fenced",
+    "txn_timed_out": "transaction timed out",
+    "txn_aborted": "transaction aborted",
+}
+
+
+def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
+    """Legend entries for the marks in this picture: each kind of vertical line, and the
+    symbols at a lane's end (expired, left) and on a lane (a fault fired on that client)."""
+    from matplotlib.lines import Line2D
+
+    handles = []
+    kinds = {m.kind for m in data.markers if m.kind != "fault_fired" or m.label}
+    for kind, (colour, style) in MARKER_STYLES.items():
+        if kind in kinds:
+            label = MARKER_MEANINGS.get(kind, kind.replace("_", " "))
+            handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=1.1, label=label))
+    ended = {lane.ended for lane in lanes if lane.segments}
+    for how, symbol in (("expired", "X"), ("left", "o")):
+        if how in ended:
+            colour = MARKER_STYLES[f"member_{how}"][0]
+            handles.append(
+                Line2D([], [], color=colour, marker=symbol, linestyle="none", markersize=8, label=f"member {how} here")
+            )
+    clients = {lane.client_id for lane in lanes}
+    if any(m.kind == "fault_fired" and m.client_id in clients for m in data.markers):
+        colour = MARKER_STYLES["fault_fired"][0]
+        handles.append(
+            Line2D([], [], color=colour, marker="v", linestyle="none", markersize=5, label="fault on this client")
+        )
+    return handles
 
 
 def _generation_colours(gens: list[int]) -> dict[int, str]:

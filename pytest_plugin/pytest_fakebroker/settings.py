@@ -1,16 +1,35 @@
 """How a test's cluster is configured: the ``fakebroker`` marker, then command-line options,
-then ini options, then FakeCluster's defaults."""
+then ini options, then FakeCluster's defaults.
+
+Nothing here imports fakebroker: the marker is checked at collection against the names of
+FakeCluster's keyword arguments, kept here (a test holds them equal to the signature)."""
 
 from __future__ import annotations
 
-import inspect
+import difflib
 from typing import Any
 
 import pytest
 
-from ..cluster import FakeCluster
-
-CLUSTER_PARAMS = {name for name in inspect.signature(FakeCluster.__init__).parameters if name != "self"}
+CLUSTER_PARAMS = frozenset(
+    {
+        "brokers",
+        "host",
+        "port",
+        "topics",
+        "config",
+        "cluster_id",
+        "max_frame_size",
+        "coordinator_load_time_ms",
+        "transaction_marker_delay_ms",
+        "virtual_time",
+        "kafka_version",
+        "features",
+        "data_dir",
+        "advertised_host",
+        "event_log_size",
+    }
+)
 MARKER = "fakebroker"
 
 
@@ -42,7 +61,16 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("fakebroker_config", "broker settings NAME=VALUE, one per line", type="linelist", default=[])
     parser.addini("fakebroker_shared", "one cluster per session, cleaned between tests", type="bool", default=False)
     parser.addini("fakebroker_virtual_time", "run test clusters on virtual time", type="bool", default=False)
-    parser.addini("fakebroker_timeline_dir", "folder for failed tests' timeline pictures", default="")
+    parser.addini(
+        "fakebroker_timeline_dir", "folder for failed tests' timeline pictures (default: under pytest's basetemp)"
+    )
+    parser.addini(
+        "fakebroker_anyio_backends",
+        "the backends @pytest.mark.anyio tests run on when no anyio_backend fixture picks one "
+        "(default: asyncio; 'asyncio trio' for both)",
+        type="args",
+        default=["asyncio"],
+    )
 
 
 def _pairs(lines: list[str]) -> dict[str, str]:
@@ -79,10 +107,11 @@ def marker_options(item: pytest.Item) -> dict[str, Any] | None:
         if marker.args:
             raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.fakebroker takes keyword arguments only")
         merged.update(marker.kwargs)
-    unknown = set(merged) - CLUSTER_PARAMS
-    if unknown:
+    for name in sorted(set(merged) - CLUSTER_PARAMS):
+        near = difflib.get_close_matches(name, CLUSTER_PARAMS, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
         raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.fakebroker got {', '.join(sorted(unknown))}; "
+            f"{item.nodeid}: @pytest.mark.fakebroker got an unknown option {name!r}; {hint}"
             f"FakeCluster accepts {', '.join(sorted(CLUSTER_PARAMS))}"
         )
     return merged
@@ -103,3 +132,16 @@ def shared(config: pytest.Config) -> bool:
 
 def timeline_dir(config: pytest.Config) -> str:
     return config.getoption("fakebroker_timeline_dir") or config.getini("fakebroker_timeline_dir") or ""
+
+
+ANYIO_BACKENDS = ("asyncio", "trio")
+
+
+def anyio_backends(config: pytest.Config) -> list[str]:
+    names = list(config.getini("fakebroker_anyio_backends")) or ["asyncio"]
+    for name in names:
+        if name not in ANYIO_BACKENDS:
+            raise pytest.UsageError(
+                f"fakebroker_anyio_backends: unknown backend {name!r}; the backends are {', '.join(ANYIO_BACKENDS)}"
+            )
+    return names

@@ -6,6 +6,9 @@
   anyio/asyncio tests.
 - ``fakebroker_bootstrap``: the bootstrap address as a plain string.
 - ``fakebroker_unique``: ``unique("orders")`` gives a name no other test uses (for shared clusters).
+
+fakebroker itself is imported at the first fixture use (and by a failure's report), never at
+plugin load: a pytest run that uses no fixture does not pay for it.
 """
 
 from __future__ import annotations
@@ -13,18 +16,20 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import tempfile
+import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..cluster import FakeCluster
-from ..timeline import draw_timeline, timeline_text
 from . import settings
 
-CLUSTERS = pytest.StashKey[list[tuple[FakeCluster, int]]]()  # (cluster, first event seq of this test)
+if TYPE_CHECKING:
+    from fakebroker import FakeCluster
+
+CLUSTERS = pytest.StashKey[list[tuple["FakeCluster", int]]]()  # (cluster, first event seq of this test)
+BASETEMP = pytest.StashKey[Path]()  # pytest's basetemp, where failure pictures go by default
 _names = itertools.count(1)
 
 
@@ -38,10 +43,34 @@ def pytest_configure(config: pytest.Config) -> None:
         "fakebroker(**options): FakeCluster options for this test's cluster (brokers=3, topics={...}, "
         "virtual_time=True, config={...}, ...)",
     )
+    if config.pluginmanager.has_plugin("anyio"):
+        # Registered after anyio's own plugin, so this fixture is the one its tests get.
+        config.pluginmanager.register(_anyio_backends(settings.anyio_backends(config)), "fakebroker-anyio-backends")
 
 
-def _remember(item: pytest.Item, cluster: FakeCluster, since: int) -> None:
+def _anyio_backends(names: list[str]) -> object:
+    """anyio >= 4.12 runs every ``@pytest.mark.anyio`` test on each installed backend, and
+    installing fakebroker installs trio: without this, an asyncio project's anyio tests would
+    all run twice, once on trio. Its default is asyncio only (as before anyio 4.12);
+    ``fakebroker_anyio_backends`` in the ini file changes it, a conftest fixture overrides it."""
+
+    @pytest.fixture(scope="module", params=names)
+    def anyio_backend(request: pytest.FixtureRequest) -> Any:
+        return request.param
+
+    holder = types.ModuleType("pytest_fakebroker.anyio_backends")  # pytest reads fixtures off modules
+    holder.anyio_backend = anyio_backend  # type: ignore[attr-defined]
+    return holder
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a misspelt marker option fails the run before any test starts
+        settings.marker_options(item)
+
+
+def _remember(item: pytest.Item, cluster: FakeCluster, since: int, basetemp: Path) -> None:
     item.stash.setdefault(CLUSTERS, []).append((cluster, since))
+    item.stash[BASETEMP] = basetemp
 
 
 # -- clusters -----------------------------------------------------------------------------
@@ -78,33 +107,44 @@ def _fakebroker_shared(request: pytest.FixtureRequest) -> Iterator[_Shared | Non
     if not settings.shared(request.config):
         yield None
         return
+    from fakebroker import FakeCluster
+
     with FakeCluster(**settings.base_options(request.config)).run_in_thread() as cluster:
         yield _Shared(cluster)
 
 
 @pytest.fixture
-def fakebroker(request: pytest.FixtureRequest, _fakebroker_shared: _Shared | None) -> Iterator[FakeCluster]:
+def fakebroker(
+    request: pytest.FixtureRequest, _fakebroker_shared: _Shared | None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FakeCluster]:
     """A running FakeCluster for this test (threaded: call it from synchronous code)."""
     item = request.node
+    basetemp = tmp_path_factory.getbasetemp()
     if _fakebroker_shared is not None and settings.marker_options(item) is None:
         cluster = _fakebroker_shared.cluster
         before = _fakebroker_shared.lease()
-        _remember(item, cluster, cluster.event_count)
+        _remember(item, cluster, cluster.event_count, basetemp)
         try:
             yield cluster
         finally:
             _fakebroker_shared.restore(before)
         return
+    from fakebroker import FakeCluster
+
     with FakeCluster(**settings.options_for(item)).run_in_thread() as cluster:
-        _remember(item, cluster, 0)
+        _remember(item, cluster, 0, basetemp)
         yield cluster
 
 
 @pytest.fixture
-async def async_fakebroker(request: pytest.FixtureRequest) -> AsyncIterator[FakeCluster]:
+async def async_fakebroker(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FakeCluster]:
     """A running FakeCluster in the test's own event loop (trio or asyncio)."""
+    from fakebroker import FakeCluster
+
     async with FakeCluster(**settings.options_for(request.node)) as cluster:
-        _remember(request.node, cluster, 0)
+        _remember(request.node, cluster, 0, tmp_path_factory.getbasetemp())
         yield cluster
 
 
@@ -131,24 +171,29 @@ def fakebroker_unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     outcome = yield
     report = outcome.get_result()
-    if report.when != "call" or not report.failed:
+    if report.when != "call" or not report.failed or not item.stash.get(CLUSTERS, None):
         return
-    for index, (cluster, since) in enumerate(item.stash.get(CLUSTERS, [])):
+    from fakebroker.timeline import timeline_text
+
+    for index, (cluster, since) in enumerate(item.stash[CLUSTERS]):
         events = cluster.events_since(since)
-        text = timeline_text(events)
-        picture = _write_picture(item, cluster, events, index)
-        if picture:
-            text += f"\n\ntimeline picture: {picture}"
+        text = timeline_text(events) + "\n\n" + _write_picture(item, events, index)
         report.sections.append((f"fakebroker timeline ({cluster.bootstrap_servers})", text))
 
 
-def _write_picture(item: pytest.Item, cluster: FakeCluster, events: list, index: int) -> str | None:
-    folder = settings.timeline_dir(item.config) or os.path.join(tempfile.gettempdir(), "fakebroker-timelines")
+def _write_picture(item: pytest.Item, events: list, index: int) -> str:
+    """Draws the failure's picture; returns the line that says where it is (or why not)."""
+    from fakebroker.timeline import CHARTS_MISSING, draw_timeline
+
+    folder = settings.timeline_dir(item.config) or item.stash[BASETEMP] / "fakebroker-timelines"
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.nodeid)[-120:] + (f"-{index}" if index else "") + ".svg"
     path = Path(folder) / name
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         draw_timeline(events, path)
-    except Exception:  # no matplotlib, or nothing to draw: the text timeline is still there
-        return None
-    return str(path)
+    except RuntimeError as exc:
+        if str(exc) == CHARTS_MISSING:
+            return f"timeline picture: not drawn ({CHARTS_MISSING})"
+        return f"timeline picture: not drawn ({exc})"
+    except Exception as exc:  # the text timeline above is what matters; say why there is no picture
+        return f"timeline picture: not drawn ({type(exc).__name__}: {exc})"
+    return f"timeline picture: {path}"

@@ -1,0 +1,151 @@
+"""Both distributions as a user gets them: wheels and sdists built from this tree, checked with
+``twine check``, installed into fresh virtual environments (no editable install, no dev extra),
+and a user's small test suite run with them; the oldest supported Python runs the fast suite.
+
+Slow (each venv installs its dependencies, from pip's cache when it can): about a minute.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+USER_SUITE = {
+    # the README's quick start, as a user copies it
+    "test_quickstart.py": (ROOT / "examples" / "pytest_plugin" / "test_plugin_example.py").read_text(),
+    # an asyncio project's anyio test: run once, on asyncio, although fakebroker brings trio
+    "test_anyio.py": """
+import sniffio
+import pytest
+
+
+@pytest.mark.anyio
+async def test_on_asyncio_only():
+    assert sniffio.current_async_library() == "asyncio"
+""",
+    # a failing test: its report carries the timeline, its picture goes under basetemp
+    "test_fails.py": """
+def test_fails(fakebroker):
+    fakebroker.create_topic("orders", 3)
+    assert fakebroker.topics() == {}
+""",
+}
+
+
+def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def checked(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> str:
+    result = run(*args, cwd=cwd, timeout=timeout)
+    assert result.returncode == 0, f"{' '.join(map(str, args))}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    for project in (ROOT, ROOT / "pytest_plugin"):
+        checked(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, project)
+    return out
+
+
+def wheel(dists: Path, name: str) -> str:
+    (found,) = glob.glob(str(dists / f"{name}-*.whl"))
+    return found
+
+
+def venv(path: Path, python: str = sys.executable) -> Path:
+    checked(python, "-m", "venv", path)
+    return path / "bin" / "python"
+
+
+def test_both_distributions_pass_twine_check(dists):
+    files = sorted(p.name for p in dists.iterdir())
+    assert files == [
+        "fakebroker-0.1.0-py3-none-any.whl",
+        "fakebroker-0.1.0.tar.gz",
+        "pytest_fakebroker-0.1.0-py3-none-any.whl",
+        "pytest_fakebroker-0.1.0.tar.gz",
+    ]
+    out = checked(sys.executable, "-m", "twine", "check", "--strict", *sorted(dists.iterdir()))
+    assert out.count("PASSED") == 4
+
+
+def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
+    python = venv(tmp_path / "venv")
+    core = wheel(dists, "fakebroker")
+    checked(
+        python, "-m", "pip", "install", "-q", f"fakebroker[charts] @ file://{core}", wheel(dists, "pytest_fakebroker")
+    )
+    checked(python, "-m", "pip", "install", "-q", "confluent-kafka")
+    project = tmp_path / "project"
+    project.mkdir()
+    for name, text in USER_SUITE.items():
+        (project / name).write_text(text)
+    result = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--basetemp", tmp_path / "base", cwd=project)
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    # the quick start's two tests, the anyio test once (not on trio too), the failing one
+    assert "1 failed, 3 passed" in out and "warning" not in out, out
+    assert "fakebroker timeline" in out and "topic_created" in out, out
+    pictures = list((tmp_path / "base" / "fakebroker-timelines").glob("*.svg"))
+    assert [p.name for p in pictures] == ["test_fails.py_test_fails.svg"], out
+    # installed, not editable: the venv's fakebroker is the wheel's
+    where = checked(python, "-c", "import fakebroker, pytest_fakebroker; print(fakebroker.__file__)", cwd=project)
+    assert str(tmp_path / "venv") in where
+
+
+def oldest_python() -> str | None:
+    """Python 3.10, the oldest ``requires-python`` allows: installed by pyenv, or on PATH (not
+    pyenv's shim, which refuses unless 3.10 is selected)."""
+    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10*/bin/python3.10")))
+    if candidates:
+        return candidates[-1]
+    found = shutil.which("python3.10")
+    return found if found and "/shims/" not in found else None
+
+
+def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
+    python310 = oldest_python()
+    if python310 is None:
+        pytest.fail(
+            "Python 3.10 (the oldest supported) is not installed: pyenv install 3.10 (or put python3.10 on PATH)"
+        )
+    python = venv(tmp_path / "venv310", python310)
+    checked(python, "-m", "pip", "install", "-q", wheel(dists, "fakebroker"), wheel(dists, "pytest_fakebroker"))
+    checked(python, "-m", "pip", "install", "-q", "pytest>=8", "pytest-trio", "hypothesis>=6.100")
+    assert checked(python, "-c", "import sys; print(sys.version_info[:2])").strip() == "(3, 10)"
+    result = run(
+        python,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "tests/core",
+        "tests/faults",
+        "tests/apis",
+        "tests/protocol",
+        "--ignore=tests/protocol/test_kio_crosscheck.py",  # kio needs Python 3.11
+        "-o",
+        "addopts=-p pytester",  # no xdist in this venv
+        cwd=ROOT,
+        timeout=900,
+    )
+    tail = result.stdout.strip().splitlines()[-1:] or [""]
+    print(f"Python 3.10 fast suite: {tail[0]}")
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
