@@ -91,7 +91,7 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     checked(
         python, "-m", "pip", "install", "-q", f"fakebroker[charts] @ file://{core}", wheel(dists, "pytest_fakebroker")
     )
-    checked(python, "-m", "pip", "install", "-q", "confluent-kafka")
+    checked(python, "-m", "pip", "install", "-q", "confluent-kafka", "mypy")
     project = tmp_path / "project"
     project.mkdir()
     for name, text in USER_SUITE.items():
@@ -107,6 +107,18 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     # installed, not editable: the venv's fakebroker is the wheel's
     where = checked(python, "-c", "import fakebroker, pytest_fakebroker; print(fakebroker.__file__)", cwd=project)
     assert str(tmp_path / "venv") in where
+    # typed: a type checker sees FakeCluster's real signature through the lazy top-level name
+    (project / "typed.py").write_text(
+        "from fakebroker import FakeCluster\n"
+        "cluster = FakeCluster(brokers=3)\n"
+        "reveal_type(cluster)\n"
+        "reveal_type(cluster.committed('g'))\n"
+        "FakeCluster(brokers='3')\n"
+    )
+    typed = run(python, "-m", "mypy", "typed.py", cwd=project)
+    assert 'Revealed type is "fakebroker.cluster.facade.FakeCluster"' in typed.stdout, typed.stdout
+    assert 'Revealed type is "dict[tuple[str, int], int]"' in typed.stdout, typed.stdout
+    assert 'Argument "brokers" to "FakeCluster" has incompatible type "str"; expected "int"' in typed.stdout
 
 
 def oldest_python() -> str | None:
