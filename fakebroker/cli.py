@@ -346,6 +346,10 @@ def run(
         options["topics"] = {**(options.get("topics") or {}), **dict(_parse_topic(t) for t in topics)}
     if settings:
         options["config"] = {**(options.get("config") or {}), **dict(_parse_setting(s) for s in settings)}
+    try:  # what FakeCluster would refuse, refused before the command starts
+        check_options(options.get("brokers", 1), options.get("port", 0), options.get("topics"), options.get("config"))
+    except ClusterUsageError as exc:
+        raise click.UsageError(f"{scenario_file}: {exc}") from None
 
     def started(cluster: FakeCluster, proc: Any) -> None:
         if not quiet:

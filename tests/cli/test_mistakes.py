@@ -165,3 +165,15 @@ def test_a_mistake_in_a_subprocess_is_a_message_not_a_traceback():
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "the partition count must be a whole number >= 1" in result.stderr
+
+
+def test_run_refuses_a_bad_cluster_before_the_command_starts(tmp_path):
+    scenario = tmp_path / "storm.py"
+    scenario.write_text(
+        'CLUSTER = {"brokers": 2, "config": {"num.partitions": "many"}}\n\nasync def scenario(cluster):\n    pass\n'
+    )
+    code, output = run("run", str(scenario), "--", "true")
+    assert code == 2
+    assert "broker setting num.partitions must be of type INT" in output
+    code, output = run("run", str(scenario), "--topic", "orders:0", "--", "true")
+    assert code == 2 and "the partition count must be a whole number >= 1" in output

@@ -121,3 +121,21 @@ def test_a_fault_rule_on_a_broker_the_cluster_lacks_is_refused(cluster):
     ):
         cluster.faults.add(api="Fetch", broker=[0, 7], error="NOT_LEADER_OR_FOLLOWER")
     assert cluster.faults.list() == []
+
+
+def test_the_pytest_marker_surfaces_the_same_error(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.fakebroker(config={"auto.create.topics.enabel": False})
+        def test_misspelt_setting(fakebroker):
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ClusterUsageError: unknown broker setting 'auto.create.topics.enabel': "
+            "did you mean 'auto.create.topics.enable'?"
+        ]
+    )
