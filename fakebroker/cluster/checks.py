@@ -4,9 +4,11 @@ naming what is wrong and what is valid (the CLI shows the same message as a usag
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from ..core.configs import start_setting_error
+from ..core.quotas import IP_KEYS, USER_CLIENT_KEYS
 from ..core.topics import MAX_TOPIC_NAME, topic_name_error
 from .actions import ClusterUsageError
 
@@ -88,3 +90,12 @@ def check_options(brokers: Any, port: Any, topics: dict[str, Any] | None, config
         raise ClusterUsageError(f"topics must be a dict of name -> partitions or spec, not {topics!r}")
     for name, spec in (topics or {}).items():
         check_topic(name, spec, brokers)
+
+
+def quota_key_hint(key: str) -> str:
+    """After Kafka's "Invalid configuration key" for a misspelt quota key: the nearest valid ones."""
+    valid = [*USER_CLIENT_KEYS, *IP_KEYS]
+    if key in valid:
+        return ""
+    close = difflib.get_close_matches(key, valid, n=2)
+    return (f"; did you mean {' or '.join(map(repr, close))}?" if close else "") + f" (quota keys: {', '.join(valid)})"

@@ -40,7 +40,7 @@ from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, restore, snapshot
 from .actions import BrokerActions, NetworkActions
-from .checks import check_options
+from .checks import check_options, quota_key_hint
 from .clock import ClockControl
 from .faults import FaultControl
 from .proxy import LoopProxy
@@ -462,7 +462,7 @@ class FakeCluster:
         def act() -> None:
             code, message = self.state.quotas.alter([alteration], False)[alteration.entity]
             if code:
-                raise ValueError(message)
+                raise ValueError(message + quota_key_hint(key))
 
         self._proxy.act(act)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.cluster_state import Topic, TopicError
-from ..core.configs import validate, validate_topic
+from ..core.configs import start_setting_error, validate_topic
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
@@ -23,8 +23,8 @@ class TopicActions:
         if isinstance(spec, int):
             spec = {"partitions": spec}
         config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
-        for key, value in config.items():  # as CreateTopics checks them
-            if reason := validate(key, value, topic=True):
+        for key, value in config.items():  # as CreateTopics checks them, naming the nearest key or the type
+            if reason := start_setting_error(key, value, topic=True):
                 raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         state = self._runtime.state
         if reason := validate_topic(config, state.config):

@@ -11,6 +11,7 @@ import pytest
 from fakebroker.apis.find_coordinator import FIRST_FIND_UNAVAILABLE
 from fakebroker.cluster import ClusterUsageError, FakeCluster
 from fakebroker.core.configs import FAKEBROKER_KEYS
+from fakebroker.core.topics import TopicError
 from fakebroker.faults import FaultRuleError
 
 
@@ -139,3 +140,25 @@ def test_the_pytest_marker_surfaces_the_same_error(pytester):
             "did you mean 'auto.create.topics.enable'?"
         ]
     )
+
+
+def test_create_topic_names_the_nearest_config_and_the_type(cluster):
+    with pytest.raises(
+        TopicError, match=r"INVALID_CONFIG: unknown topic config 'retention\.msec': did you mean 'retention\.ms'"
+    ):
+        cluster.create_topic("fresh", 1, config={"retention.msec": 1})
+    with pytest.raises(
+        TopicError, match=r"topic config retention\.ms must be of type LONG \(a whole number\), not 'soon'"
+    ):
+        cluster.create_topic("fresh", 1, config={"retention.ms": "soon"})
+    assert "fresh" not in cluster.topics()
+
+
+def test_a_misspelt_quota_key_and_a_non_number_advance_are_named():
+    with FakeCluster(virtual_time=True).run_in_thread() as cluster:
+        with pytest.raises(
+            ValueError, match=r"Invalid configuration key producer_byte_rat; did you mean 'producer_byte_rate'"
+        ):
+            cluster.set_quota({"client-id": "svc"}, "producer_byte_rat", 1024)
+        with pytest.raises(ValueError, match=r"seconds must be a number of seconds >= 0, not '5'"):
+            cluster.clock.advance("5")
