@@ -17,32 +17,58 @@ import click
 from click.core import ParameterSource
 
 from . import serve_config
-from .cluster import FakeCluster
+from .cluster import ClusterUsageError, FakeCluster
+from .cluster.checks import TOPIC_NAME_RULE, check_options
 from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
+from .core.topics import topic_name_error
 from .http import ControlEndpoint
+from .protocol.error_codes import ErrorCode
 from .server.broker import advertised_for
 from .storage import DataDirError
+from .version import __version__
+
+# -h works wherever --help does (click hands these on to every subcommand)
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+PORT = click.IntRange(0, 65535)
+
+
+class ControlPortError(Exception):
+    """The control endpoint could not listen on its port."""
+
+    def __init__(self, port: int, error: OSError):
+        super().__init__(f"{port}: {error.strerror or error}")
+        self.port = port
+        self.error = error
 
 
 def _parse_topic(text: str) -> tuple[str, int]:
-    name, _, count = text.partition(":")
+    name, _, count = text.rpartition(":") if ":" in text else (text, "", "")
     if not name:
-        raise click.BadParameter(f"{text!r}: expected NAME or NAME:PARTITIONS")
+        raise click.BadParameter(f"{text!r}: expected NAME or NAME:PARTITIONS, e.g. orders:6", param_hint="'--topic'")
+    if reason := topic_name_error(name):
+        raise click.BadParameter(f"{name!r} is not a topic name: {TOPIC_NAME_RULE} ({reason})", param_hint="'--topic'")
     try:
-        return name, int(count) if count else 1
+        partitions = int(count) if count else 1
     except ValueError:
-        raise click.BadParameter(f"{text!r}: the partition count must be a whole number") from None
+        partitions = 0
+    if partitions < 1:
+        raise click.BadParameter(
+            f"{text!r}: the partition count must be a whole number >= 1, e.g. {name}:6", param_hint="'--topic'"
+        )
+    return name, partitions
 
 
 def _parse_setting(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise click.BadParameter(f"{text!r}: expected NAME=VALUE, e.g. auto.create.topics.enable=false")
+        raise click.BadParameter(
+            f"{text!r}: expected NAME=VALUE, e.g. auto.create.topics.enable=false", param_hint="'--set'"
+        )
     reason = serve_config.setting_error(key, value)
     if reason:
-        raise click.BadParameter(reason)
+        raise click.BadParameter(reason, param_hint="'--set'")
     return key, value
 
 
@@ -54,21 +80,31 @@ def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int
     for text in texts:
         name, sep, level = text.partition("=")
         if not sep or not name or not level.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"{text!r}: expected NAME=LEVEL, e.g. transaction.version=1")
+            raise click.BadParameter(
+                f"{text!r}: expected NAME=LEVEL, e.g. transaction.version=1", param_hint="'--feature'"
+            )
         try:
             features.set(name, int(level))
         except FeatureError as exc:
-            raise click.BadParameter(str(exc)) from None
+            raise click.BadParameter(str(exc), param_hint="'--feature'") from None
         out[name] = int(level)
     return out
 
 
-@click.group()
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "--version", "-V", prog_name="fakebroker", message="%(prog)s %(version)s")
 def main() -> None:
     """fakebroker: an in-process Kafka-compatible broker for tests."""
 
 
-@main.command()
+@main.command(context_settings=CONTEXT)
+def errors() -> None:
+    """List every Kafka error name a fault rule can answer with (error=NAME), with its code."""
+    for member in ErrorCode:
+        click.echo(f"{member.name:<45} {int(member):>4}  {member.description}")
+
+
+@main.command(context_settings=CONTEXT)
 @click.option(
     "--config",
     "config_file",
@@ -76,9 +112,10 @@ def main() -> None:
     default=None,
     help="TOML file with brokers, port, topics, settings and initial faults (options given here win).",
 )
-@click.option("--brokers", default=1, show_default=True, help="Number of brokers.")
+@click.option("--brokers", type=click.IntRange(min=1), default=1, show_default=True, help="Number of brokers.")
 @click.option(
     "--port",
+    type=PORT,
     default=9092,
     show_default=True,
     help="Port of the first broker; the others use port+1, ... (0 = free ports).",
@@ -111,7 +148,7 @@ def main() -> None:
 )
 @click.option(
     "--control-port",
-    type=int,
+    type=PORT,
     default=None,
     help="Serve the HTTP control endpoint on 127.0.0.1:PORT (0 = a free port); off by default.",
 )
@@ -192,6 +229,18 @@ def serve(
         "data_dir": data_dir if data_dir is not None else file.data_dir,
         "event_log_size": file.event_log_size,
     }
+    try:  # what FakeCluster would refuse, refused before anything starts
+        check_options(brokers, port, topic_map, config)
+    except ClusterUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    for index, rule in enumerate(file.faults, 1):
+        named = rule.get("broker")
+        named = [named] if isinstance(named, int) else list(named or [])
+        if any(b not in range(brokers) for b in named):
+            raise click.UsageError(
+                f"{config_file}: faults #{index}: broker= {rule['broker']!r} names no broker of this cluster; "
+                f"its brokers are {list(range(brokers))}"
+            )
     printer = EventPrinter(json_lines=json_logs, color=color)
     control = None if control_port is None else {"port": control_port, "token": control_token}
     try:
@@ -201,6 +250,15 @@ def serve(
             os._exit(0)
     except DataDirError as exc:
         click.echo(f"fakebroker: {exc}", err=True)
+        sys.exit(2)
+    except ControlPortError as exc:
+        click.echo(f"fakebroker: --control-port: cannot listen on 127.0.0.1:{exc}", err=True)
+        if exc.error.errno == errno.EADDRINUSE:
+            click.echo(
+                f"fakebroker: another process uses port {exc.port}; pick another with --control-port, "
+                "or --control-port 0 for a free port",
+                err=True,
+            )
         sys.exit(2)
     except OSError as exc:
         click.echo(f"fakebroker: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
@@ -216,26 +274,36 @@ async def _serve(
     options: dict[str, Any], control: dict[str, Any] | None, faults: list[dict[str, Any]], printer: EventPrinter
 ) -> None:
     cluster = FakeCluster(**options)
+    failed: ControlPortError | None = None  # raised once the cluster has stopped, not inside its task group
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
             if control is not None:  # the control endpoint runs beside the cluster, in its task group
-                endpoint = await ControlEndpoint(cluster, control["port"], control["token"]).__aenter__()
-                printer.plain(f"control: {endpoint.url} token={endpoint.token}")
-            for rule in faults:
-                cluster.faults.add(**rule)
-            for event in cluster.events:
-                printer(event)
-            cluster.on_event(printer)
-            async for signum in signals:
-                printer.plain(f"stopping ({signal.Signals(signum).name})")
-                break
+                try:
+                    endpoint = await ControlEndpoint(cluster, control["port"], control["token"]).__aenter__()
+                except OSError as exc:
+                    failed = ControlPortError(control["port"], exc)
+                else:
+                    printer.plain(f"control: {endpoint.url} token={endpoint.token}")
+            if failed is None:
+                for rule in faults:
+                    cluster.faults.add(**rule)
+                for event in cluster.events:
+                    printer(event)
+                cluster.on_event(printer)
+                async for signum in signals:
+                    printer.plain(f"stopping ({signal.Signals(signum).name})")
+                    break
+    if failed is not None:
+        raise failed
 
 
-@main.command(context_settings={"help_option_names": ["-h", "--help"]})
+@main.command(context_settings=CONTEXT)
 @click.argument("scenario_file", metavar="SCENARIO.py", type=click.Path(exists=True, dir_okay=False))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--brokers", type=int, default=None, help="Number of brokers (overrides the scenario's CLUSTER).")
+@click.option(
+    "--brokers", type=click.IntRange(min=1), default=None, help="Number of brokers (overrides the scenario's CLUSTER)."
+)
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
 @click.option(
@@ -278,6 +346,10 @@ def run(
         options["topics"] = {**(options.get("topics") or {}), **dict(_parse_topic(t) for t in topics)}
     if settings:
         options["config"] = {**(options.get("config") or {}), **dict(_parse_setting(s) for s in settings)}
+    try:  # what FakeCluster would refuse, refused before the command starts
+        check_options(options.get("brokers", 1), options.get("port", 0), options.get("topics"), options.get("config"))
+    except ClusterUsageError as exc:
+        raise click.UsageError(f"{scenario_file}: {exc}") from None
 
     def started(cluster: FakeCluster, proc: Any) -> None:
         if not quiet:

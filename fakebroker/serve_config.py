@@ -40,8 +40,10 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 
-from .core.configs import BROKER_KEYS, validate
+from .cluster.checks import TOPIC_NAME_RULE
+from .core.configs import start_setting_error
 from .core.event_ring import DEFAULT_CAPACITY
+from .core.topics import topic_name_error
 
 KEYS = {
     "brokers",
@@ -88,9 +90,9 @@ def _setting(value: Any) -> str:
 
 
 def setting_error(name: str, value: str) -> str | None:
-    """Why a broker setting given at start is refused (Kafka does not start with a bad value of a
-    setting it knows; an unknown name is kept, as Kafka keeps it), or None."""
-    return validate(name, value, topic=False) if name in BROKER_KEYS else None
+    """Why a broker setting given at start is refused, or None: a name Kafka does not know (with the
+    nearest known names; Kafka itself would start and only log it) or a value not of its type."""
+    return start_setting_error(name, value)
 
 
 def load(path: str | Path) -> ServeConfig:
@@ -117,7 +119,9 @@ def load(path: str | Path) -> ServeConfig:
     if config.event_log_size < 1:
         raise ConfigError(f"{path}: event_log_size must be at least 1, got {config.event_log_size}")
     if "virtual_time" in data:
-        config.virtual_time = bool(data["virtual_time"])
+        if not isinstance(data["virtual_time"], bool):
+            raise ConfigError(f"{path}: virtual_time must be true or false, got {data['virtual_time']!r}")
+        config.virtual_time = data["virtual_time"]
     config.settings = {str(k): _setting(v) for k, v in (data.get("settings") or {}).items()}
     for name, value in config.settings.items():
         if reason := setting_error(name, value):
@@ -129,14 +133,23 @@ def load(path: str | Path) -> ServeConfig:
             raise ConfigError(f"{path}: topics.{name} must be a partition count or a table")
         extra = set(spec) - {"partitions", "replication_factor", "config"}
         if extra:
-            raise ConfigError(f"{path}: topics.{name}: unknown key(s) {', '.join(sorted(extra))}")
+            raise ConfigError(
+                f"{path}: topics.{name}: unknown key(s) {', '.join(sorted(extra))}; "
+                "valid keys: partitions, replication_factor, config"
+            )
+        if reason := topic_name_error(name):
+            raise ConfigError(f"{path}: topics.{name}: not a topic name: {TOPIC_NAME_RULE} ({reason})")
+        for key in ("partitions", "replication_factor"):
+            value = spec.get(key, -1)
+            if not isinstance(value, int) or isinstance(value, bool) or (value < 1 and value != -1):
+                raise ConfigError(f"{path}: topics.{name}.{key} must be a whole number >= 1, got {value!r}")
         config.topics[name] = {
             "partitions": spec.get("partitions", -1),
             "replication_factor": spec.get("replication_factor", -1),
             "config": {str(k): _setting(v) for k, v in (spec.get("config") or {}).items()},
         }
         for key, value in config.topics[name]["config"].items():
-            if reason := validate(key, value, topic=True):
+            if reason := start_setting_error(key, value, topic=True):
                 raise ConfigError(f"{path}: topics.{name}: {reason}")
     faults = data.get("faults") or []
     if not isinstance(faults, list) or not all(isinstance(f, dict) for f in faults):

@@ -24,11 +24,14 @@ class ClusterUsageError(ValueError):
 def check_broker(state, broker: int, *, alive: bool = False, what: str = "broker") -> None:
     """Raise :class:`ClusterUsageError` unless ``broker`` is one of the cluster's (and runs, with ``alive``)."""
     known = sorted(state.brokers)
+    role = "" if what == "broker" else f" to be the {what}"
     if isinstance(broker, bool) or not isinstance(broker, int) or broker not in state.brokers:
-        raise ClusterUsageError(f"no {what} {broker!r}; the cluster's brokers are {known}")
+        raise ClusterUsageError(f"no broker {broker!r}{role}; the cluster's brokers are {known}")
     if alive and not state.brokers[broker].alive:
         running = sorted(b.node_id for b in state.alive_brokers())
-        raise ClusterUsageError(f"{what} {broker} is stopped; running brokers: {running or 'none'}")
+        raise ClusterUsageError(
+            f"broker {broker} is stopped{role and ' and cannot' + role[3:]}; running brokers: {running or 'none'}"
+        )
 
 
 def live_brokers(state, purpose: str) -> list[int]:
@@ -41,13 +44,19 @@ def live_brokers(state, purpose: str) -> list[int]:
     return alive
 
 
-def partition_of(state, topic: str, partition: int):
-    """A topic's partition, or :class:`ClusterUsageError` naming the topics or the valid partitions."""
+def topic_of(state, topic: str):
+    """A topic, or :class:`ClusterUsageError` naming the topics there are."""
     found = state.topics.get(topic) if isinstance(topic, str) else None
     if found is None:
         names = sorted(t for t in state.topics if not t.startswith("__"))
         shown = ", ".join(map(repr, names[:20])) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
         raise ClusterUsageError(f"no topic {topic!r}; topics: {shown or 'none'}")
+    return found
+
+
+def partition_of(state, topic: str, partition: int):
+    """A topic's partition, or :class:`ClusterUsageError` naming the topics or the valid partitions."""
+    found = topic_of(state, topic)
     count = len(found.partitions)
     if isinstance(partition, bool) or not isinstance(partition, int) or not 0 <= partition < count:
         raise ClusterUsageError(f"topic {topic!r} has no partition {partition!r}; its partitions are 0..{count - 1}")
@@ -157,6 +166,8 @@ class NetworkActions:
 
     def cut(self, client_id: str, broker: int | None) -> None:
         runtime = self._runtime
+        if broker is not None:
+            check_broker(runtime.state, broker)
 
         def cut() -> None:
             runtime.cuts.add((client_id, broker))
@@ -169,6 +180,8 @@ class NetworkActions:
 
     def heal(self, client_id: str | None, broker: int | None) -> None:
         runtime = self._runtime
+        if broker is not None:
+            check_broker(runtime.state, broker)
 
         def heal() -> None:
             for cut in sorted(runtime.cuts, key=lambda c: (c[0], c[1] is None, c[1] or 0)):

@@ -40,6 +40,8 @@ class ClockControl:
             raise RuntimeError(
                 "this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) to advance time"
             )
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds != seconds:
+            raise ValueError(f"seconds must be a number of seconds >= 0, not {seconds!r}")
         if seconds < 0:
             raise ValueError("time only moves forward")
 

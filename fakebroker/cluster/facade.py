@@ -40,6 +40,7 @@ from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, restore, snapshot
 from .actions import BrokerActions, NetworkActions
+from .checks import check_options, quota_key_hint
 from .clock import ClockControl
 from .faults import FaultControl
 from .proxy import LoopProxy
@@ -86,6 +87,9 @@ class FakeCluster:
     :param event_log_size: how many events the log keeps (default 100,000; None: all); past it
         the oldest are dropped and counted in ``events_dropped``, and ``seq`` keeps counting.
 
+    A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
+    a value not of its type, a topic with an illegal name, no partitions or a replication factor
+    above the broker count) raises :class:`ClusterUsageError` at once.
     Calls that name a broker, topic or partition the cluster does not have (``stop_broker(7)``,
     ``move_leader("orders", 9, 1)``), or that need a running broker when none runs
     (``move_coordinator`` with every broker stopped), raise :class:`ClusterUsageError`, a
@@ -111,8 +115,7 @@ class FakeCluster:
         advertised_host: str | None = None,
         event_log_size: int | None = DEFAULT_CAPACITY,
     ):
-        if brokers < 1:
-            raise ValueError("a cluster needs at least one broker")
+        check_options(brokers, port, topics, config)  # ClusterUsageError naming what is valid
         posed = release(kafka_version)  # UnknownRelease names the valid ones
         config = dict(config or {})
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
@@ -459,7 +462,7 @@ class FakeCluster:
         def act() -> None:
             code, message = self.state.quotas.alter([alteration], False)[alteration.entity]
             if code:
-                raise ValueError(message)
+                raise ValueError(message + quota_key_hint(key))
 
         self._proxy.act(act)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..core import events as ev
-from ..faults import FaultRule
+from ..faults import FaultRule, FaultRuleError
 from ..server.runtime import Runtime
 from .proxy import LoopProxy
 
@@ -19,10 +19,18 @@ class FaultControl:
         self.rules = runtime.faults
 
     def add(self, **match_and_action: Any) -> FaultRule:
-        """Add a rule (see ``Faults.add`` and the README's fault table) and return it."""
+        """Add a rule (see ``Faults.add`` and the README's fault table) and return it. A rule that
+        cannot be added raises :class:`~fakebroker.faults.FaultRuleError` naming what is valid."""
 
         def add() -> FaultRule:
             rule = self.rules.add(**match_and_action)
+            unknown = sorted(set(rule.brokers or ()) - set(self._runtime.state.brokers))
+            if unknown:  # a rule on a broker the cluster does not have would never fire
+                self.rules.remove(rule)
+                raise FaultRuleError(
+                    f"broker= names no broker of this cluster: {unknown}; its brokers are "
+                    f"{sorted(self._runtime.state.brokers)}"
+                )
             self._runtime.state.events.append(ev.FaultAdded(rule=rule.id, spec=_brief(rule)))
             return rule
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.cluster_state import Topic, TopicError
-from ..core.configs import validate, validate_topic
+from ..core.configs import start_setting_error, validate_topic
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
+from .actions import partition_of, topic_of
 from .proxy import LoopProxy
 
 
@@ -22,8 +23,8 @@ class TopicActions:
         if isinstance(spec, int):
             spec = {"partitions": spec}
         config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}
-        for key, value in config.items():  # as CreateTopics checks them
-            if reason := validate(key, value, topic=True):
+        for key, value in config.items():  # as CreateTopics checks them, naming the nearest key or the type
+            if reason := start_setting_error(key, value, topic=True):
                 raise TopicError(ErrorCode.INVALID_CONFIG, reason)
         state = self._runtime.state
         if reason := validate_topic(config, state.config):
@@ -33,10 +34,22 @@ class TopicActions:
         )
 
     def delete(self, name: str) -> None:
-        self._proxy.act(self._runtime.state.delete_topic, name)
+        state = self._runtime.state
+
+        def delete() -> None:
+            topic_of(state, name)
+            state.delete_topic(name)
+
+        self._proxy.act(delete)
 
     def add_partitions(self, topic: str, total: int) -> None:
-        self._proxy.act(self._runtime.state.create_partitions, topic, total)
+        state = self._runtime.state
+
+        def add() -> None:
+            topic_of(state, topic)
+            state.create_partitions(topic, total)
+
+        self._proxy.act(add)
 
     def names(self) -> dict[str, int]:
         state = self._runtime.state
@@ -44,13 +57,13 @@ class TopicActions:
 
     def leader(self, topic: str, partition: int) -> int:
         state = self._runtime.state
-        return self._proxy.read(lambda: state.topics[topic].partitions[partition].leader)
+        return self._proxy.read(lambda: partition_of(state, topic, partition).leader)
 
     def offsets(self, topic: str, partition: int) -> tuple[int, int]:
         state = self._runtime.state
 
         def read() -> tuple[int, int]:
-            log = state.topics[topic].partitions[partition].log
+            log = partition_of(state, topic, partition).log
             return log.log_start_offset, log.high_watermark
 
         return self._proxy.read(read)
@@ -64,7 +77,9 @@ class TopicActions:
 
         def read() -> list[tuple[int, int, bytes | None, bytes | None]]:
             out = []
-            for p in state.topics[topic].partitions:
+            if partition is not None:
+                partition_of(state, topic, partition)  # ClusterUsageError naming the valid ones
+            for p in topic_of(state, topic).partitions:
                 if partition is not None and p.index != partition:
                     continue
                 for stored in p.log.batches:

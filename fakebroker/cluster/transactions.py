@@ -9,7 +9,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState
 from ..core.transactions.model import STATE_NAMES
 from ..protocol import records as rec
-from .actions import check_broker, live_brokers
+from .actions import check_broker, live_brokers, partition_of, topic_of
 from .proxy import LoopProxy
 
 
@@ -57,7 +57,9 @@ def committed_records(state: ClusterState, topic: str, partition: int | None) ->
     """What a read_committed consumer reads: records below the last stable offset that no
     aborted transaction wrote, as (partition, offset, key, value)."""
     out = []
-    for p in state.topics[topic].partitions:
+    if partition is not None:
+        partition_of(state, topic, partition)  # ClusterUsageError naming the valid ones
+    for p in topic_of(state, topic).partitions:
         if partition is not None and p.index != partition:
             continue
         log = p.log

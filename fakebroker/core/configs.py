@@ -14,12 +14,21 @@ changing semantics; they are listed in ``TEST_FRIENDLY`` and shown as settings g
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
 
-__all__ = ["BROKER_KEYS", "TOPIC_KEYS", "BrokerConfig", "ConfigEntry", "TopicConfig", "validate"]
+__all__ = [
+    "BROKER_KEYS",
+    "TOPIC_KEYS",
+    "BrokerConfig",
+    "ConfigEntry",
+    "TopicConfig",
+    "start_setting_error",
+    "validate",
+]
 
 # Kafka's ServerTopicConfigSynonyms: a topic config -> the broker setting it falls back to
 # (the first, highest-priority synonym; the only one DescribeConfigs lists)
@@ -200,6 +209,59 @@ def validate(name: str, value: str | None, *, topic: bool) -> str | None:
         if high is not None and number > high:
             return f"Invalid value {value} for configuration {name}: Value must be no more than {high}"
     return None
+
+
+# fakebroker's own broker settings (not Kafka's; given at start only): name -> (default, type)
+FAKEBROKER_KEYS: dict[str, tuple[str, str]] = {
+    # answer the first FindCoordinator that creates an internal topic COORDINATOR_NOT_AVAILABLE, as Kafka 4.4
+    "fakebroker.coordinator.first.find.unavailable": ("false", "BOOLEAN"),
+}
+
+# Kafka's config types, as a user should write them
+TYPE_HINTS = {
+    "INT": "INT (a whole number in -2147483648..2147483647)",
+    "SHORT": "SHORT (a whole number in -32768..32767)",
+    "LONG": "LONG (a whole number)",
+    "DOUBLE": "DOUBLE (a number such as 0.5)",
+    "BOOLEAN": "BOOLEAN (true or false)",
+}
+
+
+def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | None:
+    """Why a setting given at start (``FakeCluster(config=...)``, ``serve --set``, the TOML file; with
+    ``topic``, a topic config) is refused, or None. Stricter than Kafka, which starts with an unknown
+    name and only logs it: here a name Kafka does not know is refused with the nearest known names,
+    and a value not of the setting's type says the type. (AlterConfigs answers with
+    :func:`validate`, Kafka's own checks, unchanged.)"""
+    known: dict[str, tuple[Any, ...]] = dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS}
+    what = "topic config" if topic else "broker setting"
+    if not isinstance(name, str) or name not in known:
+        close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.75)
+        catalogue = f"fakebroker.core.configs.{'TOPIC' if topic else 'BROKER'}_KEYS"
+        hint = f"did you mean {' or '.join(map(repr, close))}?" if close else f"Kafka has no such {what} ({catalogue})"
+        return f"unknown {what} {name!r}: {hint}"
+    text = _to_text(value)
+    kind = known[name][1]
+    if not _of_type(kind, text.strip()):
+        return f"{what} {name} must be of type {TYPE_HINTS[kind]}, not {value!r}"
+    return None if name in FAKEBROKER_KEYS else validate(name, text, topic=topic)
+
+
+def _of_type(kind: str, text: str) -> bool:
+    if kind in _INT_LIMITS:
+        low, high = _INT_LIMITS[kind]
+        try:
+            return low <= int(text) <= high
+        except ValueError:
+            return False
+    if kind == "DOUBLE":
+        try:
+            float(text)
+        except ValueError:
+            return False
+    if kind == "BOOLEAN":
+        return text.lower() in ("true", "false")
+    return True
 
 
 def validate_topic(overrides: dict[str, str], broker: BrokerConfig) -> str | None:

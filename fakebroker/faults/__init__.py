@@ -7,6 +7,6 @@ Kafka would give for any API (``responses.py``). The server's fault stage
 """
 
 from .request_view import Leaf, RequestView, view_of
-from .rules import ACTIONS, FaultRule, Faults, api_key_of
+from .rules import ACTIONS, FaultRule, FaultRuleError, Faults, api_key_of
 
-__all__ = ["ACTIONS", "FaultRule", "Faults", "Leaf", "RequestView", "api_key_of", "view_of"]
+__all__ = ["ACTIONS", "FaultRule", "FaultRuleError", "Faults", "Leaf", "RequestView", "api_key_of", "view_of"]

@@ -11,13 +11,17 @@ data, read by the server between decoding a request and handling it.
 ('error', 27, 3)
 >>> faults.add(api="Hartbeat", error=27)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
-ValueError: unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? Valid APIs: ...
+fakebroker.faults.rules.FaultRuleError: unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? Valid APIs: ...
+>>> faults.add(api="Heartbeat", action="drop", error="NOT_COORDINATOR")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+fakebroker.faults.rules.FaultRuleError: error= is not used by the action 'drop', which takes no arguments of its own...
 """
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
+import inspect
 import itertools
 import random
 import threading
@@ -25,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.error_codes import error_code
+from ..protocol.error_codes import ErrorCode, error_code
 from ..protocol.messages import api_keys
 from .request_view import Leaf, RequestView
 
@@ -39,6 +43,23 @@ ACTIONS = {
     "(None: until the rule is removed)",
     "throttle": "handle the request and fill throttle_time_ms with `throttle_ms`",
 }
+# the arguments each action takes besides the matching and counting ones (which every rule takes);
+# an action given an argument it would ignore is refused, naming these
+ACTION_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "error": ("error", "delay"),
+    "replace_error": ("error", "delay"),
+    "delay": ("delay",),
+    "drop": (),
+    "drop_after": ("delay",),
+    "blackhole": ("duration",),
+    "throttle": ("throttle_ms", "delay"),
+}
+
+
+class FaultRuleError(ValueError):
+    """A fault rule that cannot be added: a misspelt keyword, API, error name or action, a number
+    out of its domain, a missing action, or an argument the chosen action would ignore. The
+    message names what is valid. A ``ValueError`` (the control endpoint answers it with 400)."""
 
 
 def api_key_of(api: str | int) -> int:
@@ -46,7 +67,7 @@ def api_key_of(api: str | int) -> int:
     names = api_keys()
     if isinstance(api, int) and not isinstance(api, bool):
         if api not in names:
-            raise ValueError(f"unknown API key {api}; valid keys: {sorted(names)}")
+            raise FaultRuleError(f"unknown API key {api}; valid keys: {sorted(names)}")
         return api
     wanted = str(api).strip()
     by_name = {name.lower(): key for key, name in names.items()}
@@ -57,7 +78,7 @@ def api_key_of(api: str | int) -> int:
         return api_key_of(int(wanted))
     close = difflib.get_close_matches(wanted, list(names.values()), n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise ValueError(f"unknown API {wanted!r}.{hint} Valid APIs: {', '.join(sorted(names.values()))}")
+    raise FaultRuleError(f"unknown API {wanted!r}.{hint} Valid APIs: {', '.join(sorted(names.values()))}")
 
 
 def _as_set(value: Any) -> frozenset | None:
@@ -77,14 +98,14 @@ def _seconds(name: str, value: object) -> float:
     """A rule's time in seconds: a finite number in [0, one day]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
         # NaN fails the comparison too, and infinity is above a day
-        raise ValueError(f"{name} must be a number of seconds in 0..{MAX_SECONDS:g} (one day), not {value!r}")
+        raise FaultRuleError(f"{name} must be a number of seconds in 0..{MAX_SECONDS:g} (one day), not {value!r}")
     return float(value)
 
 
 def _whole(name: str, value: object, low: int, high: int | None, valid: str) -> int:
     """A rule's whole-number field within [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise ValueError(f"{name} must be {valid}, not {value!r}")
+        raise FaultRuleError(f"{name} must be {valid}, not {value!r}")
     return value
 
 
@@ -231,20 +252,16 @@ class Faults:
         times: int | None = None,
         probability: float = 1.0,
         seed: int | None = None,
+        **misspelt: Any,
     ) -> FaultRule:
-        """Add a rule; see the README's fault table. Misspelt APIs, errors or actions are refused."""
-        if action is None:
-            action = "error" if error is not None else "throttle" if throttle_ms else "delay" if delay else ""
-        if action not in ACTIONS:
-            raise ValueError(
-                f"unknown action {action!r}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())
-            )
+        """Add a rule; see the README's fault table. A misspelt keyword, API, error or action, and an
+        argument the action would ignore, are refused with :class:`FaultRuleError`."""
+        if misspelt:
+            raise FaultRuleError(_unknown_keywords(misspelt))
+        action = _action_of(action, error=error, delay=delay, duration=duration, throttle_ms=throttle_ms)
         if action in ("error", "replace_error") and error is None:
-            raise ValueError(f"action {action!r} needs error= (a Kafka error name or code)")
-        if error is not None and action not in ("error", "replace_error"):
-            raise ValueError(
-                f"error= is only used by the actions 'error' and 'replace_error', not {action!r}; "
-                "leave it out (or pick one of those actions)"
+            raise FaultRuleError(
+                f"action {action!r} needs error= (a Kafka error name such as NOT_COORDINATOR, or a code)"
             )
         delay = _seconds("delay", delay)
         duration = None if duration is None else _seconds("duration", duration)
@@ -252,16 +269,17 @@ class Faults:
             "throttle_ms", throttle_ms, 0, INT32_MAX, "0..2147483647 ms (Kafka's int32 throttle_time_ms)"
         )
         if action == "throttle" and throttle_ms <= 0:
-            raise ValueError("action 'throttle' needs throttle_ms > 0")
+            raise FaultRuleError("action 'throttle' needs throttle_ms > 0")
         if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
-            raise ValueError(f"probability must be a number between 0 and 1, not {probability!r}")
+            raise FaultRuleError(f"probability must be a number between 0 and 1, not {probability!r}")
         nth = None if nth is None else _whole("nth", nth, 1, None, "a whole number >= 1 (the first match is 1)")
         after = _whole("after", after, 0, None, "a whole number >= 0")
         times = None if times is None else _whole("times", times, 0, None, "a whole number >= 0")
+        versions = _versions(version)
+        code = None if error is None else _error_of(error)
         apis = None
         if api is not None:
             apis = frozenset(api_key_of(a) for a in ([api] if isinstance(api, (str, int)) else api))
-        versions = (version, version) if isinstance(version, int) else tuple(version) if version is not None else None
         rule = FaultRule(
             id=next(self._ids),
             action=action,
@@ -273,7 +291,7 @@ class Faults:
             topics=_as_set(topic),
             partitions=_as_set(partition),
             transactional_id=transactional_id,
-            error=int(error_code(error)) if error is not None else None,
+            error=code,
             delay=float(delay),
             duration=None if duration is None else float(duration),
             throttle_ms=int(throttle_ms),
@@ -296,14 +314,14 @@ class Faults:
         for rule in self._rules:
             if rule.id == rule_id:
                 return rule
-        raise KeyError(f"no fault rule {rule_id}")
+        raise KeyError(f"no fault rule {rule_id}; rules: {[r.id for r in self._rules] or 'none'}")
 
     def remove(self, rule: FaultRule | int) -> None:
         rule_id = rule if isinstance(rule, int) else rule.id
         with self._lock:
             kept = [r for r in self._rules if r.id != rule_id]
             if len(kept) == len(self._rules):
-                raise KeyError(f"no fault rule {rule_id}")
+                raise KeyError(f"no fault rule {rule_id}; rules: {[r.id for r in self._rules] or 'none'}")
             for r in self._rules:
                 r.removed = r.removed or r.id == rule_id
             self._rules = kept
@@ -349,3 +367,78 @@ class Faults:
             if rule.roll():
                 fired.append(rule)
         return fired
+
+
+#: Every keyword of ``Faults.add`` (and field of ``POST /faults``).
+KEYWORDS: tuple[str, ...] = tuple(
+    name for name, p in inspect.signature(Faults.add).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY
+)
+_IGNORED_WHEN_DEFAULT = {"error": None, "delay": 0.0, "duration": None, "throttle_ms": 0}
+
+
+def _unknown_keywords(given: dict[str, Any]) -> str:
+    parts = []
+    for name in sorted(given):
+        close = difflib.get_close_matches(name, KEYWORDS, n=2, cutoff=0.6)
+        parts.append(f"{name!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+    return f"unknown fault rule keyword(s) {', '.join(parts)}; valid keywords: {', '.join(KEYWORDS)}"
+
+
+def _action_of(action: Any, **arguments: Any) -> str:
+    """The rule's action (given, or implied by error=, throttle_ms= or delay=), checked against the
+    action's own arguments: one it would ignore is refused."""
+    given = [name for name, default in _IGNORED_WHEN_DEFAULT.items() if arguments[name] != default]
+    if action is None:
+        implied = "error" if "error" in given else "throttle" if "throttle_ms" in given else "delay"
+        if implied not in ("error", "throttle") and "delay" not in given:
+            raise FaultRuleError(
+                "a fault rule needs an action: give error=NAME (answer with that error), delay=SECONDS, "
+                f"throttle_ms=MS, or action= one of {', '.join(ACTIONS)}"
+            )
+        action = implied
+    if action not in ACTIONS:
+        close = difflib.get_close_matches(str(action), ACTIONS, n=2)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        raise FaultRuleError(
+            f"unknown action {action!r}{hint}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())
+        )
+    takes = ACTION_ARGUMENTS[action]
+    for name in given:
+        if name not in takes:
+            own = f"takes {', '.join(f'{t}=' for t in takes)}" if takes else "takes no arguments of its own"
+            users = [a for a, args in ACTION_ARGUMENTS.items() if name in args]
+            raise FaultRuleError(
+                f"{name}= is not used by the action {action!r}, which {own} (besides the matching and counting "
+                f"ones); leave {name}= out, or pick an action that uses it: {', '.join(users)}"
+            )
+    return action
+
+
+def _error_of(error: Any) -> int:
+    """An error code from a Kafka error name or number; a misspelt name lists the near ones only."""
+    try:
+        return int(error_code(error))
+    except (TypeError, ValueError) as exc:
+        if not isinstance(error, str) or error.strip().lstrip("-").isdigit():
+            raise FaultRuleError(f"error= {exc}") from None
+    key = error.strip().upper().replace("-", "_").replace(" ", "_")
+    close = difflib.get_close_matches(key, ErrorCode.__members__, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise FaultRuleError(
+        f"unknown Kafka error name {error!r}.{hint} (`fakebroker errors` lists all {len(ErrorCode)} names)"
+    )
+
+
+def _versions(version: Any) -> tuple[int, int] | None:
+    if version is None:
+        return None
+    if isinstance(version, int) and not isinstance(version, bool) and version >= 0:
+        return (version, version)
+    pair = tuple(version) if isinstance(version, (list, tuple)) else ()
+    if (
+        len(pair) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in pair)
+        and pair[0] <= pair[1]
+    ):
+        return (pair[0], pair[1])
+    raise FaultRuleError(f"version must be a version number >= 0 or a (lowest, highest) pair, not {version!r}")

@@ -9,7 +9,6 @@ the valid ones) becomes 400, ``KeyError`` (an unknown rule) 404.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -19,22 +18,12 @@ import anyio
 from ..cluster.views import TopicView
 from ..cluster.waiting import WaitTimeout
 from ..version import __version__
-from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, obj
+from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, HTTPError, check_body, obj
 
 if TYPE_CHECKING:
     from ..cluster.facade import FakeCluster
 
 MAX_WAIT_S = 600.0  # the longest POST /wait
-
-
-class HTTPError(Exception):
-    """An answer other than 2xx: ``status`` with ``{"error": message}``."""
-
-    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = headers or []
 
 
 @dataclass
@@ -106,58 +95,6 @@ class Route:
             else:
                 params[name] = part
         return params
-
-
-# -- request body checks ------------------------------------------------------------------------
-_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
-def _type_ok(schema: dict[str, Any], value: Any) -> bool:
-    kinds = schema.get("type")
-    if kinds is None:
-        return True
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    if not any(_JSON_TYPES[k](value) for k in kinds):
-        return False
-    items = schema.get("items")
-    return not (isinstance(value, list) and items is not None and not all(_type_ok(items, v) for v in value))
-
-
-def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
-    """The subset of JSON Schema the table uses: an object's property types, required
-    properties, and (unless ``additionalProperties``) no unknown ones. A null optional
-    property counts as absent."""
-    if not isinstance(body, dict):
-        raise HTTPError(400, "the request body must be a JSON object")
-    props = schema.get("properties", {})
-    if not schema.get("additionalProperties", False):
-        unknown = sorted(set(body) - set(props))
-        if unknown:
-            raise HTTPError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; valid fields: {', '.join(props)}")
-    missing = [name for name in schema.get("required", []) if body.get(name) is None]
-    if missing:
-        raise HTTPError(400, f"missing field(s): {', '.join(missing)}")
-    out = {}
-    for name, value in body.items():
-        if value is None:
-            continue
-        if name in props and not _type_ok(props[name], value):
-            want = props[name].get("type")
-            raise HTTPError(
-                400,
-                f"field {name!r} must be {' or '.join(want) if isinstance(want, list) else want}, "
-                f"got {json.dumps(value)}",
-            )
-        out[name] = value
-    return out
 
 
 # -- views ----------------------------------------------------------------------------------

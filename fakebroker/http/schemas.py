@@ -1,13 +1,82 @@
 """The control endpoint's request schemas (the subset of JSON Schema ``check_body`` reads):
-fault rules and wait conditions, and the helpers the route table builds its bodies with."""
+fault rules and wait conditions, the helpers the route table builds its bodies with, and the
+check of a body against its schema (``HTTPError`` 400 naming the field and what is valid)."""
 
 from __future__ import annotations
 
+import difflib
+import json
 from collections.abc import Callable
 from typing import Any
 
 from ..cluster import conditions as cond
 from ..faults.rules import ACTIONS
+
+
+class HTTPError(Exception):
+    """An answer other than 2xx: ``status`` with ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or []
+
+
+# -- request body checks ------------------------------------------------------------------------
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def _type_ok(schema: dict[str, Any], value: Any) -> bool:
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if not any(_JSON_TYPES[k](value) for k in kinds):
+        return False
+    items = schema.get("items")
+    return not (isinstance(value, list) and items is not None and not all(_type_ok(items, v) for v in value))
+
+
+def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The subset of JSON Schema the table uses: an object's property types, required
+    properties, and (unless ``additionalProperties``) no unknown ones. A null optional
+    property counts as absent."""
+    if not isinstance(body, dict):
+        raise HTTPError(400, "the request body must be a JSON object")
+    props = schema.get("properties", {})
+    if not schema.get("additionalProperties", False):
+        unknown = sorted(set(body) - set(props))
+        if unknown:
+            named = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, list(props), n=2, cutoff=0.6)
+                named.append(repr(name) + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+            raise HTTPError(400, f"unknown field(s) {', '.join(named)}; valid fields: {', '.join(props)}")
+    missing = [name for name in schema.get("required", []) if body.get(name) is None]
+    if missing:
+        raise HTTPError(400, f"missing field(s): {', '.join(missing)}")
+    out = {}
+    for name, value in body.items():
+        if value is None:
+            continue
+        if name in props and not _type_ok(props[name], value):
+            want = props[name].get("type")
+            raise HTTPError(
+                400,
+                f"field {name!r} must be {' or '.join(want) if isinstance(want, list) else want}, "
+                f"got {json.dumps(value)}",
+            )
+        out[name] = value
+    return out
 
 
 def obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Broker settings and topic configs given at start are checked as Kafka checks them: a bad value
-of a setting Kafka knows stops ``serve`` with its reason (Kafka does not start either), an unknown
-setting is kept; a topic config is checked as CreateTopics checks it, in the TOML file and in
+"""Broker settings and topic configs given at start are checked: a bad value of a setting Kafka
+knows stops ``serve`` with its reason (Kafka does not start either), and an unknown setting is
+refused with the nearest known names (Kafka would start and only log it; here a misspelling must
+not pass silently); a topic config is checked as CreateTopics checks it, in the TOML file and in
 ``FakeCluster.create_topic``."""
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ def serve(*args: str) -> subprocess.CompletedProcess:
 def test_a_bad_set_value_stops_serve_with_kafkas_reason():
     result = serve("--set", "num.partitions=zero")
     assert result.returncode == 2
-    assert "Invalid value zero for configuration num.partitions" in result.stderr
+    assert "broker setting num.partitions must be of type INT (a whole number" in result.stderr
+    result = serve("--set", "num.partitions=0")
+    assert result.returncode == 2
+    assert "Invalid value 0 for configuration num.partitions: Value must be at least 1" in result.stderr
 
 
 def test_setting_error_knows_kafkas_settings_only():
     assert setting_error("log.cleanup.policy", "shred")
     assert setting_error("message.max.bytes", "1e6")
     assert setting_error("log.retention.ms", "60000") is None
-    assert setting_error("some.plugin.setting", "anything") is None  # unknown: kept, as Kafka keeps it
+    assert "unknown broker setting 'some.plugin.setting'" in setting_error("some.plugin.setting", "anything")
 
 
 def test_toml_settings_and_topic_configs_are_checked(tmp_path):
@@ -46,7 +50,7 @@ def test_toml_settings_and_topic_configs_are_checked(tmp_path):
     with pytest.raises(ConfigError, match=r"topics\.orders: .*cleanup\.policy"):
         load(path)
     path.write_text('[topics.orders]\nconfig = { "message.downconversion.enable" = true }\n')
-    with pytest.raises(ConfigError, match="Unknown topic config name: message.downconversion.enable"):
+    with pytest.raises(ConfigError, match="unknown topic config 'message.downconversion.enable'"):
         load(path)
 
 

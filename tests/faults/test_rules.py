@@ -131,8 +131,8 @@ def test_to_dict_is_plain_json():
         ({"error": 27, "after": -1}, "after must be a whole number >= 0"),
         ({"error": 27, "times": -1}, "times must be a whole number >= 0"),
         ({"error": 27, "times": 2.5}, "times must be"),
-        ({"action": "drop", "error": "NOT_LEADER_OR_FOLLOWER"}, "error= is only used by the actions"),
-        ({"action": "delay", "delay": 1, "error": 6}, "error= is only used by the actions"),
+        ({"action": "drop", "error": "NOT_LEADER_OR_FOLLOWER"}, "error= is not used by the action"),
+        ({"action": "delay", "delay": 1, "error": 6}, "error= is not used by the action"),
     ],
 )
 def test_out_of_domain_numbers_and_an_unused_error_are_refused(fields, message):

@@ -206,7 +206,7 @@ def test_fault_numbers_out_of_their_domain_are_a_400_naming_what_is_valid(cluste
         ({"api": "Produce", "error": 6, "times": -1}, "times must be"),
         ({"api": "Produce", "error": 6, "nth": 0}, "nth must be"),
         ({"api": "Produce", "error": 6, "after": -3}, "after must be"),
-        ({"api": "Produce", "action": "drop", "error": 6}, "error= is only used by the actions"),
+        ({"api": "Produce", "action": "drop", "error": 6}, "error= is not used by the action"),
     ]:
         status, payload = api.call("POST", "/faults", body)
         assert (status, message in payload["error"]) == (400, True), (body, payload)

@@ -19,9 +19,9 @@ def test_unknown_broker_ids_name_the_brokers(cluster):
         cluster.stop_broker(7)
     with pytest.raises(ClusterUsageError, match=r"no broker 7"):
         cluster.start_broker(7)
-    with pytest.raises(ClusterUsageError, match=r"no leader 9; the cluster's brokers are \[0, 1\]"):
+    with pytest.raises(ClusterUsageError, match=r"no broker 9 to be the leader; the cluster's brokers are \[0, 1\]"):
         cluster.move_leader("orders", 1, 9)
-    with pytest.raises(ClusterUsageError, match=r"no coordinator 5"):
+    with pytest.raises(ClusterUsageError, match=r"no broker 5 to be the coordinator"):
         cluster.move_coordinator("g", 5)
 
 
@@ -36,7 +36,9 @@ def test_unknown_topics_and_partitions_name_the_valid_ones(cluster):
 def test_no_live_broker_is_a_clear_error_not_an_index_error():
     with FakeCluster(brokers=2, topics={"orders": 1}).run_in_thread() as cluster:
         cluster.stop_broker(1)
-        with pytest.raises(ClusterUsageError, match=r"leader 1 is stopped; running brokers: \[0\]"):
+        with pytest.raises(
+            ClusterUsageError, match=r"broker 1 is stopped and cannot be the leader; running brokers: \[0\]"
+        ):
             cluster.move_leader("orders", 0, 1)
         cluster.stop_broker(0)
         with pytest.raises(ClusterUsageError, match=r"no broker is running to coordinate group 'g'"):
