@@ -25,6 +25,7 @@ from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .core.topics import topic_name_error
 from .http import ControlEndpoint
 from .protocol.error_codes import ErrorCode
+from .protocol.messages import api_keys
 from .server.broker import advertised_for
 from .storage import DataDirError
 from .version import __version__
@@ -102,6 +103,13 @@ def errors() -> None:
     """List every Kafka error name a fault rule can answer with (error=NAME), with its code."""
     for member in ErrorCode:
         click.echo(f"{member.name:<45} {int(member):>4}  {member.description}")
+
+
+@main.command(context_settings=CONTEXT)
+def apis() -> None:
+    """List every Kafka API a fault rule can match (api=NAME), with its key."""
+    for key, name in sorted(api_keys().items()):
+        click.echo(f"{name:<40} {key:>4}")
 
 
 @main.command(context_settings=CONTEXT)

@@ -11,7 +11,7 @@ data, read by the server between decoding a request and handling it.
 ('error', 27, 3)
 >>> faults.add(api="Hartbeat", error=27)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
-fakebroker.faults.rules.FaultRuleError: unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? Valid APIs: ...
+fakebroker.faults.rules.FaultRuleError: unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? (...)
 >>> faults.add(api="Heartbeat", action="drop", error="NOT_COORDINATOR")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 fakebroker.faults.rules.FaultRuleError: error= is not used by the action 'drop', which takes no arguments of its own...
@@ -77,8 +77,11 @@ def api_key_of(api: str | int) -> int:
     if wanted.isdigit():
         return api_key_of(int(wanted))
     close = difflib.get_close_matches(wanted, list(names.values()), n=3)
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise FaultRuleError(f"unknown API {wanted!r}.{hint} Valid APIs: {', '.join(sorted(names.values()))}")
+    if close:  # the near names only; the whole list is one command away
+        raise FaultRuleError(
+            f"unknown API {wanted!r}. Did you mean {', '.join(close)}? (`fakebroker apis` lists all {len(names)})"
+        )
+    raise FaultRuleError(f"unknown API {wanted!r}. Valid APIs: {', '.join(sorted(names.values()))}")
 
 
 def _as_set(value: Any) -> frozenset | None:

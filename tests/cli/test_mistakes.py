@@ -126,7 +126,7 @@ def test_a_bad_config_file_is_a_usage_error(tmp_path, text, args, message):
 def test_version_and_short_help_everywhere():
     code, output = run("--version")
     assert (code, output) == (0, f"fakebroker {__version__}\n")
-    for args in ([], ["serve"], ["run"], ["errors"]):
+    for args in ([], ["serve"], ["run"], ["errors"], ["apis"]):
         code, output = run(*args, "-h")
         assert code == 0 and "Usage:" in output and "-h, --help" in output, (args, output)
 
@@ -136,6 +136,19 @@ def test_errors_lists_every_kafka_error_name():
     assert code == 0
     assert "NOT_COORDINATOR" in output and "REBALANCE_IN_PROGRESS" in output
     assert len(output.splitlines()) > 130
+
+
+def test_apis_lists_every_api_name_and_a_misspelt_one_gets_only_the_near_ones():
+    code, output = run("apis")
+    assert code == 0
+    assert output.splitlines()[0].split() == ["Produce", "0"] and "Heartbeat" in output
+    from fakebroker.faults import FaultRuleError, Faults
+
+    with pytest.raises(FaultRuleError) as caught:
+        Faults().add(api="Hartbeat", error="NOT_COORDINATOR")
+    message = str(caught.value)
+    assert message.startswith("unknown API 'Hartbeat'. Did you mean Heartbeat, BrokerHeartbeat? (`fakebroker apis`")
+    assert "Produce" not in message
 
 
 def test_a_taken_control_port_names_that_port_and_its_option():

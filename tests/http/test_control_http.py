@@ -174,7 +174,7 @@ def test_confluent_producer_retries_through_errors_set_over_http(cluster, api):
 
 def test_bad_fault_input_is_a_400_with_the_valid_names(api):
     status, payload = api.call("POST", "/faults", {"api": "Hartbeat", "error": "REBALANCE_IN_PROGRESS"})
-    assert status == 400 and "Did you mean Heartbeat" in payload["error"] and "Valid APIs" in payload["error"]
+    assert status == 400 and "Did you mean Heartbeat" in payload["error"] and "fakebroker apis" in payload["error"]
     status, payload = api.call("POST", "/faults", {"api": "Heartbeat", "error": "REBALANCE_IN_PROGRES"})
     assert status == 400 and "REBALANCE_IN_PROGRESS" in payload["error"]
     status, payload = api.call("POST", "/faults", {"api": "Heartbeat", "action": "explode"})
