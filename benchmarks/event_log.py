@@ -15,24 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
-import socket
-import struct
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
+try:
+    from ._measure import produce_rate, rss_mb, run_cell
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import produce_rate, rss_mb, run_cell
+
 HERE = Path(__file__).resolve().parent.parent
 CHUNK = 10_000
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 1e6
 
 
 def _fill(cluster, n: int) -> None:
@@ -44,35 +38,6 @@ def _fill(cluster, n: int) -> None:
 
     for start in range(0, n, CHUNK):
         cluster.call(append, min(CHUNK, n - start))
-
-
-def _produce_rate(port: int, seconds: float) -> float:
-    from fakebroker.protocol import headers, records
-
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    batch = records.build_batch([(None, b"x" * 100)])
-    body = {
-        "acks": -1,
-        "timeout_ms": 5000,
-        "transactional_id": None,
-        "topic_data": [{"name": "bench", "partition_data": [{"index": 0, "records": batch}]}],
-    }
-
-    def receive(n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            out += sock.recv(n - len(out))
-        return out
-
-    count, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        count += 1
-        payload = headers.encode_request(0, 9, count, body, client_id="bench")
-        sock.sendall(struct.pack(">i", len(payload)) + payload)
-        receive(struct.unpack(">i", receive(4))[0])
-    sock.close()
-    return count / elapsed
 
 
 def produce_worker(waits: int, prefill: int, seconds: float) -> dict:
@@ -94,7 +59,7 @@ def produce_worker(waits: int, prefill: int, seconds: float) -> dict:
         for _ in range(waits):
             threading.Thread(target=wait, daemon=True).start()
         time.sleep(0.5 + waits * 0.02)
-        rate = _produce_rate(cluster.servers[0].port, seconds)
+        rate = produce_rate(cluster.servers[0].port, seconds)
     return {"rate": rate}
 
 
@@ -107,14 +72,6 @@ def memory_worker(events: int) -> dict:
         after = rss_mb()
         kept = cluster.call(lambda: len(list(cluster.state.events)))
     return {"before": before, "after": after, "kept": kept}
-
-
-def cell(tree: Path, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, __file__, *args], env=env, cwd=tree, capture_output=True, text=True, check=True
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -139,11 +96,11 @@ def main() -> None:
     title = f"produce msg/s, log of {args.prefill:,}"
     print(f"{title:<36}" + "".join(f"{f'{n} /wait':>12}" for n in counts))
     for name, tree in trees:
-        rates = [cell(tree, "--produce-worker", str(n), *common)["rate"] for n in counts]
+        rates = [run_cell(__file__, tree, "--produce-worker", str(n), *common)["rate"] for n in counts]
         print(f"{name:<36}" + "".join(f"{r:>12,.0f}" for r in rates))
     print(f"\n{f'RSS after {args.events:,} events':<36}{'before MB':>12}{'after MB':>12}{'kept':>12}")
     for name, tree in trees:
-        m = cell(tree, "--memory-worker", "--events", str(args.events))
+        m = run_cell(__file__, tree, "--memory-worker", "--events", str(args.events))
         print(f"{name:<36}{m['before']:>12.0f}{m['after']:>12.0f}{m['kept']:>12,}")
 
 

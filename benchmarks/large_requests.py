@@ -13,31 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
-import struct
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+try:
+    from ._measure import RawClient, run_cell
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import RawClient, run_cell
+
 HERE = Path(__file__).resolve().parent.parent
-
-
-def _client(port: int):
-    from fakebroker.protocol import headers
-
-    sock = socket.create_connection(("127.0.0.1", port))
-
-    def call(key: int, version: int, body: dict) -> None:
-        payload = headers.encode_request(key, version, 1, body, client_id="bench")
-        sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        while size > 0:
-            size -= len(sock.recv(min(size, 1 << 20)))
-
-    return sock, call
 
 
 def worker(kind: str, count: int) -> dict:
@@ -63,35 +48,27 @@ def worker(kind: str, count: int) -> dict:
         else:
             key, version = 3, 12
             body = {"topics": [{"name": f"auto-{i}"} for i in range(count)], "allow_auto_topic_creation": True}
-        big_sock, big = _client(port)
-        small_sock, small = _client(port)
+        big, small = RawClient(port), RawClient(port)
         done = threading.Event()
         waits: list[float] = []
 
         def poll_small() -> None:
             while not done.is_set():
                 start = time.perf_counter()
-                small(3, 12, {"topics": [], "allow_auto_topic_creation": False})
+                small.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
                 waits.append(time.perf_counter() - start)
                 time.sleep(0.01)
 
         thread = threading.Thread(target=poll_small)
         start = time.perf_counter()
         thread.start()
-        big(key, version, body)
+        big.call(key, version, body)
         took = time.perf_counter() - start
         done.set()
         thread.join()
-        big_sock.close()
-        small_sock.close()
+        big.close()
+        small.close()
     return {"big_s": took, "worst_small_ms": max(waits) * 1000, "smalls": len(waits)}
-
-
-def cell(tree: Path, kind: str, count: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    args = [sys.executable, __file__, "--worker", kind, "--count", str(count)]
-    out = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -110,7 +87,7 @@ def main() -> None:
         ("metadata", f"Metadata creating {args.count:,}"),
     ):
         for name, tree in trees:
-            r = cell(tree, kind, args.count)
+            r = run_cell(__file__, tree, "--worker", kind, "--count", str(args.count))
             print(f"{name:<12}{label:<32}{r['big_s']:>14.2f}{r['worst_small_ms']:>22.0f}{r['smalls']:>8}")
 
 
