@@ -5,7 +5,9 @@
 
 Produce: a raw client sends one-record acks=all Produce requests one after another for
 ``--seconds`` while ``--waits`` HTTP ``POST /wait`` calls wait for an event that never comes,
-on a log already holding ``--prefill`` events. Memory: resident set size before and after
+on a log already holding ``--prefill`` events; a second row has a fault rule fire on every
+Produce, so each request appends an event (``fault_fired``) that every pending wait could
+be woken by. Memory: resident set size before and after
 ``--events`` events are appended to a running cluster's log. Each cell runs in its own process
 with that tree's ``fakebroker`` first on ``sys.path``, so ``--baseline`` (another checkout,
 e.g. main) and this tree are measured side by side.
@@ -40,12 +42,14 @@ def _fill(cluster, n: int) -> None:
         cluster.call(append, min(CHUNK, n - start))
 
 
-def produce_worker(waits: int, prefill: int, seconds: float) -> dict:
+def produce_worker(waits: int, prefill: int, seconds: float, noisy: bool) -> dict:
     from fakebroker.cluster import FakeCluster
     from fakebroker.http import ControlEndpoint
 
     with FakeCluster(topics={"bench": 1}).run_in_thread() as cluster, ControlEndpoint(cluster) as control:
         _fill(cluster, prefill)
+        if noisy:  # a rule that fires on every Produce: one fault_fired event per request
+            cluster.faults.add(api="Produce", action="throttle", throttle_ms=1)
 
         def wait() -> None:
             body = json.dumps({"condition": "event", "kind": "never_happens", "timeout": 60}).encode()
@@ -82,10 +86,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--baseline", help="another checkout to measure first (e.g. /work/main)")
     parser.add_argument("--produce-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--noisy", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.produce_worker is not None:
-        print(json.dumps(produce_worker(args.produce_worker, args.prefill, args.seconds)))
+        print(json.dumps(produce_worker(args.produce_worker, args.prefill, args.seconds, args.noisy)))
         return
     if args.memory_worker:
         print(json.dumps(memory_worker(args.events)))
@@ -95,9 +100,12 @@ def main() -> None:
     common = ["--prefill", str(args.prefill), "--seconds", str(args.seconds)]
     title = f"produce msg/s, log of {args.prefill:,}"
     print(f"{title:<36}" + "".join(f"{f'{n} /wait':>12}" for n in counts))
-    for name, tree in trees:
-        rates = [run_cell(__file__, tree, "--produce-worker", str(n), *common)["rate"] for n in counts]
-        print(f"{name:<36}" + "".join(f"{r:>12,.0f}" for r in rates))
+    for noisy in (False, True):
+        for name, tree in trees:
+            flags = [*common, "--noisy"] if noisy else common
+            rates = [run_cell(__file__, tree, "--produce-worker", str(n), *flags)["rate"] for n in counts]
+            label = f"{name}, {'an event per request' if noisy else 'no events'}"
+            print(f"{label:<36}" + "".join(f"{r:>12,.0f}" for r in rates))
     print(f"\n{f'RSS after {args.events:,} events':<36}{'before MB':>12}{'after MB':>12}{'kept':>12}")
     for name, tree in trees:
         m = run_cell(__file__, tree, "--memory-worker", "--events", str(args.events))
