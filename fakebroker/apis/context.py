@@ -49,6 +49,13 @@ class RequestContext:
         """A response body of this request's API with the given fields, defaults elsewhere."""
         return response_type(self.api_key).new(**fields)
 
+    def item(self, array: str, values: dict[str, Any]) -> Message:
+        """One element of the response's ``array`` field, typed now: a long answer run in
+        :class:`Steps` pays for its elements slice by slice, not all in :meth:`response`."""
+        struct = response_type(self.api_key).cls._by_attr[array].struct
+        assert struct is not None, f"{array} is not an array of structs"
+        return struct.from_dict(values)
+
     def data_changed(self, topic: str | None = None, partition: int | None = None) -> None:
         """Wake parked fetches: those reading ``topic``-``partition`` when named (records were
         appended there), else every one (anything else a fetch may have to answer for)."""
