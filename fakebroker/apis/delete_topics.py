@@ -6,7 +6,7 @@ from ..core.cluster_state import TopicError
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
-from .context import SLICE, RequestContext, in_steps
+from .context import STEP, RequestContext, in_steps
 from .registry import api
 
 
@@ -16,14 +16,14 @@ def handle(ctx: RequestContext, request: Message):
 
 
 def _handle(ctx: RequestContext, request: Message):
-    """Yields after every ``SLICE`` topics (the server lets other connections run)."""
+    """Yields after every ``STEP`` topics (the server lets other connections run)."""
     if ctx.api_version < 6:
         wanted = [(name, ZERO_UUID) for name in request.topic_names]
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     results = []
     for done, (name, topic_id) in enumerate(wanted, 1):
-        if done % SLICE == 0:
+        if done % STEP == 0:
             yield
         out = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE, "error_message": None}
         if name is None and topic_id == ZERO_UUID:

@@ -27,6 +27,7 @@ class Exchange:
     correlation_id: int
     header: Message
     client_host: str
+    sliced: bool = False  # the answer was worked out in slices (a long one): encoded off the loop
 
     @property
     def client_id(self) -> str | None:

@@ -120,3 +120,17 @@ def test_the_error_walk_finds_every_error_code_and_skips_what_holds_none():
         ]
     )
     assert error_codes(txn) == {48}  # a prefixed error code, two structs down
+
+
+def test_a_large_frame_that_does_not_parse_closes_only_its_connection():
+    from fakebroker.protocol import headers
+    from fakebroker.server.pipeline import OFF_LOOP_BYTES
+
+    with FakeCluster().run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        head = headers.encode_request(METADATA, 12, 1, {"topics": []}, client_id="big")[:-2]  # cut the body
+        payload = head + b"\xff" * OFF_LOOP_BYTES  # garbage for a body, decoded on a worker thread
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as bad, RawClient(port) as good:
+            bad.sendall(struct.pack(">i", len(payload)) + payload)
+            assert bad.recv(1) == b""  # closed, no answer
+            assert good.request(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}).brokers
