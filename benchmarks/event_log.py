@@ -5,7 +5,9 @@
 
 Produce: a raw client sends one-record acks=all Produce requests one after another for
 ``--seconds`` while ``--waits`` HTTP ``POST /wait`` calls wait for an event that never comes,
-on a log already holding ``--prefill`` events. Memory: resident set size before and after
+on a log already holding ``--prefill`` events; a second row has a fault rule fire on every
+Produce, so each request appends an event (``fault_fired``) that every pending wait could
+be woken by. Memory: resident set size before and after
 ``--events`` events are appended to a running cluster's log. Each cell runs in its own process
 with that tree's ``fakebroker`` first on ``sys.path``, so ``--baseline`` (another checkout,
 e.g. main) and this tree are measured side by side.
@@ -15,24 +17,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
-import socket
-import struct
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
+try:
+    from ._measure import produce_rate, rss_mb, run_cell
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import produce_rate, rss_mb, run_cell
+
 HERE = Path(__file__).resolve().parent.parent
 CHUNK = 10_000
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 1e6
 
 
 def _fill(cluster, n: int) -> None:
@@ -46,41 +42,14 @@ def _fill(cluster, n: int) -> None:
         cluster.call(append, min(CHUNK, n - start))
 
 
-def _produce_rate(port: int, seconds: float) -> float:
-    from fakebroker.protocol import headers, records
-
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    batch = records.build_batch([(None, b"x" * 100)])
-    body = {
-        "acks": -1,
-        "timeout_ms": 5000,
-        "transactional_id": None,
-        "topic_data": [{"name": "bench", "partition_data": [{"index": 0, "records": batch}]}],
-    }
-
-    def receive(n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            out += sock.recv(n - len(out))
-        return out
-
-    count, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        count += 1
-        payload = headers.encode_request(0, 9, count, body, client_id="bench")
-        sock.sendall(struct.pack(">i", len(payload)) + payload)
-        receive(struct.unpack(">i", receive(4))[0])
-    sock.close()
-    return count / elapsed
-
-
-def produce_worker(waits: int, prefill: int, seconds: float) -> dict:
+def produce_worker(waits: int, prefill: int, seconds: float, noisy: bool) -> dict:
     from fakebroker.cluster import FakeCluster
     from fakebroker.http import ControlEndpoint
 
     with FakeCluster(topics={"bench": 1}).run_in_thread() as cluster, ControlEndpoint(cluster) as control:
         _fill(cluster, prefill)
+        if noisy:  # a rule that fires on every Produce: one fault_fired event per request
+            cluster.faults.add(api="Produce", action="throttle", throttle_ms=1)
 
         def wait() -> None:
             body = json.dumps({"condition": "event", "kind": "never_happens", "timeout": 60}).encode()
@@ -94,7 +63,7 @@ def produce_worker(waits: int, prefill: int, seconds: float) -> dict:
         for _ in range(waits):
             threading.Thread(target=wait, daemon=True).start()
         time.sleep(0.5 + waits * 0.02)
-        rate = _produce_rate(cluster.servers[0].port, seconds)
+        rate = produce_rate(cluster.servers[0].port, seconds)
     return {"rate": rate}
 
 
@@ -109,14 +78,6 @@ def memory_worker(events: int) -> dict:
     return {"before": before, "after": after, "kept": kept}
 
 
-def cell(tree: Path, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, __file__, *args], env=env, cwd=tree, capture_output=True, text=True, check=True
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--waits", default="0,20")
@@ -125,10 +86,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--baseline", help="another checkout to measure first (e.g. /work/main)")
     parser.add_argument("--produce-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--noisy", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.produce_worker is not None:
-        print(json.dumps(produce_worker(args.produce_worker, args.prefill, args.seconds)))
+        print(json.dumps(produce_worker(args.produce_worker, args.prefill, args.seconds, args.noisy)))
         return
     if args.memory_worker:
         print(json.dumps(memory_worker(args.events)))
@@ -138,12 +100,15 @@ def main() -> None:
     common = ["--prefill", str(args.prefill), "--seconds", str(args.seconds)]
     title = f"produce msg/s, log of {args.prefill:,}"
     print(f"{title:<36}" + "".join(f"{f'{n} /wait':>12}" for n in counts))
-    for name, tree in trees:
-        rates = [cell(tree, "--produce-worker", str(n), *common)["rate"] for n in counts]
-        print(f"{name:<36}" + "".join(f"{r:>12,.0f}" for r in rates))
+    for noisy in (False, True):
+        for name, tree in trees:
+            flags = [*common, "--noisy"] if noisy else common
+            rates = [run_cell(__file__, tree, "--produce-worker", str(n), *flags)["rate"] for n in counts]
+            label = f"{name}, {'an event per request' if noisy else 'no events'}"
+            print(f"{label:<36}" + "".join(f"{r:>12,.0f}" for r in rates))
     print(f"\n{f'RSS after {args.events:,} events':<36}{'before MB':>12}{'after MB':>12}{'kept':>12}")
     for name, tree in trees:
-        m = cell(tree, "--memory-worker", "--events", str(args.events))
+        m = run_cell(__file__, tree, "--memory-worker", "--events", str(args.events))
         print(f"{name:<36}{m['before']:>12.0f}{m['after']:>12.0f}{m['kept']:>12,}")
 
 

@@ -2,8 +2,10 @@
 
     python benchmarks/large_requests.py [--count 50000] [--baseline /work/main]
 
-Large requests: a Produce of one one-record batch to each of ``--count`` partitions, and a
-Metadata auto-creating ``--count`` topics. While each is handled, another connection sends a
+Large requests: a Produce of one one-record batch to each of ``--count`` partitions, a
+Metadata auto-creating ``--count`` topics, a CreateTopics (v7) of ``--count`` one-partition
+topics (at most 10,000: Kafka's cap on the partitions one request may create) and a
+DeleteTopics (v6) of ``--count`` topics. While each is handled, another connection sends a
 small Metadata request every 10 ms; the table shows the large request's time and the small
 ones' longest wait. Each cell runs in its own process with that tree's ``fakebroker`` first
 on ``sys.path``, so ``--baseline`` (e.g. main) and this tree are measured side by side.
@@ -13,40 +15,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
-import struct
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+try:
+    from ._measure import RawClient, run_cell
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import RawClient, run_cell
+
 HERE = Path(__file__).resolve().parent.parent
-
-
-def _client(port: int):
-    from fakebroker.protocol import headers
-
-    sock = socket.create_connection(("127.0.0.1", port))
-
-    def call(key: int, version: int, body: dict) -> None:
-        payload = headers.encode_request(key, version, 1, body, client_id="bench")
-        sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        while size > 0:
-            size -= len(sock.recv(min(size, 1 << 20)))
-
-    return sock, call
+CREATE_CAP = 10_000  # one-partition topics one CreateTopics may create
 
 
 def worker(kind: str, count: int) -> dict:
     from fakebroker.cluster import FakeCluster
     from fakebroker.protocol import records
+    from fakebroker.protocol.primitives import ZERO_UUID
 
     per = 1000  # partitions per topic (a creation of more is refused)
     names = [f"wide-{t}" for t in range((count + per - 1) // per)]
     topics = {name: per for name in names} if kind == "produce" else {}
+    if kind == "delete":
+        topics = {f"doomed-{i}": 1 for i in range(count)}
     with FakeCluster(topics=topics).run_in_thread() as cluster:
         port = cluster.servers[0].port
         if kind == "produce":
@@ -60,43 +51,45 @@ def worker(kind: str, count: int) -> dict:
                 "transactional_id": None,
                 "topic_data": data,
             }
-        else:
+        elif kind == "metadata":
             key, version = 3, 12
             body = {"topics": [{"name": f"auto-{i}"} for i in range(count)], "allow_auto_topic_creation": True}
-        big_sock, big = _client(port)
-        small_sock, small = _client(port)
+        elif kind == "create":
+            key, version = 19, 7
+            one = {"num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+            made = [{"name": f"made-{i}", **one} for i in range(min(count, CREATE_CAP))]
+            body = {"topics": made, "timeout_ms": 60_000, "validate_only": False}
+        else:
+            key, version = 20, 6
+            doomed = [{"name": name, "topic_id": ZERO_UUID} for name in topics]
+            body = {"topics": doomed, "timeout_ms": 60_000}
+        big, small = RawClient(port), RawClient(port)
         done = threading.Event()
         waits: list[float] = []
 
         def poll_small() -> None:
             while not done.is_set():
                 start = time.perf_counter()
-                small(3, 12, {"topics": [], "allow_auto_topic_creation": False})
+                small.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
                 waits.append(time.perf_counter() - start)
                 time.sleep(0.01)
 
         thread = threading.Thread(target=poll_small)
         start = time.perf_counter()
         thread.start()
-        big(key, version, body)
+        big.call(key, version, body)
         took = time.perf_counter() - start
         done.set()
         thread.join()
-        big_sock.close()
-        small_sock.close()
+        big.close()
+        small.close()
     return {"big_s": took, "worst_small_ms": max(waits) * 1000, "smalls": len(waits)}
-
-
-def cell(tree: Path, kind: str, count: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    args = [sys.executable, __file__, "--worker", kind, "--count", str(count)]
-    out = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=50_000)
+    parser.add_argument("--only", action="append", help="run only these kinds (produce, metadata, create, delete)")
     parser.add_argument("--baseline", help="another checkout to measure first (e.g. /work/main)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -108,9 +101,13 @@ def main() -> None:
     for kind, label in (
         ("produce", f"Produce to {args.count:,} partitions"),
         ("metadata", f"Metadata creating {args.count:,}"),
+        ("create", f"CreateTopics of {min(args.count, CREATE_CAP):,}"),
+        ("delete", f"DeleteTopics of {args.count:,}"),
     ):
+        if args.only and kind not in args.only:
+            continue
         for name, tree in trees:
-            r = cell(tree, kind, args.count)
+            r = run_cell(__file__, tree, "--worker", kind, "--count", str(args.count))
             print(f"{name:<12}{label:<32}{r['big_s']:>14.2f}{r['worst_small_ms']:>22.0f}{r['smalls']:>8}")
 
 

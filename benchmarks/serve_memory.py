@@ -32,6 +32,11 @@ from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
+try:
+    from ._measure import rss_mb
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import rss_mb
+
 TOPIC = "bench"
 PARTITIONS = 4
 QUIET = {"log_level": 3}
@@ -54,13 +59,6 @@ RUNS = {
     "memory+retention": (RETENTION_TOML, []),
     "data-dir": (TOPIC_TOML, ["--data-dir", "{workdir}/data"]),
 }
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def start(workdir: Path, toml: str, *args: str) -> tuple[subprocess.Popen, str]:

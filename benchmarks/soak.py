@@ -40,18 +40,15 @@ from rich.table import Table
 
 from fakebroker.cluster import FakeCluster
 
+try:
+    from ._measure import rss_mb
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import rss_mb
+
 TOPIC = "soak"
 PARTITIONS = 3
 GROUP = "soak-g"
 QUIET = {"log_level": 3}
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class Soak:

@@ -15,7 +15,6 @@ from its log start and consume rates are per record actually read.
 from __future__ import annotations
 
 import argparse
-import resource
 import socket
 import struct
 import time
@@ -27,16 +26,14 @@ from rich.table import Table
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
+try:
+    from ._measure import rss_mb
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import rss_mb
+
 TOPIC = "bench"
 PARTITIONS = 4  # what librdkafka's mock cluster gives an auto-created topic; used for both
 QUIET = {"log_level": 3}
-
-
-def rss_mb() -> float:
-    """Current resident set size (Linux /proc), in MB."""
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return pages * resource.getpagesize() / 1e6
 
 
 def produce(config: dict, n: int, size: int) -> float:

@@ -49,6 +49,13 @@ class RequestContext:
         """A response body of this request's API with the given fields, defaults elsewhere."""
         return response_type(self.api_key).new(**fields)
 
+    def item(self, array: str, values: dict[str, Any]) -> Message:
+        """One element of the response's ``array`` field, typed now: a long answer run in
+        :class:`Steps` pays for its elements slice by slice, not all in :meth:`response`."""
+        struct = response_type(self.api_key).cls._by_attr[array].struct
+        assert struct is not None, f"{array} is not an array of structs"
+        return struct.from_dict(values)
+
     def data_changed(self, topic: str | None = None, partition: int | None = None) -> None:
         """Wake parked fetches: those reading ``topic``-``partition`` when named (records were
         appended there), else every one (anything else a fetch may have to answer for)."""
@@ -79,14 +86,19 @@ class Parked:
     respond: Callable[[Any], Message]
 
 
-SLICE = 500  # topics or partitions a long request handles between two checkpoints
+SLICE = 500  # a request naming more topics or partitions than this is worked out in Steps
+# Items between two points where a long handler may pause: the server pauses it at the first
+# such point after a few ms of work (``server.handler_stage``), so a slice costs about the same
+# time whatever one item costs, and a small request beside it waits a few ms per await.
+STEP = 50
 
 
 @dataclass
 class Steps:
     """A long answer worked out in slices (a Produce to 50,000 partitions, a Metadata creating
-    50,000 topics): ``steps`` yields after each slice and returns the answer; the server lets
-    every other connection run between two slices, so one large request stalls nobody."""
+    50,000 topics): ``steps`` yields every ``STEP`` items and returns the answer; the server
+    runs it a few ms at a time and lets every other connection run between two slices, so one
+    large request stalls nobody."""
 
     steps: Generator[None, None, Any]
 

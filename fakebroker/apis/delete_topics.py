@@ -6,21 +6,29 @@ from ..core.cluster_state import TopicError
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
-from .context import RequestContext
+from .context import STEP, RequestContext, in_steps
 from .registry import api
 
 
-def handle(ctx: RequestContext, request: Message) -> Message:
+def handle(ctx: RequestContext, request: Message):
+    size = len(request.topic_names if ctx.api_version < 6 else request.topics)
+    return in_steps(_handle(ctx, request), size)
+
+
+def _handle(ctx: RequestContext, request: Message):
+    """Yields after every ``STEP`` topics (the server lets other connections run)."""
     if ctx.api_version < 6:
         wanted = [(name, ZERO_UUID) for name in request.topic_names]
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     results = []
-    for name, topic_id in wanted:
+    for done, (name, topic_id) in enumerate(wanted, 1):
+        if done % STEP == 0:
+            yield
         out = {"name": name, "topic_id": topic_id, "error_code": ErrorCode.NONE, "error_message": None}
         if name is None and topic_id == ZERO_UUID:
             out.update(error_code=ErrorCode.INVALID_REQUEST, error_message="Neither topic name nor id were specified.")
-            results.append(out)
+            results.append(ctx.item("responses", out))
             continue
         if name is None:
             topic = ctx.cluster.topics_by_id.get(topic_id)
@@ -28,14 +36,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 out.update(
                     error_code=ErrorCode.UNKNOWN_TOPIC_ID, error_message="This server does not host this topic ID."
                 )
-                results.append(out)
+                results.append(ctx.item("responses", out))
                 continue
             name = out["name"] = topic.name
         elif topic_id != ZERO_UUID:
             out.update(
                 error_code=ErrorCode.INVALID_REQUEST, error_message="You may not specify both topic name and topic id."
             )
-            results.append(out)
+            results.append(ctx.item("responses", out))
             continue
         try:
             topic = ctx.cluster.delete_topic(name)
@@ -43,7 +51,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             ctx.data_changed()
         except TopicError as exc:
             out.update(error_code=exc.code, error_message=exc.message)
-        results.append(out)
+        results.append(ctx.item("responses", out))
     return ctx.response(responses=results, throttle_time_ms=0)
 
 

@@ -8,7 +8,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
-from .context import SLICE, RequestContext, in_steps
+from .context import STEP, RequestContext, in_steps
 from .registry import api
 
 AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS, CLUSTER_OPERATIONS = ops.OMITTED, ops.TOPIC, ops.CLUSTER
@@ -19,7 +19,7 @@ def handle(ctx: RequestContext, request: Message):
 
 
 def _handle(ctx: RequestContext, request: Message):
-    """Yields after every ``SLICE`` topics named (the server lets other connections run)."""
+    """Yields after every ``STEP`` topics named (the server lets other connections run)."""
     cluster = ctx.cluster
     v = ctx.api_version
     brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
@@ -42,7 +42,7 @@ def _handle(ctx: RequestContext, request: Message):
                 auto_create = False
                 refused = True
         for done, entry in enumerate(wanted, 1):
-            if done % SLICE == 0:
+            if done % STEP == 0:
                 yield
             name = entry.name
             # v10+ may name a topic by id: the Java client then sends an empty name, not a null one

@@ -7,7 +7,7 @@ from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
-from .context import NO_RESPONSE, SLICE, CloseInstead, RequestContext, in_steps
+from .context import NO_RESPONSE, STEP, CloseInstead, RequestContext, in_steps
 from .registry import api
 
 
@@ -17,7 +17,7 @@ def handle(ctx: RequestContext, request: Message):
 
 
 def _handle(ctx: RequestContext, request: Message):
-    """Yields after every ``SLICE`` partitions (the server lets other connections run)."""
+    """Yields after every ``STEP`` partitions (the server lets other connections run)."""
     v = ctx.api_version
     done = 0
     responses = []
@@ -36,7 +36,7 @@ def _handle(ctx: RequestContext, request: Message):
         parts = []
         for pdata in topic_data.partition_data:
             done += 1
-            if done % SLICE == 0:
+            if done % STEP == 0:
                 yield
             if refused:
                 parts.append(_error(pdata.index, refused))
@@ -63,12 +63,12 @@ def _handle(ctx: RequestContext, request: Message):
 
 def _transactional_producers(request: Message, found: set[tuple[int, int]]):
     """Adds (producer id, epoch) of every transactional batch in the request to ``found``,
-    yielding after every ``SLICE`` partitions."""
+    yielding after every ``STEP`` partitions."""
     seen = 0
     for topic_data in request.topic_data:
         for pdata in topic_data.partition_data:
             seen += 1
-            if seen % SLICE == 0:
+            if seen % STEP == 0:
                 yield
             try:
                 headers = list(rec.iter_batch_headers(pdata.records or b""))

@@ -63,22 +63,64 @@ def partition_of(state, topic: str, partition: int):
     return found.partitions[partition]
 
 
+class _Turns:
+    """A ticket lock for one broker's starts and stops: a call takes its ticket at once, in
+    call order, even where it cannot wait (a sync call on the loop thread), and the tickets are
+    served in that order. An ``anyio.Lock`` cannot do that: a sync ``stop_broker`` on the loop
+    could not queue behind a start in progress, and trio runs ``start_soon`` tasks in no
+    promised order, so a sync start then stop could run stop first."""
+
+    def __init__(self) -> None:
+        self.issued = 0
+        self.serving = 0
+        self.abandoned: set[int] = set()  # tickets whose caller was cancelled before its turn
+        self.moved = anyio.Event()  # set (and replaced) each time a turn ends; made on the loop
+
+    def idle(self) -> bool:
+        return self.serving == self.issued
+
+    def take(self) -> int:
+        self.issued += 1
+        return self.issued - 1
+
+    async def wait(self, ticket: int) -> None:
+        """Return once it is ``ticket``'s turn; the caller must call :meth:`done` after."""
+        try:
+            while self.serving != ticket:
+                await self.moved.wait()
+        except BaseException:
+            if self.serving == ticket:
+                self.done()
+            else:
+                self.abandoned.add(ticket)
+            raise
+
+    def done(self) -> None:
+        self.serving += 1
+        while self.serving in self.abandoned:
+            self.abandoned.discard(self.serving)
+            self.serving += 1
+        self.moved.set()
+        self.moved = anyio.Event()
+
+
 class BrokerActions:
     def __init__(self, proxy: LoopProxy, runtime: Runtime, servers: list[BrokerServer]):
         self._proxy = proxy
         self._runtime = runtime
         self._servers = servers
-        self._locks: dict[int, anyio.Lock] = {}  # one per broker: its starts and stops take turns
+        self._turns: dict[int, _Turns] = {}  # one per broker: its starts and stops take turns
 
     def _now(self) -> int:
         return self._runtime.clock.now_ms()
 
-    def _lock(self, broker: int) -> anyio.Lock:
-        """Made on the loop, at first use: starts and stops of one broker run one at a time, so
-        two concurrent starts cannot both bind its port (the second finds it running)."""
-        if broker not in self._locks:
-            self._locks[broker] = anyio.Lock()
-        return self._locks[broker]
+    def _turns_of(self, broker: int) -> _Turns:
+        """Made on the loop, at first use: starts and stops of one broker run one at a time and
+        in call order, so two concurrent starts cannot both bind its port (the second finds it
+        running) and a stop called after a start is not overtaken by it."""
+        if broker not in self._turns:
+            self._turns[broker] = _Turns()
+        return self._turns[broker]
 
     def _stop_now(self, broker: int) -> None:
         if self._runtime.state.broker_stopped(broker, self._now()):
@@ -88,23 +130,35 @@ class BrokerActions:
         check_broker(self._runtime.state, broker)
         if self._proxy.from_other_thread():
             self._proxy.run_async(self.stop_async, broker)
-        else:
+        elif not self._proxy.on_loop_thread() or self._turns_of(broker).idle():
+            # Not running, or no start/stop of this broker under way: nothing to take turns
+            # with, and the stop is synchronous, so it is the whole turn.
             self._proxy.act(self._stop_now, broker)
+        else:  # behind a start or stop under way: queue (the server closes a moment later)
+            self._proxy.start_soon(self._stop_in_turn, broker, self._turns_of(broker).take())
 
     async def stop_async(self, broker: int) -> None:
         """Stop a broker and return once its port is closed (on the cluster's loop); a
         stopped broker stays stopped (no-op)."""
         check_broker(self._runtime.state, broker)
-        async with self._lock(broker):
+        await self._stop_in_turn(broker, self._turns_of(broker).take())
+
+    async def _stop_in_turn(self, broker: int, ticket: int) -> None:
+        turns = self._turns_of(broker)
+        await turns.wait(ticket)
+        try:
             self._proxy.act(self._stop_now, broker)
             stopped = self._servers[broker].stopped
             if stopped is not None:
                 await stopped.wait()
+        finally:
+            turns.done()
 
     def start(self, broker: int) -> None:
         check_broker(self._runtime.state, broker)
         if self._proxy.on_loop_thread():
-            self._proxy.start_soon(self.start_async, broker)
+            # the ticket now, so a stop called next on this thread comes after this start
+            self._proxy.start_soon(self._start_in_turn, broker, self._turns_of(broker).take())
         elif self._proxy.portal is not None:
             self._proxy.run_async(self.start_async, broker)
         else:
@@ -113,9 +167,14 @@ class BrokerActions:
     async def start_async(self, broker: int) -> None:
         """Start a stopped broker and return once it listens (on the cluster's loop); a
         running broker keeps running (no-op)."""
+        check_broker(self._runtime.state, broker)
+        await self._start_in_turn(broker, self._turns_of(broker).take())
+
+    async def _start_in_turn(self, broker: int, ticket: int) -> None:
         state = self._runtime.state
-        check_broker(state, broker)
-        async with self._lock(broker):
+        turns = self._turns_of(broker)
+        await turns.wait(ticket)
+        try:
             if state.brokers[broker].alive:
                 return
             server = self._servers[broker]
@@ -124,6 +183,8 @@ class BrokerActions:
             assert self._proxy.task_group is not None
             await self._proxy.task_group.start(server.serve)
             self._proxy.act(state.broker_started, broker, server.advertised_host, server.port, self._now())
+        finally:
+            turns.done()
 
     def elect_preferred_leaders(self) -> int:
         state = self._runtime.state

@@ -1,8 +1,11 @@
 """Conditions tests wait for (``await cluster.wait_for(...)``), each able to say what it
 waited for and what it saw last, so a timeout explains itself.
 
-A condition is any callable taking the cluster and returning a truthy value; the classes
-here are the common ones. They run on the cluster's loop after every event.
+A condition is any callable taking the cluster and returning a truthy value, checked on the
+cluster's loop after every event and every ``poll``. The classes here are the common ones and
+say which events can change their answer (:meth:`Condition.wakes_on`, a key of
+``core.event_index``), so a pending wait is woken only by those: an event wait by events of
+its kind (and group or topic), a group's state or offsets by that group's events.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+from ..core.event_index import Key, key_for
 from ..core.events import Event
 from .views import GroupView
 
@@ -28,10 +32,19 @@ class ClusterLike(Protocol):
 
 class Condition(abc.ABC):
     last_seen: Any = None
+    polled: ClassVar[bool] = True  # whether the answer can change without an event it wakes on
 
     @abc.abstractmethod
     def __call__(self, cluster: ClusterLike) -> Any:
         """Truthy (the value ``wait_for`` returns) once the condition holds."""
+
+    def wakes_on(self) -> list[Key] | None:
+        """The events that can change the answer, as index keys; None: every event."""
+        return None
+
+    def check(self, cluster: ClusterLike, delivered: list[Event]) -> Any:
+        """The answer again, after ``delivered`` (the events it woke on; none after a poll)."""
+        return self(cluster)
 
     def describe(self) -> str:
         return repr(self)
@@ -62,6 +75,9 @@ class GroupState(Condition):
             return False
         return view
 
+    def wakes_on(self) -> list[Key] | None:
+        return [key_for(None, {"group": self.group})]
+
     def describe(self) -> str:
         parts = [f"group {self.group!r}"]
         if self.state:
@@ -87,11 +103,21 @@ class EventSeen(Condition):
     details: dict[str, Any]
     since: int = 0
     _seen: int = field(default=0, init=False, compare=False)  # events already looked at (their count)
+    polled: ClassVar[bool] = False  # only a new event can answer it
 
     def __call__(self, cluster: ClusterLike) -> Any:
-        # Incremental: each call reads only the events appended since the last one, so a
-        # pending wait costs nothing per event however long the log has grown.
-        for event in cluster.events_since(max(self.since, self._seen)):
+        # Incremental: each call reads only the events appended since the last one.
+        return self._first(cluster.events_since(max(self.since, self._seen)))
+
+    def wakes_on(self) -> list[Key] | None:
+        return [key_for(self.kind, self.details)]
+
+    def check(self, cluster: ClusterLike, delivered: list[Event]) -> Any:
+        # Only the events filed under this wait's key, never the rest of the log.
+        return self._first([e for e in delivered if e.seq > max(self.since, self._seen)])
+
+    def _first(self, events: list[Event]) -> Any:
+        for event in events:
             self._seen = event.seq
             if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
                 return event
@@ -123,6 +149,11 @@ class CommittedOffset(Condition):
     def __call__(self, cluster: ClusterLike) -> Any:
         self.last_seen = cluster.committed(self.group).get((self.topic, self.partition))
         return self.last_seen is not None and self.last_seen >= self.at_least
+
+    def wakes_on(self) -> list[Key] | None:
+        # transactional offsets become committed with the transaction's marker, whose event
+        # names the transactional id, not the group
+        return [key_for(None, {"group": self.group}), key_for("txn_committed", {})]
 
     def describe(self) -> str:
         return f"group {self.group!r} committed offset >= {self.at_least} on {self.topic}-{self.partition}"

@@ -356,7 +356,9 @@ class FakeCluster:
         """Stop a broker as if its process died: its listener and connections close, and the
         partitions it led (coordinators included) move to the next live replica, as Kafka's
         controller moves them; a partition with no other replica goes offline (leader -1).
-        From a test thread this returns once the port is closed."""
+        From a test thread this returns once the port is closed; from async code on the
+        cluster's loop it takes effect at once, or, behind a start or stop of that broker still
+        under way, right after it (starts and stops of one broker run in call order)."""
         self._brokers.stop(broker)
 
     def brokers(self) -> list[BrokerView]:

@@ -1,4 +1,7 @@
-"""Waiting for conditions instead of sleeping: checked after every event and every ``poll``."""
+"""Waiting for conditions instead of sleeping: checked after every event and every ``poll``,
+or, for a condition that names the events that can change it (``Condition.wakes_on``), after
+each of those only (and every ``poll`` if it also reads state), so pending waits cost
+nothing per unrelated event."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 import anyio
 
 from ..server.runtime import Runtime
-from .conditions import describe
+from .conditions import Condition, describe
 from .proxy import LoopProxy
 
 
@@ -24,14 +27,32 @@ class Waiting:
 
     async def wait_for(self, cluster: Any, condition: Callable[[Any], Any], timeout: float, poll: float) -> Any:
         deadline = anyio.current_time() + timeout
-        while True:
-            result = condition(cluster)
-            if result:
-                return result
-            remaining = deadline - anyio.current_time()
-            if remaining <= 0:
-                raise WaitTimeout(f"waited {timeout:g} s for {describe(condition)}")
-            await self._runtime.wait_event(min(poll, remaining))
+        result = condition(cluster)
+        keys = condition.wakes_on() if isinstance(condition, Condition) else None
+        if keys is None:
+            while not result:
+                remaining = self._remaining(deadline, timeout, condition)
+                await self._runtime.wait_event(min(poll, remaining))
+                result = condition(cluster)
+            return result
+        assert isinstance(condition, Condition)
+        watch = self._runtime.watch_events(keys)  # filed before any await: no event slips past
+        try:
+            while not result:
+                remaining = self._remaining(deadline, timeout, condition)
+                delivered = await watch.next(min(poll, remaining) if condition.polled else remaining)
+                if delivered or condition.polled:
+                    result = condition.check(cluster, delivered)
+            return result
+        finally:
+            self._runtime.unwatch(watch)
+
+    @staticmethod
+    def _remaining(deadline: float, timeout: float, condition: Callable[[Any], Any]) -> float:
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            raise WaitTimeout(f"waited {timeout:g} s for {describe(condition)}")
+        return remaining
 
     def wait_for_sync(
         self, cluster: Any, condition: Callable[[Any], Any], timeout: float, poll: float | Callable[[float], Any]

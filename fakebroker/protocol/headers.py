@@ -130,6 +130,16 @@ def encode_request(
     return stream.getvalue()
 
 
+def prepare(api_key: int, api_version: int) -> None:
+    """Build the codecs of this API and version's request and response (with their headers)
+    now, so that :func:`encode_response` and a body's decode may then run on another thread
+    (they only read built codecs; building one is not meant to race)."""
+    request_header_type().codec(request_header_version(api_key, api_version))
+    response_header_type().codec(response_header_version(api_key, api_version))
+    request_type(api_key).codec(api_version)
+    response_type(api_key).codec(api_version)
+
+
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Message | dict) -> bytes:
     """A response payload (header + body) without the size prefix."""
     stream = io.BytesIO()

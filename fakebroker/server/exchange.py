@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..core import events as ev
@@ -26,6 +27,7 @@ class Exchange:
     correlation_id: int
     header: Message
     client_host: str
+    sliced: bool = False  # the answer was worked out in slices (a long one): encoded off the loop
 
     @property
     def client_id(self) -> str | None:
@@ -45,17 +47,31 @@ def error_name(code: int | None) -> str | None:
         return str(code)
 
 
+@functools.cache
+def _error_fields(cls: type[Message]) -> tuple[tuple[str, bool], ...]:
+    """The fields of ``cls`` worth walking for error codes, as (attr, is a struct): the error
+    codes themselves and the structs that can hold one; the rest (a CreateTopics answer's
+    configs, say: 37 per topic) is never walked."""
+    walked = []
+    for info in cls._fields:
+        if info.struct is None:
+            if info.attr.endswith("error_code"):
+                walked.append((info.attr, False))
+        elif _error_fields(info.struct):
+            walked.append((info.attr, True))
+    return tuple(walked)
+
+
 def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
     """Every non-zero error code anywhere in a response (``error_code``, and the prefixed
     ones such as AddPartitionsToTxn's ``partition_error_code``)."""
     found = set() if found is None else found
-    for info in msg._fields:
-        value = getattr(msg, info.attr)
-        if info.struct is None:
-            if info.attr.endswith("error_code") and isinstance(value, int) and value:
+    for attr, struct in _error_fields(type(msg)):
+        value = getattr(msg, attr)
+        if not struct:
+            if isinstance(value, int) and value:
                 found.add(value)
-            continue
-        if isinstance(value, list):
+        elif isinstance(value, list):
             for item in value:
                 error_codes(item, found)
         elif value is not None:

@@ -4,6 +4,7 @@ changed, and wait for answers that come later (a parked JoinGroup, a Fetch long 
 from __future__ import annotations
 
 import logging
+import time
 
 import anyio
 
@@ -15,6 +16,7 @@ from .exchange import CloseConnection, Exchange, note_errors
 from .runtime import Runtime
 
 log = logging.getLogger("fakebroker")
+STEP_BUDGET_S = 0.005  # CPU time a long handler gets before every other connection runs again
 
 
 class HandlerStage:
@@ -39,6 +41,7 @@ class HandlerStage:
         except Exception as exc:  # a handler bug must not take the broker down
             raise self._failed(exchange, exc) from exc
         if isinstance(result, Steps):
+            exchange.sliced = True
             result = await self._steps(exchange, ctx, result)
         runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
         if isinstance(result, Wait):
@@ -60,11 +63,14 @@ class HandlerStage:
         return CloseConnection(f"internal error handling API {exchange.api_key} v{exchange.api_version}: {exc!r}")
 
     async def _steps(self, exchange: Exchange, ctx: RequestContext, steps: Steps) -> Result:
-        """Run a long handler slice by slice, letting every other connection (and the ticker)
-        run between two slices; what each slice changed is told at once."""
+        """Run a long handler a few ms at a time (``STEP_BUDGET_S``), letting every other
+        connection (and the ticker) run between two slices; what each slice changed is told at once."""
         while True:
+            budget = time.perf_counter() + STEP_BUDGET_S
             try:
                 next(steps.steps)
+                while time.perf_counter() < budget:
+                    next(steps.steps)
             except StopIteration as done:
                 return done.value
             except Exception as exc:  # a handler bug must not take the broker down

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import anyio
+
 from ..apis import NO_RESPONSE
 from ..apis.api_versions import unsupported_version_response
 from ..apis.context import CloseInstead
@@ -25,6 +27,10 @@ from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, thr
 from .runtime import Runtime
 
 API_VERSIONS = 18
+# A request this large (a Produce to 50,000 partitions, a DeleteTopics of 50,000 topics) is
+# decoded on a worker thread, as a sliced answer is encoded there: the thread gives the GIL
+# back every few ms, so the loop keeps answering every other connection meanwhile.
+OFF_LOOP_BYTES = 256 * 1024
 
 
 @dataclass
@@ -59,7 +65,11 @@ class Pipeline:
         if window is None or not window[0] <= api_version <= window[1]:
             raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
         try:
-            body = request_type(api_key).decode_from(stream, api_version)
+            if len(payload) >= OFF_LOOP_BYTES:
+                headers.prepare(api_key, api_version)
+                body = await anyio.to_thread.run_sync(request_type(api_key).decode_from, stream, api_version)
+            else:
+                body = request_type(api_key).decode_from(stream, api_version)
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
         if runtime.is_cut_off(header.client_id, self.broker_id):
@@ -85,7 +95,13 @@ class Pipeline:
         if result is NO_RESPONSE or result is None:
             self._mute(peer, throttle)
             return None
-        encoded = headers.encode_response(api_key, api_version, correlation_id, result)
+        if exchange.sliced:
+            headers.prepare(api_key, api_version)
+            encoded = await anyio.to_thread.run_sync(
+                headers.encode_response, api_key, api_version, correlation_id, result
+            )
+        else:
+            encoded = headers.encode_response(api_key, api_version, correlation_id, result)
         if quota and api_key == 1 and isinstance(result, Message):
             encoded, throttle = throttle_fetch(runtime, header.client_id, api_version, correlation_id, result, encoded)
         self._mute(peer, throttle)

@@ -17,6 +17,7 @@ import anyio
 
 from ..core.cluster_state import ClusterState
 from ..core.configs import BrokerConfig
+from ..core.event_index import EventIndex, Key
 from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
 from ..core.log import LogStorage
@@ -25,6 +26,30 @@ from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from .clock import Clock
 
 log = logging.getLogger("fakebroker")
+
+
+class EventWatch:
+    """One pending wait's mailbox: the events filed under its keys since it last looked."""
+
+    __slots__ = ("keys", "inbox", "woken")
+
+    def __init__(self, keys: Collection[Key]):
+        self.keys = tuple(keys)
+        self.inbox: list[Event] = []
+        self.woken = anyio.Event()
+
+    def deliver(self, event: Event) -> None:
+        self.inbox.append(event)
+        self.woken.set()
+
+    async def next(self, timeout: float) -> list[Event]:
+        """The events delivered since the last call, waiting up to ``timeout`` seconds for one."""
+        if not self.inbox:
+            with anyio.move_on_after(timeout):
+                await self.woken.wait()
+        delivered, self.inbox = self.inbox, []
+        self.woken = anyio.Event()
+        return delivered
 
 
 class Runtime:
@@ -58,6 +83,7 @@ class Runtime:
         # parked fetches, by the partition they read (None: woken by any change of data)
         self._data_waiters: dict[tuple[str, int] | None, set[anyio.Event]] = {}
         self._event_added = anyio.Event()
+        self._event_watches: EventIndex[EventWatch] = EventIndex()  # waits woken only by their events
         self._timers_changed = anyio.Event()
         self._ticker_deadline: int | None = None  # the earliest deadline the ticker sleeps towards
 
@@ -83,6 +109,10 @@ class Runtime:
         if new:
             self._event_added.set()
             self._event_added = anyio.Event()
+            if self._event_watches:
+                for event in new:
+                    for watch in self._event_watches.watchers_of(event):
+                        watch.deliver(event)
         if data_changed:
             waiting, self._data_waiters = self._data_waiters, {}
             for waiters in waiting.values():
@@ -101,6 +131,18 @@ class Runtime:
         """Until the next event or ``timeout`` seconds."""
         with anyio.move_on_after(timeout):
             await self._event_added.wait()
+
+    def watch_events(self, keys: Collection[Key]) -> EventWatch:
+        """File a wait under ``keys`` (see ``core.event_index``): from now on each event
+        settled that answers to one lands in its inbox, once; :meth:`unwatch` when done."""
+        watch = EventWatch(keys)
+        for key in watch.keys:
+            self._event_watches.add(key, watch)
+        return watch
+
+    def unwatch(self, watch: EventWatch) -> None:
+        for key in watch.keys:
+            self._event_watches.discard(key, watch)
 
     async def wait_data(self, deadline: float, partitions: Collection[tuple[str, int]] | None = None) -> None:
         """Until data changes (of ``partitions`` only, when given, or of everything) or the

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from ..ports import port_runs
+
 pytestmark = pytest.mark.clients
 
 
@@ -68,33 +70,6 @@ def test_kcat_produces_and_consumes(cluster3):
     assert out.stdout.splitlines() == [f"k{i}=v{i}@{i}" for i in range(20)]
 
 
-def _free_ports(count: int = 1) -> int:
-    """A port P such that P..P+count-1 are all free right now (other tests may take them later)."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        held = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-    pytest.fail("no run of free ports found")
-
-
-def _free_port() -> int:
-    return _free_ports(1)
-
-
 def _start_server(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "fakebroker", "serve", *args],
@@ -107,8 +82,7 @@ def _start_server(*args: str) -> subprocess.Popen:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_prints_bootstrap_first_and_stops_cleanly(sig):
-    for _ in range(3):  # P+1 and P+2 can be taken by another process between the check and the start
-        port = _free_ports(3)
+    for port in port_runs(3):  # another listener may take the run between the check and the start
         proc = _start_server("--brokers", "3", "--port", str(port), "--topic", "orders:6")
         first = proc.stdout.readline().strip()
         if first or proc.wait(10) != 2:

@@ -24,6 +24,7 @@ from typing import Any
 
 import crc32c
 
+from benchmarks._measure import rss_mb
 from fakebroker.apis.registry import served
 from fakebroker.protocol import headers
 from fakebroker.protocol import primitives as p
@@ -382,14 +383,6 @@ def fuzz(
             stats.errors_answered += 1
     if conn is not None:
         conn.sock.close()
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class Bystanders:

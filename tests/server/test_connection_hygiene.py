@@ -1,12 +1,15 @@
 """No client behaviour may hold the broker's resources: a parked Fetch whose client left
 releases its socket at once, idle connections are reaped per ``connections.max.idle.ms``,
-and concurrent starts and stops of one broker take turns."""
+and starts and stops of one broker take turns in call order, on every path."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+
+import pytest
+import trio
 
 from fakebroker.cluster import FakeCluster
 
@@ -88,3 +91,44 @@ def test_concurrent_starts_and_stops_of_one_broker_take_turns():
                 assert probe.connect_ex(("127.0.0.1", cluster.servers[1].port)) != 0
             cluster.stop_broker(1)  # a stop of a stopped broker is a no-op
             cluster.start_broker(1)
+
+
+def _stops_and_starts(cluster, broker: int) -> list[str]:
+    """Broker ``broker``'s stops and starts after the cluster's own start."""
+    kinds = [e.kind for e in cluster.events if e.kind in ("broker_stopped", "broker_started") and e.broker == broker]
+    return kinds[1:]
+
+
+@pytest.mark.trio
+async def test_sync_stop_on_the_loop_comes_after_a_start_under_way():
+    # Sync calls on the loop thread: start_broker only schedules the start, so a stop_broker
+    # right after it must queue behind it, not find the broker "already stopped" and vanish.
+    async with FakeCluster(brokers=2) as cluster:
+        cluster.stop_broker(1)  # nothing under way: takes effect at once
+        assert not cluster.brokers()[1].alive
+        cluster.start_broker(1)
+        cluster.stop_broker(1)
+        cluster.start_broker(1)
+        cluster.stop_broker(1)
+        await cluster.wait_for(lambda c: len(_stops_and_starts(c, 1)) == 5, timeout=10)
+        await trio.sleep(0.1)  # nothing more is coming
+        assert _stops_and_starts(cluster, 1) == ["broker_stopped", *["broker_started", "broker_stopped"] * 2]
+        assert [b.alive for b in cluster.brokers()] == [True, False]
+        with pytest.raises(OSError):
+            await trio.open_tcp_stream("127.0.0.1", cluster.servers[1].port)
+
+
+@pytest.mark.trio
+async def test_a_call_cancelled_before_its_turn_does_not_hold_up_the_next():
+    async with FakeCluster(brokers=2) as cluster:
+        cluster.stop_broker(1)
+        cluster.start_broker(1)  # scheduled: holds the first turn
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await cluster.start_broker_async(1)  # cancelled while waiting for its turn
+        cluster.stop_broker(1)  # queued behind the first start; the cancelled turn is skipped
+        want = ["broker_stopped", "broker_started", "broker_stopped"]
+        await cluster.wait_for(lambda c: _stops_and_starts(c, 1) == want)
+        with trio.fail_after(10):
+            await cluster.start_broker_async(1)
+        assert [b.alive for b in cluster.brokers()] == [True, True]

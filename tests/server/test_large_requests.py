@@ -1,6 +1,6 @@
-"""One large valid request (a Produce to thousands of partitions, a Metadata creating thousands
-of topics) is handled in slices: another connection's small request is answered meanwhile,
-before the large one completes."""
+"""One large valid request (a Produce to thousands of partitions, a Metadata or CreateTopics
+creating thousands of topics, a DeleteTopics deleting them) is handled in slices: another
+connection's small request is answered meanwhile, before the large one completes."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import time
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import records
+from fakebroker.protocol.primitives import ZERO_UUID
 
 from ..raw_client import RawClient
 
-PRODUCE, METADATA, API_VERSIONS = 0, 3, 18
+PRODUCE, METADATA, API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS = 0, 3, 18, 19, 20
 PARTITIONS = 10_000  # the most one request may create (Kafka's cap): long enough that the small one lands mid-way
 
 
@@ -72,3 +73,64 @@ def test_a_small_request_is_answered_while_a_large_produce_appends():
         print(f"small Metadata answered in {waited * 1000:.0f} ms beside a Produce to {PARTITIONS} partitions")
         assert order == ["small", "big"]
         assert all(cluster.offsets("wide", i)[1] == 1 for i in (0, PARTITIONS - 1))
+
+
+def test_a_small_request_is_answered_while_a_large_create_topics_creates():
+    with FakeCluster().run_in_thread() as cluster:
+        topic = {"num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+        body = {
+            "topics": [{"name": f"made-{i}", **topic} for i in range(PARTITIONS)],
+            "timeout_ms": 60_000,
+            "validate_only": False,
+        }
+        order, waited = _race(cluster.servers[0].port, CREATE_TOPICS, 7, body, lambda: len(cluster.topics()) > 0)
+        print(f"small Metadata answered in {waited * 1000:.0f} ms beside a CreateTopics of {PARTITIONS} topics")
+        assert order == ["small", "big"]
+        assert len(cluster.topics()) == PARTITIONS
+
+
+def test_a_small_request_is_answered_while_a_large_delete_topics_deletes():
+    with FakeCluster(topics={f"doomed-{i}": 1 for i in range(PARTITIONS)}).run_in_thread() as cluster:
+        names = [{"name": f"doomed-{i}", "topic_id": ZERO_UUID} for i in range(PARTITIONS)]
+        body = {"topics": names, "timeout_ms": 60_000}
+        order, waited = _race(
+            cluster.servers[0].port, DELETE_TOPICS, 6, body, lambda: len(cluster.topics()) < PARTITIONS
+        )
+        print(f"small Metadata answered in {waited * 1000:.0f} ms beside a DeleteTopics of {PARTITIONS} topics")
+        assert order == ["small", "big"]
+        assert cluster.topics() == {}
+
+
+def test_the_error_walk_finds_every_error_code_and_skips_what_holds_none():
+    from fakebroker.protocol.messages import response_type
+    from fakebroker.server.exchange import _error_fields, error_codes
+
+    created = response_type(CREATE_TOPICS).new(
+        topics=[
+            {"name": "a", "error_code": 0, "configs": [{"name": "x", "value": "1"}] * 37},
+            {"name": "b", "error_code": 37, "error_message": "no"},
+        ]
+    )
+    assert error_codes(created) == {37}
+    topic_fields = dict(_error_fields(type(created.topics[0])))
+    assert "error_code" in topic_fields and "configs" not in topic_fields  # 37 configs a topic, never walked
+    txn = response_type(24).new(
+        results_by_topic_v3_and_below=[
+            {"name": "t", "results_by_partition": [{"partition_index": 0, "partition_error_code": 48}]}
+        ]
+    )
+    assert error_codes(txn) == {48}  # a prefixed error code, two structs down
+
+
+def test_a_large_frame_that_does_not_parse_closes_only_its_connection():
+    from fakebroker.protocol import headers
+    from fakebroker.server.pipeline import OFF_LOOP_BYTES
+
+    with FakeCluster().run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        head = headers.encode_request(METADATA, 12, 1, {"topics": []}, client_id="big")[:-2]  # cut the body
+        payload = head + b"\xff" * OFF_LOOP_BYTES  # garbage for a body, decoded on a worker thread
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as bad, RawClient(port) as good:
+            bad.sendall(struct.pack(">i", len(payload)) + payload)
+            assert bad.recv(1) == b""  # closed, no answer
+            assert good.request(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}).brokers
