@@ -107,6 +107,7 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     # installed, not editable: the venv's fakebroker is the wheel's
     where = checked(python, "-c", "import fakebroker, pytest_fakebroker; print(fakebroker.__file__)", cwd=project)
     assert str(tmp_path / "venv") in where
+    assert checked(tmp_path / "venv" / "bin" / "fakebroker", "--version", cwd=project) == "fakebroker 0.1.0\n"
     # typed: a type checker sees FakeCluster's real signature through the lazy top-level name
     (project / "typed.py").write_text(
         "from fakebroker import FakeCluster\n"
