@@ -84,8 +84,9 @@ def _walk_records(
         check_ts = rules.now is not None and (
             rules.message_timestamp_type == CREATE_TIME or rules.batch_timestamp_type == LOG_APPEND_TIME
         )
-        # the record timestamps _timestamp_error surely accepts: [lo, hi], except -1
-        if check_ts and rules.message_timestamp_type == CREATE_TIME:
+        # timestamps _timestamp_error surely accepts: [lo, hi] (-1, none, only in a CreateTime batch)
+        create_time_topic = rules.message_timestamp_type == CREATE_TIME
+        if check_ts and create_time_topic:
             lo, hi = rules.now - rules.before, rules.now + rules.after  # type: ignore[operator]
         else:
             lo, hi = 1, 0  # nothing is surely fine: ask _timestamp_error for every record
@@ -206,7 +207,10 @@ def _walk_records(
             if not check_ts:
                 continue
             timestamp = max_timestamp if log_append_batch else base_timestamp + timestamp_delta
-            if lo <= timestamp <= hi and timestamp != NO_TIMESTAMP:
+            if timestamp == NO_TIMESTAMP:
+                if create_time_topic and not log_append_batch:
+                    continue  # no timestamp to check (librdkafka's default batches are like this)
+            elif lo <= timestamp <= hi:
                 continue
             message = _timestamp_error(
                 timestamp,
