@@ -64,7 +64,7 @@ def append_batches(
     topic, index = partition.topic, partition.index
     log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
     try:
-        rec.validate_produce_records(
+        rec.check_produce_records(  # validate_produce_records' verdict, building no records
             data or b"",
             produce_version=produce_version,
             compacted="compact" in config.get("cleanup.policy"),

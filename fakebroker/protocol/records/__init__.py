@@ -14,7 +14,8 @@ What the broker uses, by cost:
   :func:`set_last_offset`, :func:`set_partition_leader_epoch`, :func:`set_max_timestamp`,
   :func:`set_log_append_time`) touch only header bytes, so a stored batch is never re-encoded.
 * :func:`read_batches` decodes everything (decompressing) and :func:`validate_produce_records`
-  applies Kafka's produce-time checks in Kafka's order.
+  applies Kafka's produce-time checks in Kafka's order; :func:`check_produce_records`, what the
+  broker runs, gives the same verdict without building records.
 * :func:`build_batch`, :func:`build_control_batch` and :func:`build_message_set` encode.
 
 Errors: decoding functions raise only :class:`RecordsError` subclasses (never IndexError,
@@ -39,7 +40,8 @@ Modules (everything public is re-exported here; callers use ``records.X``):
 * ``batch``: :class:`RecordBatch`, :func:`read_batches`, :func:`build_batch`,
   :func:`build_control_batch`.
 * ``rewrite``: the in-place ``set_*`` functions.
-* ``validation``: :func:`validate_produce_records`.
+* ``walk``: walking a v2 records section without building records (produce validation).
+* ``validation``: :func:`validate_produce_records`, :func:`check_produce_records`.
 
 Each module imports only modules listed above it (no cycles); this package imports nothing
 from trio or the server.
@@ -101,7 +103,7 @@ from .rewrite import (
     set_max_timestamp,
     set_partition_leader_epoch,
 )
-from .validation import MAX_DECOMPRESSED_BATCH_BYTES, validate_produce_records
+from .validation import MAX_DECOMPRESSED_BATCH_BYTES, check_produce_records, validate_produce_records
 
 __all__ = [
     # data
@@ -127,6 +129,7 @@ __all__ = [
     "verify_crc",
     "parse_control_record",
     "validate_produce_records",
+    "check_produce_records",
     "MAX_DECOMPRESSED_BATCH_BYTES",
     # writing
     "build_batch",

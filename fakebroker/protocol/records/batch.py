@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import crc32c as _crc32c
 from construct import ConstructError
@@ -44,6 +44,7 @@ from .legacy import LegacyMessage, _decode_legacy
 from .record import Record, RecordInput, _decode_records, _encode_record, _normalize, _whole_records
 
 _DecompressedTooLarge = _compression.DecompressedTooLarge
+_T = TypeVar("_T")
 #: The first, cheap attempt at a compressed batch (most batches fit; most bombs are judged on it).
 _FIRST_DECOMPRESSION = 1024 * 1024
 
@@ -198,7 +199,8 @@ def _decode_compressed(
     position: int,
     max_record_size: int | None,
     max_decompressed: int | None,
-) -> list[Record]:
+    decode: Callable[[bytes, int, int, int | None], _T] = _decode_records,  # type: ignore[assignment]
+) -> _T:
     """The records of a compressed v2 batch, decompressing at most ``max_decompressed`` bytes.
 
     Kafka never inflates a whole batch: it reads records off the decompressing stream one by
@@ -210,9 +212,11 @@ def _decode_compressed(
     wholly inside the prefix are decoded and judged as Kafka would have on its way through them.
     Only a batch whose well-formed records really need more than the cap is refused with
     :class:`RecordTooLargeError` (MESSAGE_TOO_LARGE, which makes the Java producer split it).
+
+    ``decode`` reads the records (produce validation passes a walker that builds none).
     """
     if max_decompressed is None:
-        return _decode_records(_decompress(codec, payload, position, 2), count, position, max_record_size)
+        return decode(_decompress(codec, payload, position, 2), count, position, max_record_size)
     limits = sorted({min(max_decompressed, _FIRST_DECOMPRESSION), max_decompressed})
     for limit in limits:
         try:
@@ -220,15 +224,15 @@ def _decode_compressed(
         except _DecompressedTooLarge as exc:
             prefix = exc.prefix
         else:
-            return _decode_records(raw, count, position, max_record_size)
+            return decode(raw, count, position, max_record_size)
         k, end, length = _whole_records(prefix, count)
-        _decode_records(prefix[:end], k, position, max_record_size)  # Kafka's errors on the way come first
+        decode(prefix[:end], k, position, max_record_size)  # Kafka's errors on the way come first
         if k == count:
             raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", offset=position)
         if length is None and len(prefix) - end >= 5:
-            _decode_records(prefix[end:], 1, position, max_record_size)  # a malformed length varint
+            decode(prefix[end:], 1, position, max_record_size)  # a malformed length varint
         if length is not None and (length < 0 or (max_record_size is not None and length > max_record_size)):
-            _decode_records(prefix[end:], 1, position, max_record_size)  # refused before it is read
+            decode(prefix[end:], 1, position, max_record_size)  # refused before it is read
         if limit < max_decompressed:
             continue
         raise RecordTooLargeError(

@@ -1,13 +1,15 @@
-"""Produce-time validation of a partition's records: :func:`validate_produce_records`."""
+"""Produce-time validation of a partition's records: :func:`validate_produce_records` (returns
+the decoded entries) and :func:`check_produce_records` (the same verdict, building no records)."""
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from construct import ConstructError
 
 from .. import compression as _compression
-from .batch import RecordBatch, _decode_v2
+from .batch import RecordBatch, _decode_compressed, _decode_v2
 from .entries import BatchHeader, _safe, iter_batch_headers, verify_crc
 from .errors import (
     CorruptRecordsError,
@@ -17,8 +19,9 @@ from .errors import (
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
 )
-from .layout import _INT64_MAX, CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP
+from .layout import _COMPRESSION_MASK, _INT64_MAX, CREATE_TIME, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
 from .legacy import LegacyMessage, _decode_legacy
+from .walk import _RecordRules, _timestamp_error, _walk_records
 
 #: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the
 #: per-record ``max.decompressed.message.bytes``; it streams records instead of inflating a batch).
@@ -64,6 +67,71 @@ def validate_produce_records(
 
     Returns the decoded entries. A trailing partial entry is ignored, as Kafka does.
     """
+    entries = _validate(
+        data,
+        True,
+        produce_version=produce_version,
+        compacted=compacted,
+        max_message_size=max_message_size,
+        now=now,
+        message_timestamp_type=message_timestamp_type,
+        timestamp_before_max_ms=timestamp_before_max_ms,
+        timestamp_after_max_ms=timestamp_after_max_ms,
+        topic_partition=topic_partition,
+        max_record_size=max_record_size,
+        max_decompressed_batch=max_decompressed_batch,
+    )
+    return entries or []
+
+
+def check_produce_records(
+    data: bytes | bytearray | memoryview,
+    *,
+    produce_version: int | None = None,
+    compacted: bool = False,
+    max_message_size: int | None = None,
+    now: int | None = None,
+    message_timestamp_type: int = CREATE_TIME,
+    timestamp_before_max_ms: int = _INT64_MAX,
+    timestamp_after_max_ms: int = _INT64_MAX,
+    topic_partition: str = "",
+    max_record_size: int | None = None,
+    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+) -> None:
+    """What :func:`validate_produce_records` does, with the same errors in the same order, but
+    without building records: v2 records are walked (:func:`.walk._walk_records`), not decoded.
+    The broker's produce path uses this; only legacy messages are still decoded."""
+    _validate(
+        data,
+        False,
+        produce_version=produce_version,
+        compacted=compacted,
+        max_message_size=max_message_size,
+        now=now,
+        message_timestamp_type=message_timestamp_type,
+        timestamp_before_max_ms=timestamp_before_max_ms,
+        timestamp_after_max_ms=timestamp_after_max_ms,
+        topic_partition=topic_partition,
+        max_record_size=max_record_size,
+        max_decompressed_batch=max_decompressed_batch,
+    )
+
+
+def _validate(
+    data: bytes | bytearray | memoryview,
+    decode: bool,
+    *,
+    produce_version: int | None = None,
+    compacted: bool = False,
+    max_message_size: int | None = None,
+    now: int | None = None,
+    message_timestamp_type: int = CREATE_TIME,
+    timestamp_before_max_ms: int = _INT64_MAX,
+    timestamp_after_max_ms: int = _INT64_MAX,
+    topic_partition: str = "",
+    max_record_size: int | None = None,
+    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+) -> list[RecordBatch | LegacyMessage] | None:
     blob = _safe(data)
     tp = f" in topic partition {topic_partition}" if topic_partition else ""
     try:
@@ -147,10 +215,28 @@ def validate_produce_records(
                     f"Invalid sequence number {h.base_sequence} in record batch with producerId {h.producer_id}{tp}",
                     offset=h.position,
                 )
+
         # 4. records
+        def rules(h: BatchHeader) -> _RecordRules:
+            return _RecordRules(
+                compacted,
+                now,
+                message_timestamp_type,
+                timestamp_before_max_ms,
+                timestamp_after_max_ms,
+                tp,
+                h.base_offset,
+                h.base_timestamp,
+                h.max_timestamp,
+                h.timestamp_type,
+            )
+
         entries: list[RecordBatch | LegacyMessage] = []
         for h in headers:
-            if h.magic == 2:
+            if h.magic == 2 and not decode:
+                errors = _walk_v2(blob, h, max_record_size, max_decompressed_batch, rules(h))
+                _raise_record_errors(errors, h.position)
+            elif h.magic == 2:
                 batch = _decode_v2(
                     blob, h, check_crc=False, max_record_size=max_record_size, max_decompressed=max_decompressed_batch
                 )
@@ -169,7 +255,8 @@ def validate_produce_records(
                 # Outer CRC already checked; this also checks inner CRCs, which Kafka reports
                 # as CORRUPT_MESSAGE ("verify the record-level CRC ... of the deep entries").
                 message = _decode_legacy(blob, h, check_crc=True, max_decompressed=max_decompressed_batch)
-                entries.append(message)
+                if decode:
+                    entries.append(message)
                 _validate_legacy_records(
                     message,
                     h,
@@ -180,38 +267,28 @@ def validate_produce_records(
                     timestamp_after_max_ms,
                     tp,
                 )
-        return entries
+        return entries if decode else None
     except RecordsError:
         raise
     except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
         raise CorruptRecordsError(f"Malformed records: {exc}") from exc
 
 
-def _timestamp_error(
-    timestamp: int,
-    offset: int,
-    batch_timestamp_type: int | None,
-    now: int | None,
-    message_timestamp_type: int,
-    before: int,
-    after: int,
-    index: int,
-) -> str | None:
-    if now is None:
-        return None
-    if message_timestamp_type == CREATE_TIME and timestamp != NO_TIMESTAMP:
-        diff = now - timestamp
-        if diff > before or -diff > after:
-            return (
-                f"Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be "
-                f"within [{now - before}, {now + after}]"
-            )
-    elif batch_timestamp_type == LOG_APPEND_TIME:
-        return (
-            f"Invalid timestamp type in message at index {index}. "
-            "Producer should not set timestamp type to LogAppendTime."
-        )
-    return None
+def _walk_v2(
+    blob: bytes, header: BatchHeader, max_record_size: int | None, max_decompressed: int, rules: _RecordRules
+) -> list[tuple[int, str, bool]]:
+    """:func:`.batch._decode_v2` without building records: the record-level errors."""
+    count = header.records_count
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", offset=header.position)
+    if not count:  # like DefaultRecordBatch.iterator(): a count of 0 reads nothing
+        return []
+    payload = blob[header.position + RECORD_BATCH_OVERHEAD : header.end]
+    codec = header.attributes & _COMPRESSION_MASK
+    if codec:
+        walk = functools.partial(_walk_records, rules=rules)
+        return _decode_compressed(codec, payload, count, header.position, max_record_size, max_decompressed, walk)
+    return _walk_records(payload, count, header.position, rules=rules)
 
 
 def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> None:
