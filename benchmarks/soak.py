@@ -156,6 +156,12 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--event-log-size",
+        type=int,
+        default=None,
+        help="events the cluster keeps (default: FakeCluster's 100,000; a small ring fills, and so levels off, sooner)",
+    )
+    parser.add_argument(
         "--tracemalloc", action="store_true", help="also list the Python allocation sites that grew most (slower)"
     )
     args = parser.parse_args()
@@ -166,7 +172,8 @@ def main() -> None:
     config = {"log.retention.check.interval.ms": 2000}
     console = Console()
     rows = []
-    with FakeCluster(brokers=3, topics=topics, config=config).run_in_thread() as cluster:
+    sizing = {} if args.event_log_size is None else {"event_log_size": args.event_log_size}
+    with FakeCluster(brokers=3, topics=topics, config=config, **sizing).run_in_thread() as cluster:
         started = time.monotonic()
         soak = Soak(cluster, started + seconds, args.seed)
         rows.append((0.0, rss_mb(), sys.getallocatedblocks(), len(cluster.events), 0, 0))
