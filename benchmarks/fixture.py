@@ -1,0 +1,135 @@
+"""What a test pays for its cluster: 50 tests, each a produce/consume round trip with
+confluent-kafka, run by pytest with a fresh fakebroker per test, one shared fakebroker, and a
+fresh librdkafka mock cluster per test, side by side.
+
+    python benchmarks/fixture.py [--tests 50] [--runs 3]
+
+Each way runs ``--runs`` times, taking turns; a row gives the median. ``per test`` is the
+run's wall time less ``pytest --co`` on the same files (start-up and collection, plugin
+loading included), divided by the number of tests. The last line is ``per_test_ms: X``, the
+per-test time with the ``fakebroker`` fixture (a fresh cluster per test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TEST = """
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+QUIET = {{"log_level": 3}}
+
+
+def round_trip(bootstrap, topic):
+    producer = Producer({{"bootstrap.servers": bootstrap, **QUIET}})
+    producer.produce(topic, value=b"hello", partition=0)
+    assert producer.flush(10) == 0
+    consumer = Consumer({{"bootstrap.servers": bootstrap, "group.id": "unused", **QUIET}})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        for _ in range(100):
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                assert message.value() == b"hello"
+                return
+        raise AssertionError("nothing read back")
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("n", range({tests}))
+def test_round_trip(bootstrap, n):
+    round_trip(*bootstrap)
+"""
+
+CONFTESTS = {
+    "fakebroker fixture (fresh cluster)": """
+import pytest
+
+@pytest.fixture
+def bootstrap(fakebroker):
+    fakebroker.create_topic("t", 1)
+    return fakebroker.bootstrap_servers, "t"
+""",
+    "fakebroker shared (--fakebroker-shared)": """
+import pytest
+
+@pytest.fixture
+def bootstrap(fakebroker, fakebroker_unique):
+    topic = fakebroker_unique("t")
+    fakebroker.create_topic(topic, 1)
+    return fakebroker.bootstrap_servers, topic
+""",
+    "librdkafka mock (fresh cluster)": """
+import pytest
+from confluent_kafka import Producer
+
+@pytest.fixture
+def bootstrap():
+    mock = Producer({"test.mock.num.brokers": 1, "log_level": 3})
+    brokers = mock.list_topics(timeout=10).brokers.values()
+    yield ",".join(f"{b.host}:{b.port}" for b in brokers), "t"  # the mock auto-creates the topic
+    del mock
+""",
+}
+EXTRA_ARGS = {"fakebroker shared (--fakebroker-shared)": ["--fakebroker-shared"]}
+
+
+def timed(project: Path, *args: str) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"pytest failed in {project}:\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tests", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    walls: dict[str, list[float]] = {way: [] for way in CONFTESTS}
+    starts: dict[str, list[float]] = {way: [] for way in CONFTESTS}
+    with tempfile.TemporaryDirectory() as folder:
+        projects = {}
+        for index, (way, conftest) in enumerate(CONFTESTS.items()):
+            project = Path(folder) / f"p{index}"
+            project.mkdir()
+            (project / "pytest.ini").write_text("[pytest]\n")
+            (project / "conftest.py").write_text(conftest)
+            (project / "test_round_trip.py").write_text(TEST.format(tests=args.tests))
+            projects[way] = project
+        for _ in range(args.runs):  # the ways take turns, so a busy moment hits them all
+            for way, project in projects.items():
+                extra = EXTRA_ARGS.get(way, [])
+                walls[way].append(timed(project, *extra))
+                starts[way].append(timed(project, "--co", *extra))
+    print(f"{args.tests} tests, each a produce/consume round trip (confluent-kafka); median of {args.runs} runs")
+    print(f"{'':42} {'run s':>7} {'start-up s':>11} {'per test ms':>12}")
+    per_test = {}
+    for way in CONFTESTS:
+        wall, start = statistics.median(walls[way]), statistics.median(starts[way])
+        per_test[way] = (wall - start) / args.tests * 1000
+        print(f"{way:42} {wall:7.2f} {start:11.2f} {per_test[way]:12.1f}")
+    fresh, mock = per_test["fakebroker fixture (fresh cluster)"], per_test["librdkafka mock (fresh cluster)"]
+    print(f"per_test_ratio_mock: {fresh / mock:.2f}")
+    print(f"per_test_ms: {fresh:.1f}")
+
+
+if __name__ == "__main__":
+    main()
