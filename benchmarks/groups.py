@@ -1,6 +1,6 @@
 """How fast groups form: fakebroker vs librdkafka's mock cluster, in one run.
 
-    python benchmarks/groups.py [--sizes 10,100,1000]
+    python benchmarks/groups.py [--sizes 10,100,1000,5000,10000] [--no-mock]
 
 1. N members, driven by our own raw protocol client (one connection each, asyncio), run the
    whole classic join: FindCoordinator, JoinGroup (MEMBER_ID_REQUIRED, then join with the
@@ -11,17 +11,25 @@
 3. A second consumer joins a group whose one member owns all 4 partitions; timed until each
    holds two, under each protocol.
 
-Both run against a 3-broker FakeCluster and a 3-broker librdkafka mock cluster. The table
-shows seconds and the ratio mock / fakebroker (above 1 = fakebroker faster); the last line
-is ``stable_1000_s: X``, seconds for 1,000 members to reach Stable on fakebroker.
+Both run against a 3-broker FakeCluster and a 3-broker librdkafka mock cluster, each in a
+child process of its own: the clients' CPU is not the broker's (no shared GIL), 10,000
+members' sockets fit each process's descriptor limit, and the child's CPU seconds over a
+raw-client row are reported beside its wall time. A raw-client row gives up after
+``ROW_LIMIT_S`` and says so. The table shows seconds and the ratio mock / fakebroker (above
+1 = fakebroker faster); the last line is ``stable_1000_s: X``, seconds for 1,000 members to
+reach Stable on fakebroker.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import struct
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from types import SimpleNamespace
 
 from confluent_kafka import Consumer, Producer
@@ -37,6 +45,7 @@ TOPIC = "bench"
 TOPIC_4 = "bench4"
 SUBSCRIPTION = data.encode_subscription([TOPIC])
 QUIET = {"log_level": 3}
+ROW_LIMIT_S = 60  # a raw-client row (connecting included) gives up after this long
 
 
 class AsyncRawClient:
@@ -69,9 +78,15 @@ class AsyncRawClient:
 
 
 async def form_group(
-    bootstrap: list[tuple[str, int]], group: str, n: int, partitions: int, lenient: bool = False
-) -> float:
-    """Seconds until ``n`` raw members all hold an assignment of one, current generation.
+    bootstrap: list[tuple[str, int]],
+    group: str,
+    n: int,
+    partitions: int,
+    lenient: bool = False,
+    server_cpu: Callable[[], float] | None = None,
+) -> tuple[float, float | None]:
+    """Seconds until ``n`` raw members all hold an assignment of one, current generation, and
+    the server's CPU seconds meanwhile (when ``server_cpu`` reads them).
     ``lenient`` (for the mock) rejoins on any SyncGroup error: librdkafka's mock answers
     syncs outside its syncing state with errors Kafka does not use (INVALID_REQUEST, ...)."""
     host, port = bootstrap[0]
@@ -141,12 +156,15 @@ async def form_group(
                     return
                 await asyncio.sleep(0.01)
 
+    cpu_before = server_cpu() if server_cpu else None
     start = time.perf_counter()
-    await asyncio.wait_for(asyncio.gather(*(member(i, c) for i, c in enumerate(clients))), timeout=60)
-    elapsed = time.perf_counter() - start
-    for c in clients:
-        c.close()
-    return elapsed
+    try:
+        await asyncio.gather(*(member(i, c) for i, c in enumerate(clients)))
+        elapsed = time.perf_counter() - start
+    finally:
+        for c in clients:
+            c.close()
+    return elapsed, None if cpu_before is None or server_cpu is None else server_cpu() - cpu_before
 
 
 CLASSIC = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
@@ -211,13 +229,26 @@ SECOND_CLASSIC = "classic: a 2nd member joins, to a 2/2 split (4 partitions)"
 SECOND_848 = "KIP-848: a 2nd member joins, to a 2/2 split (4 partitions)"
 
 
-def measure(bootstrap: str, sizes: list[int], label: str, lenient: bool = False) -> dict[str, float | str]:
-    """Seconds per scenario, or the reason a scenario could not finish (printed, not hidden)."""
+def raw_row(n: int) -> str:
+    return f"{n} members to Stable (raw client)"
+
+
+def measure(
+    bootstrap: str, sizes: list[int], label: str, server_cpu: Callable[[], float], lenient: bool = False
+) -> tuple[dict[str, float | str], dict[str, float]]:
+    """Seconds per scenario, or the reason a scenario could not finish (printed, not hidden);
+    and the server's CPU seconds per raw-client row."""
     out: dict[str, float | str] = {}
+    cpu: dict[str, float] = {}
     for n in sizes:
-        name = f"{n} members to Stable (raw client)"
+        name = raw_row(n)
+        row = form_group(parse_bootstrap(bootstrap), f"{label}-{n}", n, 6, lenient, server_cpu)
         try:
-            out[name] = asyncio.run(form_group(parse_bootstrap(bootstrap), f"{label}-{n}", n, 6, lenient))
+            out[name], used = asyncio.run(asyncio.wait_for(row, timeout=ROW_LIMIT_S))
+            if used is not None:
+                cpu[name] = used
+        except TimeoutError:
+            out[name] = f"gave up after {ROW_LIMIT_S} s"
         except Exception as exc:
             out[name] = f"failed: {exc!r}"
     # The mock auto-creates topics with 4 partitions and cannot create others from Python,
@@ -238,41 +269,84 @@ def measure(bootstrap: str, sizes: list[int], label: str, lenient: bool = False)
             out[name] = second_member_joins(bootstrap, f"{label}-second-{name[:7]}", TOPIC_4, protocol)
         except Exception as exc:
             out[name] = f"failed: {exc!r}"
-    return out
+    return out, cpu
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="10,100,1000")
-    args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-
-    config = {"group.consumer.heartbeat.interval.ms": 200}
-    with FakeCluster(brokers=3, topics={TOPIC: 6, TOPIC_4: 4}, config=config).run_in_thread() as cluster:
-        fake = measure(cluster.bootstrap_servers, sizes, "fake")
-
+def _serve(kind: str, conn: Connection) -> None:
+    """Child process: run a fakebroker cluster or librdkafka's mock, send its bootstrap, then
+    answer "cpu" with this process's CPU seconds until told "stop"."""
+    if kind == "fake":
+        config = {"group.consumer.heartbeat.interval.ms": 200}
+        with FakeCluster(brokers=3, topics={TOPIC: 6, TOPIC_4: 4}, config=config).run_in_thread() as cluster:
+            conn.send(cluster.bootstrap_servers)
+            while conn.recv() == "cpu":
+                conn.send(time.process_time())
+        return
     mock = Producer({"test.mock.num.brokers": 3, **QUIET})
     bootstrap = ",".join(f"{b.host}:{b.port}" for b in mock.list_topics(timeout=10).brokers.values())
     warm = Producer({"bootstrap.servers": bootstrap, **QUIET})
     for topic in (TOPIC, TOPIC_4):  # auto-created by the mock, with 4 partitions
         warm.produce(topic, b"")
     warm.flush(10)
-    base = measure(bootstrap, sizes, "mock", lenient=True)
+    conn.send(bootstrap)
+    while conn.recv() == "cpu":
+        conn.send(time.process_time())
 
-    table = Table(title="group formation, 3 brokers (seconds; ratio = mock / fakebroker)")
+
+@contextmanager
+def server(kind: str) -> Iterator[tuple[str, Callable[[], float]]]:
+    """A server in a child process: its bootstrap, and a reader of its CPU seconds."""
+    ours, theirs = multiprocessing.Pipe()
+    child = multiprocessing.get_context("spawn").Process(target=_serve, args=(kind, theirs), daemon=True)
+    child.start()
+    try:
+        bootstrap = ours.recv()
+
+        def cpu() -> float:
+            ours.send("cpu")
+            return ours.recv()
+
+        yield bootstrap, cpu
+    finally:
+        ours.send("stop")
+        child.join(10)
+        if child.is_alive():
+            child.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10,100,1000,5000,10000")
+    parser.add_argument("--no-mock", action="store_true", help="fakebroker only (no librdkafka mock column)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    with server("fake") as (bootstrap, cpu):
+        fake, fake_cpu = measure(bootstrap, sizes, "fake", cpu)
+    base: dict[str, float | str] = {}
+    base_cpu: dict[str, float] = {}
+    if not args.no_mock:
+        with server("mock") as (bootstrap, cpu):
+            base, base_cpu = measure(bootstrap, sizes, "mock", cpu, lenient=True)
+
+    def cell(value: float | str | None, cpu: float | None = None) -> str:
+        if not isinstance(value, float):
+            return "-" if value is None else value
+        return f"{value:.3f}" + (f" (cpu {cpu:.2f})" if cpu is not None else "")
+
+    table = Table(title="group formation, 3 brokers (seconds, server CPU seconds; ratio = mock / fakebroker)")
     for col in ("scenario", "fakebroker s", "librdkafka mock s", "ratio"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, seconds in fake.items():
         other = base.get(name)
-        if isinstance(seconds, str):
-            table.add_row(name, seconds, "-", "-")
-        elif isinstance(other, float):
-            table.add_row(name, f"{seconds:.3f}", f"{other:.3f}", f"{other / seconds:.2f}")
-        else:
-            table.add_row(name, f"{seconds:.3f}", str(other), "-")
+        ratio = f"{other / seconds:.2f}" if isinstance(seconds, float) and isinstance(other, float) else "-"
+        table.add_row(name, cell(seconds, fake_cpu.get(name)), cell(other, base_cpu.get(name)), ratio)
     Console(width=150).print(table)
-    if 1000 in sizes:
-        print(f"stable_1000_s: {fake['1000 members to Stable (raw client)']:.3f}")
+    stable = fake.get(raw_row(1000))
+    if isinstance(stable, float):
+        print(f"stable_1000_s: {stable:.3f}")
+    elif 1000 in sizes:
+        print(f"stable_1000_s: {stable}")
 
 
 if __name__ == "__main__":

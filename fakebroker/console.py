@@ -80,6 +80,7 @@ class EventPrinter:
             file=self.stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=color is False
         )
         self._start_ms: int | None = None
+        self._codes: dict[str, tuple[str, str]] = {}  # style -> escape codes before and after
         self._queue: queue.Queue[Any] = queue.Queue()
         self._pending = 0  # events queued, not yet written (plain lines are never dropped)
         self._lock = threading.Lock()
@@ -124,6 +125,8 @@ class EventPrinter:
                 else:
                     self._report_dropped()
                     self._print(value)
+                    if self._queue.empty():  # one flush per burst, not per line
+                        self.stream.flush()
             except BrokenPipeError:
                 self._gone()
             except OSError:  # pragma: no cover - e.g. a full disk: stop printing, keep serving
@@ -153,25 +156,54 @@ class EventPrinter:
 
     def _print(self, event: Event) -> None:
         if self.json_lines:
-            print(json.dumps(event.to_dict(), default=str), file=self.stream, flush=True)
+            self.stream.write(json.dumps(event.to_dict(), default=str) + "\n")
             return
         if self._start_ms is None:
             self._start_ms = event.time_ms
-        self.console.print(self.render(event))
-        self.stream.flush()
+        line = self.line(event)
+        if line is None:
+            self.console.print(self.render(event))
+        else:
+            self.stream.write(line)
 
-    def render(self, event: Event) -> Text:
+    def _parts(self, event: Event) -> list[tuple[str, str]]:
+        """The line as (text, style) pieces: one source for ``render`` and ``line``."""
         elapsed = (event.time_ms - (self._start_ms or event.time_ms)) / 1000
         details = " ".join(f"{k}={_short(v)}" for k, v in event.details.items() if k not in ("group", "client_id"))
-        line = Text()
-        line.append(f"{elapsed:+9.3f}s ", style="dim")
-        line.append(f"{'b' + str(event.broker) if event.broker is not None else '-':>3} ", style="dim")
-        line.append(f"{event.kind:<22}", style=style_of(event.kind))
-        line.append(f" {event.group or '-':<14}", style="cyan" if event.group else "dim")
-        line.append(f" {event.client_id or '-':<16}", style="white" if event.client_id else "dim")
+        parts = [
+            (f"{elapsed:+9.3f}s ", "dim"),
+            (f"{'b' + str(event.broker) if event.broker is not None else '-':>3} ", "dim"),
+            (f"{event.kind:<22}", style_of(event.kind)),
+            (f" {event.group or '-':<14}", "cyan" if event.group else "dim"),
+            (f" {event.client_id or '-':<16}", "white" if event.client_id else "dim"),
+        ]
         if details:
-            line.append(" " + details)
+            parts.append((" " + details, ""))
+        return parts
+
+    def render(self, event: Event) -> Text:
+        line = Text()
+        for text, style in self._parts(event):
+            line.append(text, style=style or None)
         return line
+
+    def line(self, event: Event) -> str | None:
+        """Exactly what ``console.print(render(event))`` writes, without rich's rendering
+        pipeline: that costs ~300 µs an event, and the GIL makes the broker pay it. Each
+        style's escape codes are asked of rich once. None (rich prints it) for text rich
+        might transform: tabs, control characters, anything not ASCII."""
+        parts = self._parts(event)
+        if not all(text.isascii() and text.isprintable() for text, _ in parts):
+            return None
+        return "".join(self._styled(text, style) for text, style in parts) + "\n"
+
+    def _styled(self, text: str, style: str) -> str:
+        codes = self._codes.get(style)
+        if codes is None:
+            with self.console.capture() as capture:
+                self.console.print(Text("X", style=style or None), end="")
+            codes = self._codes[style] = tuple(capture.get().split("X"))  # type: ignore[assignment]
+        return codes[0] + text + codes[1]
 
 
 def _short(value: Any) -> str:

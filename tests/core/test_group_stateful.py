@@ -850,6 +850,8 @@ class GroupMachine(RuleBasedStateMachine):
             return
         # (e)
         assert g.state in set(GroupState) and g.state != S.DEAD
+        # the running counts JoinGroup reads equal a recount
+        assert (g.awaiting_join_count(), g._protocol_counts) == g.recount()
         assert g.state == self.seen_state
         # (a)
         assert g.generation_id >= self.max_generation, "generation went down"

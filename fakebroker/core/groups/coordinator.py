@@ -335,7 +335,6 @@ class GroupCoordinator:
             old.sync_pending = None
         self.timers.cancel(heartbeat_key(group.group_id, old_id))
         # The new member takes the old one's place, position, assignment and leadership.
-        members = list(group.members.values())
         new = Member(
             new_id,
             instance_id,
@@ -347,9 +346,7 @@ class GroupCoordinator:
             req["protocols"],
             assignment=old.assignment,
         )
-        group.members = {
-            (new_id if m.member_id == old_id else m.member_id): (new if m.member_id == old_id else m) for m in members
-        }
+        group.replace(old_id, new)
         group.static_members[instance_id] = new_id
         if group.pending_sync and old_id in group.pending_sync:
             group.pending_sync.discard(old_id)
@@ -813,10 +810,7 @@ class GroupCoordinator:
                 leader_id=snap.leader_id,
             )
             for m in snap.members:
-                member = Member(**m)
-                group.members[member.member_id] = member
-                if member.group_instance_id:
-                    group.static_members[member.group_instance_id] = member.member_id
+                group.put(Member(**m))
             if group.members:
                 group.state = S.STABLE
                 group.previous_state = S.COMPLETING_REBALANCE

@@ -37,6 +37,10 @@ class IllegalTransition(RuntimeError):
     pass
 
 
+# Member attributes a group keeps running counts of (see ClassicGroup._track).
+_COUNTED = frozenset({"join_pending", "protocols"})
+
+
 @dataclass
 class Member:
     member_id: str
@@ -52,6 +56,17 @@ class Member:
     sync_pending: Pending | None = None
     join_version: int = 0  # JoinGroup version of the parked request (shapes its answer)
     is_new: bool = False
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Whoever sets a counted attribute, the owning group's counts follow (a JoinGroup
+        # must not recount every member).
+        group: ClassicGroup | None = self.__dict__.get("_group") if name in _COUNTED else None
+        if group is None:
+            object.__setattr__(self, name, value)
+            return
+        group._untrack(self)
+        object.__setattr__(self, name, value)
+        group._track(self)
 
     @property
     def awaiting_join(self) -> bool:
@@ -84,6 +99,10 @@ class ClassicGroup:
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     new_member_added: bool = False
     subscribed_topics: set[str] | None = None  # None = unknown (treated as every topic)
+    # Running counts over ``members`` (kept by _track/_untrack): members parked in JoinGroup,
+    # and per protocol name how many members offer it.
+    _awaiting_join: int = field(default=0, repr=False, compare=False)
+    _protocol_counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def transition_to(self, new: GroupState, now_ms: int) -> None:
         if self.state not in TRANSITIONS[new]:
@@ -100,16 +119,30 @@ class ClassicGroup:
     def add(self, member: Member) -> None:
         if not self.members:
             self.protocol_type = member.protocol_type
-        self.members[member.member_id] = member
-        if member.group_instance_id:
-            self.static_members[member.group_instance_id] = member.member_id
+        self.put(member)
         if self.leader_id is None:
             self.leader_id = member.member_id
+
+    def put(self, member: Member) -> None:
+        """Insert a member as is (no protocol type or leader choice: a load from a snapshot)."""
+        self.members[member.member_id] = member
+        self._attach(member)
+        if member.group_instance_id:
+            self.static_members[member.group_instance_id] = member.member_id
+
+    def replace(self, old_id: str, new: Member) -> None:
+        """``new`` takes ``old_id``'s place in the member order (a static member's return)."""
+        self._detach(self.members[old_id])
+        self.members = {
+            (new.member_id if mid == old_id else mid): (new if mid == old_id else m) for mid, m in self.members.items()
+        }
+        self._attach(new)
 
     def remove(self, member_id: str) -> Member | None:
         member = self.members.pop(member_id, None)
         if member is None:
             return None
+        self._detach(member)
         if member.group_instance_id and self.static_members.get(member.group_instance_id) == member_id:
             del self.static_members[member.group_instance_id]
         self.pending_sync.discard(member_id)
@@ -117,8 +150,37 @@ class ClassicGroup:
             self.leader_id = next(iter(self.members), None)
         return member
 
+    # -- running counts -----------------------------------------------------------------
+    def _attach(self, member: Member) -> None:
+        member.__dict__["_group"] = self
+        self._track(member)
+
+    def _detach(self, member: Member) -> None:
+        if member.__dict__.pop("_group", None) is self:
+            self._untrack(member)
+
+    def _track(self, member: Member) -> None:
+        self._awaiting_join += member.join_pending is not None
+        counts = self._protocol_counts
+        for name in {name for name, _ in member.protocols}:
+            counts[name] = counts.get(name, 0) + 1
+
+    def _untrack(self, member: Member) -> None:
+        self._awaiting_join -= member.join_pending is not None
+        counts = self._protocol_counts
+        for name in {name for name, _ in member.protocols}:
+            if counts[name] == 1:
+                del counts[name]
+            else:
+                counts[name] -= 1
+
+    def recount(self) -> tuple[int, dict[str, int]]:
+        """The running counts computed afresh from ``members`` (tests check they agree)."""
+        votes = Counter(name for m in self.members.values() for name in {name for name, _ in m.protocols})
+        return sum(1 for m in self.members.values() if m.awaiting_join), dict(votes)
+
     def awaiting_join_count(self) -> int:
-        return sum(1 for m in self.members.values() if m.awaiting_join)
+        return self._awaiting_join
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.awaiting_join_count() and not self.pending_members
@@ -144,8 +206,8 @@ class ClassicGroup:
         rejoining member's old protocols, as Kafka does)."""
         if self.state == GroupState.EMPTY:
             return bool(protocol_type) and bool(names)
-        counts = self._candidate_counts()
-        return protocol_type == self.protocol_type and any(counts[n] == len(self.members) for n in names)
+        counts, size = self._protocol_counts, len(self.members)
+        return protocol_type == self.protocol_type and any(counts.get(n, 0) == size for n in names)
 
     def _candidate_counts(self) -> Counter[str]:
         counts: Counter[str] = Counter()
