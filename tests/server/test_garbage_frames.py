@@ -138,6 +138,7 @@ def test_structure_aware_fuzz_never_hurts_bystanders(seed, kafka_version):
 
 
 @pytest.mark.fuzz_long
+@pytest.mark.timeout(0)  # hours at 1,000,000 frames: the run itself is bounded by its frame count
 @pytest.mark.skipif(not os.environ.get("FAKEBROKER_FUZZ_FRAMES"), reason="set FAKEBROKER_FUZZ_FRAMES=1000000 to run")
 def test_structure_aware_fuzz_long():
     frames = int(os.environ["FAKEBROKER_FUZZ_FRAMES"])
