@@ -10,9 +10,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -44,9 +46,17 @@ def test_fails(fakebroker):
 def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    return subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    # its own process group, ended whole on timeout: pip's and pytest's children go with it
+    with subprocess.Popen(
+        [str(a) for a in args], cwd=cwd, env=env, stdout=PIPE, stderr=PIPE, text=True, start_new_session=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            pytest.fail(f"{' '.join(map(str, args))} ran over {timeout} s\n{out[-4000:]}\n{err[-4000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def checked(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> str:
@@ -140,7 +150,7 @@ def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
         )
     python = venv(tmp_path / "venv310", python310)
     checked(python, "-m", "pip", "install", "-q", wheel(dists, "fakebroker"), wheel(dists, "pytest_fakebroker"))
-    checked(python, "-m", "pip", "install", "-q", "pytest>=8", "pytest-trio", "hypothesis>=6.100")
+    checked(python, "-m", "pip", "install", "-q", "pytest>=8", "pytest-trio", "pytest-timeout", "hypothesis>=6.100")
     assert checked(python, "-c", "import sys; print(sys.version_info[:2])").strip() == "(3, 10)"
     result = run(
         python,
@@ -157,7 +167,7 @@ def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
         "-o",
         "addopts=-p pytester",  # no xdist in this venv
         cwd=ROOT,
-        timeout=900,
+        timeout=480,  # inside the ini's 600 s per test
     )
     tail = result.stdout.strip().splitlines()[-1:] or [""]
     print(f"Python 3.10 fast suite: {tail[0]}")
