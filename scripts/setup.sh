@@ -2,7 +2,8 @@
 # Sets up everything fakebroker and its tests need on a fresh machine (idempotent):
 # the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, the
 # kafkajs test scripts' npm packages, Spark's Kafka connector and the Kafka broker jars of the
-# conformance tests (both from Maven Central, cached). Run as root or with sudo available.
+# conformance tests (both from Maven Central, cached), and the wheels of the packaging tests.
+# Run as root or with sudo available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,5 +28,7 @@ fi
 (cd examples/kafkajs_control && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # Spark's Kafka connector for the installed PySpark, from Maven Central into a cache (once)
 python3 examples/spark_pipeline/jars.py >/dev/null
+# the wheels the packaging tests install into fresh venvs (this Python and 3.10), so they read no index
+python3 tests/packaging/wheelhouse.py
 # Apache Kafka's broker (pinned) for the differential conformance tests, from Maven Central into a cache (once)
 python3 tests/conformance/kafka_jars.py >/dev/null

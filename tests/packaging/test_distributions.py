@@ -2,14 +2,14 @@
 ``twine check``, installed into fresh virtual environments (no editable install, no dev extra),
 and a user's small test suite run with them; the oldest supported Python runs the fast suite.
 
-Slow (each venv installs its dependencies, from pip's cache when it can): about a minute.
+Slow: about two and a half minutes. Offline: every wheel comes from the wheelhouse that
+``scripts/setup.sh`` downloads (tests/packaging/wheelhouse.py), never from a package index.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +17,8 @@ from pathlib import Path
 from subprocess import PIPE
 
 import pytest
+
+from . import wheelhouse
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -43,9 +45,19 @@ def test_fails(fakebroker):
 }
 
 
+def wheels(name: str) -> Path:
+    """A wheelhouse folder, ready for this tree's requirements (else the test says how to get it)."""
+    if not wheelhouse.ready(name):
+        pytest.fail(
+            f"the packaging tests' wheels are not downloaded: run {wheelhouse.__file__} (scripts/setup.sh does)"
+        )
+    return wheelhouse.folder(name)
+
+
 def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    # pip (and the build's isolated environment) install from the wheelhouse only
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels("current")))
     # its own process group, ended whole on timeout: pip's and pytest's children go with it
     with subprocess.Popen(
         [str(a) for a in args], cwd=cwd, env=env, stdout=PIPE, stderr=PIPE, text=True, start_new_session=True
@@ -101,7 +113,7 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     checked(
         python, "-m", "pip", "install", "-q", f"fakebroker[charts] @ file://{core}", wheel(dists, "pytest_fakebroker")
     )
-    checked(python, "-m", "pip", "install", "-q", "confluent-kafka", "mypy")
+    checked(python, "-m", "pip", "install", "-q", *wheelhouse.USER_SUITE)
     project = tmp_path / "project"
     project.mkdir()
     for name, text in USER_SUITE.items():
@@ -132,25 +144,18 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     assert 'Argument "brokers" to "FakeCluster" has incompatible type "str"; expected "int"' in typed.stdout
 
 
-def oldest_python() -> str | None:
-    """Python 3.10, the oldest ``requires-python`` allows: installed by pyenv, or on PATH (not
-    pyenv's shim, which refuses unless 3.10 is selected)."""
-    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10*/bin/python3.10")))
-    if candidates:
-        return candidates[-1]
-    found = shutil.which("python3.10")
-    return found if found and "/shims/" not in found else None
-
-
 def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
-    python310 = oldest_python()
+    python310 = wheelhouse.oldest_python()
     if python310 is None:
         pytest.fail(
             "Python 3.10 (the oldest supported) is not installed: pyenv install 3.10 (or put python3.10 on PATH)"
         )
     python = venv(tmp_path / "venv310", python310)
-    checked(python, "-m", "pip", "install", "-q", wheel(dists, "fakebroker"), wheel(dists, "pytest_fakebroker"))
-    checked(python, "-m", "pip", "install", "-q", "pytest>=8", "pytest-trio", "pytest-timeout", "hypothesis>=6.100")
+    offline = ("--find-links", wheels("oldest"))
+    checked(
+        python, "-m", "pip", "install", "-q", *offline, wheel(dists, "fakebroker"), wheel(dists, "pytest_fakebroker")
+    )
+    checked(python, "-m", "pip", "install", "-q", *offline, *wheelhouse.FAST_SUITE)
     assert checked(python, "-c", "import sys; print(sys.version_info[:2])").strip() == "(3, 10)"
     result = run(
         python,
