@@ -136,6 +136,12 @@ def apis() -> None:
     "a concrete address; 127.0.0.1 for 0.0.0.0 and ::1 for ::).",
 )
 @click.option("--topic", "topics", multiple=True, help="Create a topic at start: NAME or NAME:PARTITIONS (repeatable).")
+@click.option(
+    "--rack",
+    "racks",
+    multiple=True,
+    help="A broker's rack (broker.rack), once per broker in node id order: --rack a --rack b (repeatable).",
+)
 @click.option("--set", "settings", multiple=True, help="Broker setting under Kafka's name: NAME=VALUE (repeatable).")
 @click.option(
     "--feature",
@@ -178,6 +184,7 @@ def serve(
     host: str,
     advertised_host: str | None,
     topics: tuple[str, ...],
+    racks: tuple[str, ...],
     settings: tuple[str, ...],
     features: tuple[str, ...],
     kafka_version: str | None,
@@ -208,6 +215,7 @@ def serve(
     control_token = control_token if control_token is not None else file.control_token
     topic_map: dict[str, Any] = {**file.topics, **dict(_parse_topic(t) for t in topics)}
     config = {**file.settings, **dict(_parse_setting(s) for s in settings)}
+    rack_list = list(racks) if racks else file.racks
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
     kafka_version = kafka_version or file.kafka_version or DEFAULT_RELEASE
@@ -229,6 +237,7 @@ def serve(
         "port": port,
         "topics": topic_map,
         "config": config,
+        "racks": rack_list,
         "virtual_time": virtual_time or file.virtual_time,
         "coordinator_load_time_ms": file.coordinator_load_time_ms,
         "transaction_marker_delay_ms": file.transaction_marker_delay_ms,
@@ -238,9 +247,14 @@ def serve(
         "event_log_size": file.event_log_size,
     }
     try:  # what FakeCluster would refuse, refused before anything starts
-        check_options(brokers, port, topic_map, config)
+        check_options(brokers, port, topic_map, config, rack_list)
     except ClusterUsageError as exc:
-        raise click.UsageError(str(exc)) from None
+        message = str(exc)
+        if racks and message.startswith("racks"):  # in the words of the command line
+            message = (
+                f"--rack given {len(racks)} time(s) for {brokers} broker(s): give it once per broker, in node id order"
+            )
+        raise click.UsageError(message) from None
     for index, rule in enumerate(file.faults, 1):
         named = rule.get("broker")
         named = [named] if isinstance(named, int) else list(named or [])
@@ -355,7 +369,13 @@ def run(
     if settings:
         options["config"] = {**(options.get("config") or {}), **dict(_parse_setting(s) for s in settings)}
     try:  # what FakeCluster would refuse, refused before the command starts
-        check_options(options.get("brokers", 1), options.get("port", 0), options.get("topics"), options.get("config"))
+        check_options(
+            options.get("brokers", 1),
+            options.get("port", 0),
+            options.get("topics"),
+            options.get("config"),
+            options.get("racks"),
+        )
     except ClusterUsageError as exc:
         raise click.UsageError(f"{scenario_file}: {exc}") from None
 

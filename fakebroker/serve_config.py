@@ -4,6 +4,7 @@ Example::
 
     brokers = 3
     port = 9092
+    racks = ["a", "b", "c"]         # each broker's rack (broker.rack), in node id order
     virtual_time = false
     coordinator_load_time_ms = 200
     transaction_marker_delay_ms = 5
@@ -47,6 +48,7 @@ from .core.topics import topic_name_error
 
 KEYS = {
     "brokers",
+    "racks",
     "port",
     "host",
     "virtual_time",
@@ -70,6 +72,7 @@ class ConfigError(ValueError):
 @dataclass
 class ServeConfig:
     brokers: int = 1
+    racks: list[str | None] | None = None
     port: int = 9092
     host: str = "127.0.0.1"
     virtual_time: bool = False
@@ -118,6 +121,11 @@ def load(path: str | Path) -> ServeConfig:
             setattr(config, key, str(data[key]))
     if config.event_log_size < 1:
         raise ConfigError(f"{path}: event_log_size must be at least 1, got {config.event_log_size}")
+    if "racks" in data:
+        racks = data["racks"]
+        if not isinstance(racks, list) or not all(isinstance(r, str) and r.strip() for r in racks):
+            raise ConfigError(f"{path}: racks must be an array of rack names, one per broker, got {racks!r}")
+        config.racks = list(racks)
     if "virtual_time" in data:
         if not isinstance(data["virtual_time"], bool):
             raise ConfigError(f"{path}: virtual_time must be true or false, got {data['virtual_time']!r}")

@@ -80,9 +80,32 @@ def check_topic(name: Any, spec: Any, brokers: int) -> None:
             raise ClusterUsageError(f"topic {name!r}: {reason}")
 
 
-def check_options(brokers: Any, port: Any, topics: dict[str, Any] | None, config: dict[str, Any] | None) -> None:
+def check_racks(racks: Any, brokers: int) -> None:
+    """One rack name (or None: no rack) per broker, in node id order."""
+    if racks is None:
+        return
+    if isinstance(racks, (str, bytes)) or not isinstance(racks, (list, tuple)):
+        raise ClusterUsageError(f"racks must be a list of one rack name (or None) per broker, not {racks!r}")
+    if len(racks) != brokers:
+        raise ClusterUsageError(
+            f"racks names {len(racks)} rack(s) for {brokers} broker(s): give one per broker, in node id order "
+            f"(None for a broker without a rack), e.g. {[f'rack-{i % 3}' for i in range(brokers)]!r}"
+        )
+    for i, rack in enumerate(racks):
+        if rack is not None and (not isinstance(rack, str) or not rack.strip()):
+            raise ClusterUsageError(f"racks[{i}] (broker {i}) must be a non-empty rack name or None, not {rack!r}")
+
+
+def check_options(
+    brokers: Any,
+    port: Any,
+    topics: dict[str, Any] | None,
+    config: dict[str, Any] | None,
+    racks: Any = None,
+) -> None:
     """All of ``FakeCluster``'s checks of its arguments, in the order they are given."""
     check_brokers_and_port(brokers, port)
+    check_racks(racks, brokers)
     if config is not None and not isinstance(config, dict):
         raise ClusterUsageError(f"config must be a dict of broker settings, not {config!r}")
     check_settings(config or {})

@@ -20,7 +20,7 @@ import base64
 import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from typing import Any, TypeVar
 
@@ -65,6 +65,10 @@ class FakeCluster:
     :param port: port of the first broker; the others take port+1, port+2, ... (0 = free ports).
     :param topics: topics to create at start, ``{"orders": 6}`` or ``{"orders": {"partitions": 6, "config": {...}}}``.
     :param config: broker settings under Kafka's names (``{"auto.create.topics.enable": False}``).
+    :param racks: each broker's rack (Kafka's ``broker.rack``), one per broker in node id order,
+        None for a broker without one: ``racks=["a", "b", "c"]``. Metadata and DescribeCluster
+        name them, and a new topic's replicas are spread over the racks as Kafka spreads them,
+        so rack-aware consumers (``client.rack``, KIP-881) can be tested.
     :param coordinator_load_time_ms: how long a coordinator that takes a group over answers
         COORDINATOR_LOAD_IN_PROGRESS while it "reads the offsets topic".
     :param transaction_marker_delay_ms: how long an ended transaction stays in PrepareCommit or
@@ -104,6 +108,7 @@ class FakeCluster:
         port: int = 0,
         topics: dict[str, Any] | None = None,
         config: dict[str, Any] | None = None,
+        racks: Sequence[str | None] | None = None,
         cluster_id: str | None = None,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         coordinator_load_time_ms: int = 0,
@@ -115,7 +120,7 @@ class FakeCluster:
         advertised_host: str | None = None,
         event_log_size: int | None = DEFAULT_CAPACITY,
     ):
-        check_options(brokers, port, topics, config)  # ClusterUsageError naming what is valid
+        check_options(brokers, port, topics, config, racks)  # ClusterUsageError naming what is valid
         posed = release(kafka_version)  # UnknownRelease names the valid ones
         config = dict(config or {})
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
@@ -146,6 +151,7 @@ class FakeCluster:
             BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host) for i in range(brokers)
         ]
         self.bind_host = host
+        self._racks = list(racks) if racks is not None else [None] * brokers
         self.host = self.servers[0].advertised_host  # what Metadata and bootstrap_servers name
         self._initial_topics = dict(topics or {})
         self._proxy = LoopProxy(self.runtime)
@@ -176,7 +182,8 @@ class FakeCluster:
         try:
             for server in self.servers:
                 port = await tg.start(server.serve)
-                self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms())
+                rack = self._racks[server.node_id]
+                self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms(), rack)
             if self._saved_meta:
                 restore(self.state, self._saved_meta, self.clock.now_ms())
             if self._data_dir is not None:

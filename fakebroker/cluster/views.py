@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.cluster_state import ClusterState
-from ..protocol.data import assignment_dict
+from ..protocol.data import assignment_dict, decode_subscription
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class MemberView:
     member_epoch: int | None = None
     target: dict[str, list[int]] | None = None
     revoking: dict[str, list[int]] | None = None
+    # the member's rack: from its subscription (consumer protocol v3, KIP-881) or its heartbeat
+    rack: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -36,6 +38,8 @@ class MemberView:
         }
         if self.member_epoch is not None:
             out.update(member_epoch=self.member_epoch, target=self.target, revoking=self.revoking)
+        if self.rack is not None:
+            out["rack"] = self.rack
         return out
 
 
@@ -90,6 +94,15 @@ def _decode(protocol_type: str | None, raw: bytes) -> dict[str, list[int]] | Non
         return None
 
 
+def _rack(protocol_type: str | None, subscription: bytes | None) -> str | None:
+    if protocol_type != "consumer" or not subscription:
+        return None
+    try:
+        return decode_subscription(subscription).rack_id or None  # librdkafka sends "" for no rack
+    except Exception:  # not the consumer protocol, or a version without racks
+        return None
+
+
 def group_view(state: ClusterState, group_id: str) -> GroupView | None:
     """The group as the coordinator sees it now; None if the coordinator does not know it."""
     group = state.groups.groups.get(group_id)
@@ -103,6 +116,7 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
             m.client_host,
             _decode(group.protocol_type, m.assignment),
             bytes(m.assignment),
+            rack=_rack(group.protocol_type, m.metadata(group.protocol_name) if group.protocol_name else None),
         )
         for m in group.members.values()
     )
@@ -136,6 +150,7 @@ def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
             member_epoch=m.member_epoch,
             target=_plain(group.target.get(m.member_id, {})),
             revoking=_plain(m.revoking),
+            rack=m.rack_id,
         )
         for m in group.members.values()
     )
@@ -165,9 +180,10 @@ class BrokerView:
     host: str
     port: int
     alive: bool
+    rack: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.node_id, "host": self.host, "port": self.port, "alive": self.alive}
+        return {"id": self.node_id, "host": self.host, "port": self.port, "alive": self.alive, "rack": self.rack}
 
 
 @dataclass(frozen=True)
@@ -209,7 +225,7 @@ class TopicView:
 
 
 def broker_views(state: ClusterState) -> list[BrokerView]:
-    return [BrokerView(b.node_id, b.host, b.port, b.alive) for _, b in sorted(state.brokers.items())]
+    return [BrokerView(b.node_id, b.host, b.port, b.alive, b.rack) for _, b in sorted(state.brokers.items())]
 
 
 def topic_view(state: ClusterState, name: str) -> TopicView | None:

@@ -164,14 +164,14 @@ class ClusterState:
         info = self.brokers[node_id] = BrokerInfo(node_id, host, port, rack)
         return info
 
-    def broker_started(self, node_id: int, host: str, port: int, now_ms: int) -> None:
+    def broker_started(self, node_id: int, host: str, port: int, now_ms: int, rack: str | None = None) -> None:
         """A broker listens (first start or restart): offline partitions it replicates get it as
-        leader; leadership moved away while it was down stays moved."""
+        leader; leadership moved away while it was down stays moved. A restart keeps its rack."""
         known = self.brokers.get(node_id)
         if known is not None and known.alive:
             return
         if known is None:
-            self.add_broker(node_id, host, port)
+            self.add_broker(node_id, host, port, rack)
             self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port), now_ms)
             return
         known.alive, known.host, known.port = True, host, port
@@ -245,9 +245,12 @@ class ClusterState:
 
     def _spread(self, count: int, replication: int, brokers: list[int], first_partition: int = 0) -> list[list[int]]:
         """Round-robin replica placement, each topic starting one broker further along (Kafka
-        starts at a random broker; a rotating start keeps tests deterministic)."""
+        starts at a random broker; a rotating start keeps tests deterministic). With racks the
+        brokers are taken rack by rack in turn, so a partition's replicas land on different racks
+        as Kafka places them."""
         start = self._next_start
         self._next_start += 1
+        brokers = topic_layout.rack_alternated(brokers, {b: self.brokers[b].rack for b in brokers if b in self.brokers})
         n = len(brokers)
         return [
             [brokers[(start + p + r) % n] for r in range(replication)]

@@ -20,6 +20,19 @@ from .topics import (
 Spread = Callable[[int, int, list[int], int], list[list[int]]]
 
 
+def rack_alternated(brokers: list[int], racks: dict[int, str | None]) -> list[int]:
+    """``brokers`` in the order Kafka's rack-aware placement walks them: the first broker of each
+    rack (racks by name), then the second of each, ... Unchanged when no broker has a rack; a
+    broker without one counts as a rack of its own."""
+    if not any(racks.get(b) for b in brokers):
+        return brokers
+    by_rack: dict[str, list[int]] = {}
+    for b in sorted(brokers):
+        by_rack.setdefault(racks.get(b) or f"\0{b}", []).append(b)
+    columns = [by_rack[r] for r in sorted(by_rack)]
+    return [col[i] for i in range(max(map(len, columns))) for col in columns if i < len(col)]
+
+
 def new_topic(
     name: str,
     num_partitions: int,

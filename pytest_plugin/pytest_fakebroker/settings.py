@@ -18,6 +18,7 @@ CLUSTER_PARAMS = frozenset(
         "port",
         "topics",
         "config",
+        "racks",
         "cluster_id",
         "max_frame_size",
         "coordinator_load_time_ms",

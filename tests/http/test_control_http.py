@@ -226,7 +226,13 @@ def test_broker_stop_and_start_change_brokers_and_leaders(cluster, api):
     led = [p["partition"] for p in api.ok("GET", "/topics/r3")["partitions"] if p["leader"] == 1]
     assert led
     port = cluster.servers[1].port
-    assert api.ok("POST", "/brokers/1/stop") == {"id": 1, "host": "127.0.0.1", "port": port, "alive": False}
+    assert api.ok("POST", "/brokers/1/stop") == {
+        "id": 1,
+        "host": "127.0.0.1",
+        "port": port,
+        "alive": False,
+        "rack": None,
+    }
     assert {b["id"]: b["alive"] for b in api.ok("GET", "/brokers")["brokers"]} == {0: True, 1: False, 2: True}
     with pytest.raises(ConnectionRefusedError):
         RawClient(port)

@@ -256,6 +256,19 @@ public final class GroupScenarios {
         if (a.containsKey("instance")) {
             p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.get("instance"));
         }
+        if (a.containsKey("rack")) { // KIP-881: rack-aware assignment when the brokers have racks too
+            p.put(ConsumerConfig.CLIENT_RACK_CONFIG, a.get("rack"));
+        }
+        if (a.containsKey("assignors")) { // e.g. "range" or "cooperative-sticky,range" (Kafka's short names)
+            List<String> classes = new ArrayList<>();
+            for (String short_ : list(a.get("assignors"))) {
+                classes.add(short_.equals("range") ? "org.apache.kafka.clients.consumer.RangeAssignor"
+                        : short_.equals("roundrobin") ? "org.apache.kafka.clients.consumer.RoundRobinAssignor"
+                        : short_.equals("sticky") ? "org.apache.kafka.clients.consumer.StickyAssignor"
+                        : "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+            }
+            p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, String.join(",", classes));
+        }
         Member m = new Member(name, p, a.get("topic"));
         m.pattern = a.get("pattern");
         members.put(name, m);
