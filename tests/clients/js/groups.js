@@ -117,9 +117,22 @@ const COMMANDS = {
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await consumer.run({
       eachMessage: async ({ topic: t, partition, message }) => {
+        if (entry.stallMs > 0) { // stuck in processing: kafkajs sends nothing meanwhile (no heartbeat thread)
+          const ms = entry.stallMs
+          entry.stallMs = 0
+          out({ type: 'stall_start', name, ms, partition, offset: Number(message.offset) })
+          await sleep(ms)
+          out({ type: 'stall_end', name })
+        }
         consumed.push([name, partition, Number(message.offset), str(message.key)])
       },
     })
+    return {}
+  },
+
+  // The next message `name` processes takes `ms` (eachMessage awaits that long before returning).
+  async stall({ name, ms }) {
+    consumers[name].stallMs = ms
     return {}
   },
 

@@ -1,0 +1,127 @@
+"""A member that does not rejoin a rebalance in time is removed by the coordinator when the
+group's rebalance timeout runs out (GROUP-COORDINATOR.md §3.3: join completion drops every
+dynamic member not awaiting join), and the others go on without it.
+
+- kafkajs has no heartbeat thread: a member stuck in ``eachMessage`` sends nothing at all, so
+  when a newcomer starts a rebalance it cannot rejoin. Its session timeout (20 s) is longer
+  than its rebalance timeout (3 s): the coordinator removes it at the rebalance timeout, with
+  the reason in the event, and it rejoins when its processing ends.
+- The Java consumer's heartbeat thread leaves the group by itself when processing outlasts
+  ``max.poll.interval.ms`` (tests/clients/test_java_groups.py shows that). What the coordinator
+  must do itself is shown with a JVM that is frozen whole (SIGSTOP, as a long GC pause or a
+  stopped container): nothing leaves, the rebalance timeout (Java's ``max.poll.interval.ms``)
+  removes it, and after SIGCONT it learns it was removed and rejoins.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from fakebroker.cluster import FakeCluster
+
+from .group_state import events, group_off_first_broker, live_group
+from .test_java_client import java_client_jar  # noqa: F401 (fixture)
+from .test_java_groups import Driver as JavaDriver
+from .test_kafkajs_groups import Driver as NodeGroupsDriver
+from .test_kafkajs_groups import node  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.clients
+TOPIC, PARTITIONS = "orders", 6
+
+
+@pytest.fixture
+def cluster():
+    with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}).run_in_thread() as c:
+        yield c
+
+
+def wait_for(what: str, check, timeout: float = 20, step: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(step)
+    return found
+
+
+def stable_members(cluster: FakeCluster, gid: str) -> set[str] | None:
+    g = live_group(cluster, gid)
+    return set(g["members"]) if g and g["state"] == "Stable" else None
+
+
+@pytest.mark.node
+def test_kafkajs_member_stuck_in_each_message_is_removed_at_the_rebalance_timeout(cluster, node):  # noqa: F811
+    gid = group_off_first_broker(cluster, "kafkajs-stuck")
+    timeouts = {"sessionTimeout": 20000, "rebalanceTimeout": 3000, "heartbeatInterval": 300}
+    with NodeGroupsDriver(node, cluster) as driver:
+        for name in ("a", "b"):
+            driver.call("start", name=name, groupId=gid, topic=TOPIC, **timeouts)
+        got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS)
+        stuck_id = got["memberIds"]["a"]
+        driver.call("stall", name="a", ms=9000)
+        driver.call("produce", topic=TOPIC, n=60, partitions=PARTITIONS)
+        wait_for("stall_start", lambda: driver.of_type("stall_start", name="a"))
+
+        joined_at = time.monotonic()
+        driver.call("start", name="c", groupId=gid, topic=TOPIC, **timeouts)  # a rebalance a cannot join
+        removed = wait_for(
+            "removal of the stuck member",
+            lambda: [e for e in events(cluster, "member_removed", gid) if e["member"] == stuck_id],
+        )
+        waited = time.monotonic() - joined_at
+        assert removed[0]["reason"] == "did not rejoin in time"
+        assert 2.5 < waited < 8, f"removed {waited:.1f} s after the rebalance began (rebalance timeout 3 s)"
+        # b and c share the partitions while a is still stuck
+        members = wait_for("b and c alone", lambda: (m := stable_members(cluster, gid)) and len(m) == 2 and m)
+        assert stuck_id not in members
+        assert not driver.of_type("stall_end", name="a")
+
+        # a's processing ends: it finds itself removed and joins again; all three share the topic
+        got = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=30000)
+        assert got["memberIds"]["a"] != stuck_id
+        driver.call("waitConsumed", total=60)
+        records = driver.call("consumed")["records"]
+        assert {r[3] for r in records} == {f"key-{i}" for i in range(60)}  # nothing lost
+
+
+@pytest.mark.java
+def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(cluster, java_client_jar):  # noqa: F811
+    gid = group_off_first_broker(cluster, "java-frozen")
+    with JavaDriver(java_client_jar, cluster) as frozen, JavaDriver(java_client_jar, cluster) as others:
+        # session 30 s, max.poll.interval (the rebalance timeout) 4 s: only the rebalance timeout can remove it
+        frozen.call("start", name="a", group=gid, topic=TOPIC, session=30000, heartbeat=1000, maxPoll=4000)
+        frozen.call("waitAssigned", names=["a"], topic=TOPIC, partitions=PARTITIONS)
+        first = wait_for("a alone", lambda: stable_members(cluster, gid))
+        (frozen_id,) = first
+
+        os.kill(frozen.proc.pid, signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            others.call("start", name="b", group=gid, topic=TOPIC, session=30000, maxPoll=4000)
+            removed = wait_for(
+                "removal of the frozen member",
+                lambda: [e for e in events(cluster, "member_removed", gid) if e["member"] == frozen_id],
+            )
+            waited = time.monotonic() - began
+            assert removed[0]["reason"] == "did not rejoin in time"
+            assert 3.5 < waited < 10, f"removed {waited:.1f} s after b joined (rebalance timeout 4 s)"
+            others.call("waitAssigned", names=["b"], topic=TOPIC, partitions=PARTITIONS)
+            assert wait_for("b alone", lambda: (m := stable_members(cluster, gid)) and frozen_id not in m and m)
+        finally:
+            os.kill(frozen.proc.pid, signal.SIGCONT)
+
+        # thawed: its next heartbeat is refused, it rejoins with a new member id, and a and b split the topic
+        def split() -> bool:
+            g = live_group(cluster, gid)
+            owned = g and [sorted(p for ps in m["assignment"].values() for p in ps) for m in g["members"].values()]
+            return bool(
+                g and g["state"] == "Stable" and frozen_id not in g["members"] and sorted(map(len, owned)) == [3, 3]
+            )
+
+        wait_for("a and b splitting the topic", split, timeout=30)
+        wait_for(
+            "a's new share", lambda: len((frozen.of_type("assigned", name="a") or [{}])[-1].get("partitions", [])) == 3
+        )
