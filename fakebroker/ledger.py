@@ -2,18 +2,36 @@
 check the run's delivery guarantees (lost records, duplicates and their causes, per-key order,
 commits beyond what was processed) in three lines.
 
-Usage, with any client (the cluster link is optional; with it, each duplicate is explained by the
-group event between its first and its repeated processing, read from ``cluster.events``)::
+Usage (confluent-kafka here; any client works). The cluster link is optional: with it, each
+duplicate is explained by the group event between its first and its repeated processing, read
+from ``cluster.events``, and with ``group`` the group's commits are checked too::
+
+    import time
+
+    from confluent_kafka import Consumer, Producer
 
     from fakebroker import DeliveryLedger, FakeCluster
 
     with FakeCluster(brokers=3, topics={"orders": 6}).run_in_thread() as cluster:
         ledger = DeliveryLedger(cluster, group="billing")
-        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
-        producer.produce("orders", key=b"k1", value=b"v1", on_delivery=ledger.on_delivery)
+        servers = cluster.bootstrap_servers
+        producer = Producer({"bootstrap.servers": servers, "on_delivery": ledger.on_delivery})
+        for i in range(100):
+            producer.produce("orders", key=b"k%d" % (i % 10), value=b"v%d" % i)
         producer.flush(10)
-        ...  # each consumer: msg = consumer.poll(1); handle(msg); ledger.record("c1", msg)
-        ledger.assert_at_least_once(max_duplicates=10)  # or assert_exactly_once()
+        consumer = Consumer(
+            {"bootstrap.servers": servers, "group.id": "billing", "auto.offset.reset": "earliest",
+             "enable.auto.commit": False}
+        )
+        consumer.subscribe(["orders"])
+        deadline = time.monotonic() + 20
+        while ledger.verdict().lost and time.monotonic() < deadline:
+            msg = consumer.poll(0.1)
+            if msg is not None and msg.error() is None:
+                ledger.record("c1", msg)  # handled: now commit it
+                consumer.commit(msg, asynchronous=False)
+        consumer.close()
+        ledger.assert_exactly_once()  # or assert_at_least_once(max_duplicates=...)
         print(ledger.verdict().summary())
 
 ``ledger.record(member, message)`` takes a confluent-kafka ``Message`` or a kafka-python or
