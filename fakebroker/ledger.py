@@ -47,6 +47,7 @@ saw produced are what a commit must not skip).
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections import Counter
@@ -196,9 +197,11 @@ class _Entry(NamedTuple):
 class DeliveryLedger:
     """Records acknowledged and processed records (thread-safe) and judges them: :meth:`verdict`.
 
-    ``cluster`` (optional) links each record to the cluster's event log, so duplicates get a
-    cause; with ``group`` too, the group's own ``offset_committed`` events are checked like the
-    commits the application reports through :meth:`committed`."""
+    ``cluster`` (optional) links each record to the cluster's event log (it notes
+    ``cluster.event_count`` with each), so duplicates get a cause: from ``group``'s events, or
+    any group's without one. With ``group``, that group's own ``offset_committed`` events are
+    checked like the commits the application reports through :meth:`committed`. Only events
+    after the ledger was made are read."""
 
     def __init__(self, cluster: FakeCluster | None = None, group: str | None = None) -> None:
         self.cluster = cluster
@@ -258,6 +261,7 @@ class DeliveryLedger:
             processed = list(self._processed)
             commits = list(self._commits)
         events = self._group_events()
+        seqs = [e.seq for e in events]
         keys = {**{(e.topic, e.partition, e.offset): e.key for e in processed if e.key is not None}, **produced}
 
         seen: dict[tuple[str, int, int], list[_Entry]] = {}
@@ -275,7 +279,7 @@ class DeliveryLedger:
                 highest_of_key[(e.topic, e.partition, key)] = max(highest, e.offset)
 
         duplicates = [
-            Duplicate(*where, keys.get(where), len(es), tuple(x.member for x in es), _cause(events, es[0], es[1]))
+            Duplicate(*where, keys.get(where), len(es), tuple(x.member for x in es), _cause(events, seqs, es[0], es[1]))
             for where, es in sorted(seen.items())
             if len(es) > 1
         ]
@@ -295,7 +299,7 @@ class DeliveryLedger:
     def _beyond(
         self, processed: list[_Entry], commits: list[_Entry], events: list[Event], produced: set[tuple[str, int, int]]
     ) -> list[CommitBeyond]:
-        # Each check: (by the cluster's event count?, when, topic, partition, next offset committed).
+        # Each check: (timed by the cluster's event count?, when, topic, partition, next offset committed).
         checks = [(False, c.at, c.topic, c.partition, c.offset) for c in commits]
         if self.group is not None:
             checks += [
@@ -303,27 +307,33 @@ class DeliveryLedger:
                 for e in events
                 if e.kind == "offset_committed"
             ]
-        firsts: dict[tuple[str, int], dict[int, _Entry]] = {}  # partition -> offset -> first processing
+        firsts: dict[tuple[str, int], list[_Entry]] = {}  # partition -> first processings, in order
+        once: set[tuple[str, int, int]] = set()
         for p in processed:
-            firsts.setdefault((p.topic, p.partition), {}).setdefault(p.offset, p)
+            if (p.topic, p.partition, p.offset) not in once:
+                once.add((p.topic, p.partition, p.offset))
+                firsts.setdefault((p.topic, p.partition), []).append(p)
         made: dict[tuple[str, int], list[int]] = {}
-        for t, p, o in produced:
+        for t, p, o in sorted(produced):
             made.setdefault((t, p), []).append(o)
-        out: list[CommitBeyond] = []
-        found: set[tuple[str, int, int]] = set()
-        for by_events, when, topic, partition, committed in checks:
-            if (topic, partition, committed) in found:
-                continue
-            first = firsts.get((topic, partition), {})
-            done = {o for o, e in first.items() if (e.events if by_events else e.at) <= when}
-            up_to = max(done, default=-1)
-            if committed <= up_to + 1:
-                continue
-            offsets = made.get((topic, partition))
-            if offsets is None or any(o < committed and o not in done for o in offsets):
-                found.add((topic, partition, committed))
-                out.append(CommitBeyond(topic, partition, committed, up_to))
-        return out
+        found: dict[int, CommitBeyond] = {}
+        reported: set[tuple[str, int, int]] = set()
+        for by_events in (False, True):
+            # One sweep in time order per clock: what was processed before each commit only grows.
+            sweeps: dict[tuple[str, int], _Sweep] = {}
+            mine = sorted((when, i, t, p, c) for i, (b, when, t, p, c) in enumerate(checks) if b == by_events)
+            for when, i, topic, partition, committed in mine:
+                tp = (topic, partition)
+                sweep = sweeps.setdefault(tp, _Sweep(firsts.get(tp, []), made.get(tp), by_events))
+                sweep.advance(when)
+                if (
+                    committed > sweep.up_to + 1
+                    and sweep.skips(committed)
+                    and (topic, partition, committed) not in reported
+                ):
+                    reported.add((topic, partition, committed))
+                    found[i] = CommitBeyond(topic, partition, committed, sweep.up_to)
+        return [found[i] for i in sorted(found)]
 
     def assert_exactly_once(self) -> Verdict:
         """Raise AssertionError (with the summary) unless nothing was lost or processed twice."""
@@ -344,6 +354,35 @@ class DeliveryLedger:
         return verdict
 
 
+class _Sweep:
+    """One partition's processing as of a moment that only moves forward."""
+
+    def __init__(self, firsts: list[_Entry], produced: list[int] | None, by_events: bool) -> None:
+        self.firsts, self.produced, self.by_events = firsts, produced, by_events
+        self.done: set[int] = set()
+        self.up_to = -1  # the highest offset processed so far
+        self._next = 0  # the next first processing to take in
+        self._lowest = 0  # index in ``produced`` of the lowest produced offset perhaps not processed yet
+
+    def advance(self, when: int) -> None:
+        while self._next < len(self.firsts):
+            e = self.firsts[self._next]
+            if (e.events if self.by_events else e.at) > when:
+                break
+            self.done.add(e.offset)
+            self.up_to = max(self.up_to, e.offset)
+            self._next += 1
+
+    def skips(self, committed: int) -> bool:
+        """Whether committing ``committed`` skips a produced record not processed yet (with nothing
+        seen produced in the partition: always)."""
+        if self.produced is None:
+            return True
+        while self._lowest < len(self.produced) and self.produced[self._lowest] in self.done:
+            self._lowest += 1
+        return self._lowest < len(self.produced) and self.produced[self._lowest] < committed
+
+
 # -- causes ------------------------------------------------------------------------------------------
 def _short(text: str) -> str:
     """Member ids ("<client id>-<uuid>") shortened to "<client id>-<first 8 hex digits>"."""
@@ -354,9 +393,11 @@ def _who(e: Event) -> str:
     return _short(str(e.details.get("member", "?")))
 
 
-def _cause(events: list[Event], first: _Entry, again: _Entry) -> str | None:
-    """The group event between two processings of one record that explains the second, as text."""
-    window = [e for e in events if first.events < e.seq <= again.events and e.kind != "offset_committed"]
+def _cause(events: list[Event], seqs: list[int], first: _Entry, again: _Entry) -> str | None:
+    """The group event between two processings of one record that explains the second, as text
+    (``seqs``: the events' places, for bisecting)."""
+    lo, hi = bisect.bisect_right(seqs, first.events), bisect.bisect_right(seqs, again.events)
+    window = [e for e in events[lo:hi] if e.kind != "offset_committed"]
     if not window:
         return None
     parts: list[str] = []
@@ -375,12 +416,17 @@ def _cause(events: list[Event], first: _Entry, again: _Entry) -> str | None:
         what = "rebalance: " + ", ".join(f"member {_who(e)} left" for e in removed)
     else:
         # the rebalance that led to the generation (it may have started before the first processing)
-        scope = events if gen is not None else window
+        start, end = (0, bisect.bisect_left(seqs, until)) if gen is not None else (lo, hi)
         group = gen.group if gen is not None else None
-        rebalance = [
-            e for e in scope if e.kind == "rebalance_started" and e.seq < until and (group is None or e.group == group)
-        ]
-        what = f"rebalance: {_short(str(rebalance[-1].details['reason']))}" if rebalance else ""
+        rebalance = next(
+            (
+                events[j]
+                for j in range(end - 1, start - 1, -1)
+                if events[j].kind == "rebalance_started" and (group is None or events[j].group == group)
+            ),
+            None,
+        )
+        what = f"rebalance: {_short(str(rebalance.details['reason']))}" if rebalance is not None else ""
     if gen is not None:
         number = gen.details.get("generation", gen.details.get("epoch"))
         label = "generation" if gen.kind == "generation_started" else "epoch"

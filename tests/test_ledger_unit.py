@@ -7,6 +7,7 @@ The cluster link is played by a stub holding a real ``EventLog``: the ledger rea
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from types import SimpleNamespace
 
@@ -269,3 +270,18 @@ def test_adapters_accept_each_clients_shape():
 def test_the_ledger_is_a_lazy_top_level_name():
     assert fakebroker.DeliveryLedger is DeliveryLedger
     assert "DeliveryLedger" in fakebroker.__all__
+
+
+def test_a_long_run_with_a_commit_per_record_is_judged_in_linear_time():
+    ledger = DeliveryLedger()
+    n = 30_000
+    for i in range(n):
+        ledger.produced("t", i % 6, i // 6)
+    for i in range(n):
+        ledger.processed("c1", "t", i % 6, i // 6)
+        ledger.committed("c1", "t", i % 6, i // 6 + 1)
+    ledger.committed("c1", "t", 0, n // 6 + 3)  # beyond the end: every produced record was processed
+    start = time.perf_counter()
+    v = ledger.verdict()
+    assert time.perf_counter() - start < 5  # a quadratic check would take minutes
+    assert (v.produced, v.processed, v.committed_beyond_processed, v.exactly_once) == (n, n, [], True)
