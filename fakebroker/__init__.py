@@ -5,9 +5,10 @@
 2
 
 Layers, from the top (each imports only those below it): the faces ``cli``, ``http`` and
-``timeline`` (the pytest plugin is a distribution of its own, ``pytest-fakebroker``); the
-facade ``cluster``; the trio edge ``server``; the handlers ``apis`` and the fault rules
-``faults``; the pure ``core``; the wire ``protocol``.
+``timeline`` and the test helpers ``testing`` and ``ledger`` (the pytest plugin is a
+distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge
+``server``; the handlers ``apis`` and the fault rules ``faults``; the pure ``core``; the wire
+``protocol``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from .version import __version__
 
 if TYPE_CHECKING:  # type checkers see the real class; at run time it is imported on first use
     from .cluster import FakeCluster
+    from .ledger import DeliveryLedger
 
-__all__ = ["FakeCluster", "__version__"]
+__all__ = ["DeliveryLedger", "FakeCluster", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -29,4 +31,8 @@ def __getattr__(name: str) -> Any:
         from .cluster import FakeCluster
 
         return FakeCluster
+    if name == "DeliveryLedger":
+        from .ledger import DeliveryLedger
+
+        return DeliveryLedger
     raise AttributeError(f"module 'fakebroker' has no attribute {name!r}")

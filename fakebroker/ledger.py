@@ -1,0 +1,440 @@
+"""A delivery ledger: record what producers had acknowledged and what consumers processed, then
+check the run's delivery guarantees (lost records, duplicates and their causes, per-key order,
+commits beyond what was processed) in three lines.
+
+Usage (confluent-kafka here; any client works). The cluster link is optional: with it, each
+duplicate is explained by the group event between its first and its repeated processing, read
+from ``cluster.events``, and with ``group`` the group's commits are checked too::
+
+    import time
+
+    from confluent_kafka import Consumer, Producer
+
+    from fakebroker import DeliveryLedger, FakeCluster
+
+    with FakeCluster(brokers=3, topics={"orders": 6}).run_in_thread() as cluster:
+        ledger = DeliveryLedger(cluster, group="billing")
+        servers = cluster.bootstrap_servers
+        producer = Producer({"bootstrap.servers": servers, "on_delivery": ledger.on_delivery})
+        for i in range(100):
+            producer.produce("orders", key=b"k%d" % (i % 10), value=b"v%d" % i)
+        producer.flush(10)
+        consumer = Consumer(
+            {"bootstrap.servers": servers, "group.id": "billing", "auto.offset.reset": "earliest",
+             "enable.auto.commit": False}
+        )
+        consumer.subscribe(["orders"])
+        deadline = time.monotonic() + 20
+        while ledger.verdict().lost and time.monotonic() < deadline:
+            msg = consumer.poll(0.1)
+            if msg is not None and msg.error() is None:
+                ledger.record("c1", msg)  # handled: now commit it
+                consumer.commit(msg, asynchronous=False)
+        consumer.close()
+        ledger.assert_exactly_once()  # or assert_at_least_once(max_duplicates=...)
+        print(ledger.verdict().summary())
+
+``ledger.record(member, message)`` takes a confluent-kafka ``Message`` or a kafka-python or
+aiokafka ``ConsumerRecord``; ``ledger.produced_from(metadata)`` a kafka-python or aiokafka
+``RecordMetadata``; ``produced``/``processed``/``committed`` take plain values. Recording is
+thread-safe (one lock), so consumers on threads may share one ledger.
+
+The verdict's ``exactly_once`` means nothing lost and nothing processed twice, ``at_least_once``
+nothing lost; out-of-order processing and commits beyond what was processed are reported beside
+them (a commit past a transaction marker or a compacted gap is not a problem: records the ledger
+saw produced are what a commit must not skip).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .cluster import FakeCluster
+    from .core.events import Event
+
+__all__ = ["CommitBeyond", "DeliveryLedger", "Duplicate", "OutOfOrder", "RecordId", "Verdict"]
+
+SHOWN = 5  # how many of each problem the summary lists
+_MEMBER_ID = re.compile(r"\b(\S+?)-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_GROUP_KINDS = frozenset(
+    {
+        "rebalance_started",
+        "generation_started",
+        "member_removed",
+        "member_expired",
+        "group_unloaded",
+        "group_loaded",
+        "group_epoch_bumped",
+        "offset_committed",
+    }
+)
+
+
+class RecordId(NamedTuple):
+    """One record's place: a lost record in :attr:`Verdict.lost`."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+class Duplicate(NamedTuple):
+    """A record processed more than once: ``members`` in processing order; ``cause`` names the group
+    event between its first and its second processing (None without a cluster, or none found)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | str | None
+    times: int
+    members: tuple[str, ...]
+    cause: str | None
+
+
+class OutOfOrder(NamedTuple):
+    """A record processed for the first time after ``after_offset``, a later record of its key and
+    partition, had already been processed."""
+
+    key: bytes | str | None
+    topic: str
+    partition: int
+    offset: int
+    after_offset: int
+
+
+class CommitBeyond(NamedTuple):
+    """A commit of next offset ``committed`` while records below it that were produced had not been
+    processed: ``processed_up_to`` is the highest offset processed in the partition by then (-1: none)."""
+
+    topic: str
+    partition: int
+    committed: int
+    processed_up_to: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a ledger found. ``produced`` counts the distinct acknowledged records, ``processed`` every
+    processing (repeats included)."""
+
+    produced: int
+    processed: int
+    lost: list[RecordId] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
+    out_of_order: list[OutOfOrder] = field(default_factory=list)
+    committed_beyond_processed: list[CommitBeyond] = field(default_factory=list)
+
+    @property
+    def exactly_once(self) -> bool:
+        """Every acknowledged record processed, none twice."""
+        return not self.lost and not self.duplicates
+
+    @property
+    def at_least_once(self) -> bool:
+        """Every acknowledged record processed (duplicates allowed)."""
+        return not self.lost
+
+    def duplicates_by_cause(self) -> Counter[str | None]:
+        """How many extra processings each cause explains (a record processed 3 times counts 2)."""
+        out: Counter[str | None] = Counter()
+        for d in self.duplicates:
+            out[d.cause] += d.times - 1
+        return out
+
+    def summary(self) -> str:
+        """A few lines: the counts, the first few of each problem, duplicates grouped by cause."""
+        extra = sum(d.times - 1 for d in self.duplicates)
+        lines = [
+            f"delivery: {self.produced} produced, {self.processed} processed; {len(self.lost)} lost, "
+            f"{len(self.duplicates)} duplicated ({extra} extra), {len(self.out_of_order)} out of order, "
+            f"{len(self.committed_beyond_processed)} commits beyond processed"
+        ]
+
+        def some(title: str, items: list[Any], show: Any) -> None:
+            if items:
+                more = f" (first {SHOWN} of {len(items)})" if len(items) > SHOWN else ""
+                lines.append(f"{title}{more}: " + ", ".join(show(i) for i in items[:SHOWN]))
+
+        some("lost", self.lost, lambda r: f"{r.topic}[{r.partition}]@{r.offset}")
+        if self.duplicates:
+            lines.append("duplicates by cause:")
+            for cause, n in self.duplicates_by_cause().most_common():
+                lines.append(f"  {n} x {cause or 'no cause found'}")
+        some(
+            "duplicates",
+            self.duplicates,
+            lambda d: f"{d.topic}[{d.partition}]@{d.offset} x{d.times} by {'/'.join(d.members)}",
+        )
+        some(
+            "out of order",
+            self.out_of_order,
+            lambda o: f"key {o.key!r} {o.topic}[{o.partition}]@{o.offset} after @{o.after_offset}",
+        )
+        some(
+            "committed beyond processed",
+            self.committed_beyond_processed,
+            lambda c: f"{c.topic}[{c.partition}] committed {c.committed}, processed up to {c.processed_up_to}",
+        )
+        return "\n".join(lines)
+
+
+class _Entry(NamedTuple):
+    at: int  # the ledger's own order
+    events: int  # cluster.event_count when recorded (0 without a cluster)
+    member: str
+    topic: str
+    partition: int
+    offset: int  # the offset processed, or the next offset committed
+    key: Any
+
+
+class DeliveryLedger:
+    """Records acknowledged and processed records (thread-safe) and judges them: :meth:`verdict`.
+
+    ``cluster`` (optional) links each record to the cluster's event log (it notes
+    ``cluster.event_count`` with each), so duplicates get a cause: from ``group``'s events, or
+    any group's without one. With ``group``, that group's own ``offset_committed`` events are
+    checked like the commits the application reports through :meth:`committed`. Only events
+    after the ledger was made are read."""
+
+    def __init__(self, cluster: FakeCluster | None = None, group: str | None = None) -> None:
+        self.cluster = cluster
+        self.group = group
+        self._lock = threading.Lock()
+        self._at = 0
+        self._start = cluster.event_count if cluster is not None else 0
+        self._produced: dict[tuple[str, int, int], Any] = {}  # acknowledged record -> key
+        self._processed: list[_Entry] = []
+        self._commits: list[_Entry] = []
+
+    # -- recording ---------------------------------------------------------------------------------
+    def _stamp(self) -> tuple[int, int]:
+        self._at += 1
+        return self._at, self.cluster.event_count if self.cluster is not None else 0
+
+    def produced(self, topic: str, partition: int, offset: int, key: Any = None) -> None:
+        """An acknowledged record (the producer got its offset)."""
+        with self._lock:
+            self._produced[(topic, int(partition), int(offset))] = key
+
+    def processed(self, member: str, topic: str, partition: int, offset: int, key: Any = None) -> None:
+        """``member`` (any name the test gives a consumer) handled the record."""
+        with self._lock:
+            self._processed.append(_Entry(*self._stamp(), str(member), topic, int(partition), int(offset), key))
+
+    def committed(self, member: str, topic: str, partition: int, next_offset: int) -> None:
+        """The application committed ``next_offset`` (the next record to read) for the partition."""
+        with self._lock:
+            self._commits.append(_Entry(*self._stamp(), str(member), topic, int(partition), int(next_offset), None))
+
+    def on_delivery(self, err: Any, msg: Any) -> None:
+        """confluent-kafka's ``on_delivery``/``callback``: records successes (offset known) only."""
+        if err is None and msg is not None and msg.offset() is not None and msg.offset() >= 0:
+            self.produced(msg.topic(), msg.partition(), msg.offset(), msg.key())
+
+    def produced_from(self, metadata: Any, key: Any = None) -> None:
+        """A kafka-python or aiokafka ``RecordMetadata`` (``send(...).get()``, ``send_and_wait``)."""
+        self.produced(metadata.topic, metadata.partition, metadata.offset, key)
+
+    def record(self, member: str, message: Any) -> None:
+        """``member`` processed ``message``: a confluent-kafka ``Message`` (methods) or a
+        kafka-python/aiokafka ``ConsumerRecord`` (attributes). An error message is refused."""
+        if callable(getattr(message, "topic", None)):
+            error = message.error() if callable(getattr(message, "error", None)) else None
+            if error is not None:
+                raise ValueError(f"not a record but an error: {error}")
+            self.processed(member, message.topic(), message.partition(), message.offset(), message.key())
+        else:
+            self.processed(member, message.topic, message.partition, message.offset, message.key)
+
+    # -- judging -----------------------------------------------------------------------------------
+    def verdict(self) -> Verdict:
+        """Judge everything recorded so far (recording may go on afterwards)."""
+        with self._lock:
+            produced = dict(self._produced)
+            processed = list(self._processed)
+            commits = list(self._commits)
+        events = self._group_events()
+        seqs = [e.seq for e in events]
+        keys = {**{(e.topic, e.partition, e.offset): e.key for e in processed if e.key is not None}, **produced}
+
+        seen: dict[tuple[str, int, int], list[_Entry]] = {}
+        out_of_order: list[OutOfOrder] = []
+        highest_of_key: dict[tuple[str, int, Any], int] = {}
+        for e in processed:
+            where = (e.topic, e.partition, e.offset)
+            first = where not in seen
+            seen.setdefault(where, []).append(e)
+            key = keys.get(where)
+            if first and key is not None:
+                highest = highest_of_key.get((e.topic, e.partition, key), -1)
+                if highest > e.offset:
+                    out_of_order.append(OutOfOrder(key, e.topic, e.partition, e.offset, highest))
+                highest_of_key[(e.topic, e.partition, key)] = max(highest, e.offset)
+
+        duplicates = [
+            Duplicate(*where, keys.get(where), len(es), tuple(x.member for x in es), _cause(events, seqs, es[0], es[1]))
+            for where, es in sorted(seen.items())
+            if len(es) > 1
+        ]
+        lost = sorted(RecordId(*where) for where in produced if where not in seen)
+        beyond = self._beyond(processed, commits, events, set(produced))
+        return Verdict(len(produced), len(processed), lost, duplicates, out_of_order, beyond)
+
+    def _group_events(self) -> list[Event]:
+        if self.cluster is None:
+            return []
+        return [
+            e
+            for e in self.cluster.events_since(self._start)
+            if (e.kind in _GROUP_KINDS and (self.group is None or e.group == self.group)) or e.kind == "broker_stopped"
+        ]
+
+    def _beyond(
+        self, processed: list[_Entry], commits: list[_Entry], events: list[Event], produced: set[tuple[str, int, int]]
+    ) -> list[CommitBeyond]:
+        # Each check: (timed by the cluster's event count?, when, topic, partition, next offset committed).
+        checks = [(False, c.at, c.topic, c.partition, c.offset) for c in commits]
+        if self.group is not None:
+            checks += [
+                (True, e.seq - 1, e.details["topic"], e.details["partition"], e.details["offset"])
+                for e in events
+                if e.kind == "offset_committed"
+            ]
+        firsts: dict[tuple[str, int], list[_Entry]] = {}  # partition -> first processings, in order
+        once: set[tuple[str, int, int]] = set()
+        for p in processed:
+            if (p.topic, p.partition, p.offset) not in once:
+                once.add((p.topic, p.partition, p.offset))
+                firsts.setdefault((p.topic, p.partition), []).append(p)
+        made: dict[tuple[str, int], list[int]] = {}
+        for t, p, o in sorted(produced):
+            made.setdefault((t, p), []).append(o)
+        found: dict[int, CommitBeyond] = {}
+        reported: set[tuple[str, int, int]] = set()
+        for by_events in (False, True):
+            # One sweep in time order per clock: what was processed before each commit only grows.
+            sweeps: dict[tuple[str, int], _Sweep] = {}
+            mine = sorted((when, i, t, p, c) for i, (b, when, t, p, c) in enumerate(checks) if b == by_events)
+            for when, i, topic, partition, committed in mine:
+                tp = (topic, partition)
+                sweep = sweeps.setdefault(tp, _Sweep(firsts.get(tp, []), made.get(tp), by_events))
+                sweep.advance(when)
+                if (
+                    committed > sweep.up_to + 1
+                    and sweep.skips(committed)
+                    and (topic, partition, committed) not in reported
+                ):
+                    reported.add((topic, partition, committed))
+                    found[i] = CommitBeyond(topic, partition, committed, sweep.up_to)
+        return [found[i] for i in sorted(found)]
+
+    def assert_exactly_once(self) -> Verdict:
+        """Raise AssertionError (with the summary) unless nothing was lost or processed twice."""
+        verdict = self.verdict()
+        if not verdict.exactly_once:
+            raise AssertionError("not exactly once:\n" + verdict.summary())
+        return verdict
+
+    def assert_at_least_once(self, max_duplicates: int | None = None) -> Verdict:
+        """Raise AssertionError (with the summary) if a record was lost, or if more than
+        ``max_duplicates`` extra processings happened."""
+        verdict = self.verdict()
+        extra = sum(d.times - 1 for d in verdict.duplicates)
+        if not verdict.at_least_once:
+            raise AssertionError("not at least once:\n" + verdict.summary())
+        if max_duplicates is not None and extra > max_duplicates:
+            raise AssertionError(f"{extra} duplicates (at most {max_duplicates} allowed):\n" + verdict.summary())
+        return verdict
+
+
+class _Sweep:
+    """One partition's processing as of a moment that only moves forward."""
+
+    def __init__(self, firsts: list[_Entry], produced: list[int] | None, by_events: bool) -> None:
+        self.firsts, self.produced, self.by_events = firsts, produced, by_events
+        self.done: set[int] = set()
+        self.up_to = -1  # the highest offset processed so far
+        self._next = 0  # the next first processing to take in
+        self._lowest = 0  # index in ``produced`` of the lowest produced offset perhaps not processed yet
+
+    def advance(self, when: int) -> None:
+        while self._next < len(self.firsts):
+            e = self.firsts[self._next]
+            if (e.events if self.by_events else e.at) > when:
+                break
+            self.done.add(e.offset)
+            self.up_to = max(self.up_to, e.offset)
+            self._next += 1
+
+    def skips(self, committed: int) -> bool:
+        """Whether committing ``committed`` skips a produced record not processed yet (with nothing
+        seen produced in the partition: always)."""
+        if self.produced is None:
+            return True
+        while self._lowest < len(self.produced) and self.produced[self._lowest] in self.done:
+            self._lowest += 1
+        return self._lowest < len(self.produced) and self.produced[self._lowest] < committed
+
+
+# -- causes ------------------------------------------------------------------------------------------
+def _short(text: str) -> str:
+    """Member ids ("<client id>-<uuid>") shortened to "<client id>-<first 8 hex digits>"."""
+    return _MEMBER_ID.sub(lambda m: f"{m.group(1)}-{m.group(2)}", text)
+
+
+def _who(e: Event) -> str:
+    return _short(str(e.details.get("member", "?")))
+
+
+def _cause(events: list[Event], seqs: list[int], first: _Entry, again: _Entry) -> str | None:
+    """The group event between two processings of one record that explains the second, as text
+    (``seqs``: the events' places, for bisecting)."""
+    lo, hi = bisect.bisect_right(seqs, first.events), bisect.bisect_right(seqs, again.events)
+    window = [e for e in events[lo:hi] if e.kind != "offset_committed"]
+    if not window:
+        return None
+    parts: list[str] = []
+    if any(e.kind in ("group_unloaded", "group_loaded") for e in window):
+        stopped = [e.broker for e in window if e.kind == "broker_stopped"]
+        parts.append("coordinator moved" + (f" (broker {stopped[0]} stopped)" if stopped else ""))
+    gen = next((e for e in window if e.kind in ("generation_started", "group_epoch_bumped")), None)
+    until = gen.seq if gen is not None else again.events
+    removed = [e for e in window if e.kind in ("member_removed", "member_expired") and e.seq <= until]
+    forced = [e for e in removed if e.kind == "member_expired" or e.details.get("reason") != "left the group"]
+    if forced:
+        e = forced[0]
+        reason = "session expired" if e.kind == "member_expired" else e.details["reason"]
+        what = f"member {_who(e)} removed: {_short(str(reason))}"
+    elif removed:
+        what = "rebalance: " + ", ".join(f"member {_who(e)} left" for e in removed)
+    else:
+        # the rebalance that led to the generation (it may have started before the first processing)
+        start, end = (0, bisect.bisect_left(seqs, until)) if gen is not None else (lo, hi)
+        group = gen.group if gen is not None else None
+        rebalance = next(
+            (
+                events[j]
+                for j in range(end - 1, start - 1, -1)
+                if events[j].kind == "rebalance_started" and (group is None or events[j].group == group)
+            ),
+            None,
+        )
+        what = f"rebalance: {_short(str(rebalance.details['reason']))}" if rebalance is not None else ""
+    if gen is not None:
+        number = gen.details.get("generation", gen.details.get("epoch"))
+        label = "generation" if gen.kind == "generation_started" else "epoch"
+        parts.append(f"{label} {number}" + (f" ({what})" if what else ""))
+    elif what:
+        parts.append(what)
+    if not parts:
+        stopped = [e.broker for e in window if e.kind == "broker_stopped"]
+        if stopped:
+            parts.append(f"broker {stopped[0]} stopped")
+    return "; ".join(parts) or None
