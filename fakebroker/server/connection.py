@@ -76,6 +76,9 @@ class Connection:
                 error: Exception | None = None
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._watch, decoder)
+                    self._idle = self._idle_timeout()
+                    if self._idle < math.inf:
+                        tg.start_soon(self._reap_when_idle)
                     try:
                         await self._serve_frames(decoder)
                     except ENDINGS as exc:  # raised out of the task group, not as a group
@@ -107,34 +110,38 @@ class Connection:
         return decoder.next_frame()
 
     async def _receive(self, decoder: FrameDecoder) -> bool:
-        """Read once between requests; False when the connection is to end (the client
-        left, or it was idle for longer than ``connections.max.idle.ms``)."""
+        """Read once between requests; False when the client has left."""
         if self.peer_gone:
             return False
-        idle = self._idle
-        left = self.last_active + idle - anyio.current_time()
-        if left <= 0:
-            self.runtime.emit(
-                ev.ConnectionClosed(
-                    broker=self.pipeline.broker_id,
-                    peer=self.peer.address,
-                    client_id=self.peer.client_id,
-                    reason=f"idle for more than connections.max.idle.ms={idle * 1000:.0f}",
-                )
-            )
+        try:
+            data = await self.stream.receive(65536)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.peer_gone = True
             return False
-        with anyio.move_on_after(left):  # around the read only
-            try:
-                data = await self.stream.receive(65536)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.peer_gone = True
-                return False
-            decoder.feed(data)
-            self.last_active = anyio.current_time()
+        decoder.feed(data)
+        self.last_active = anyio.current_time()
         return True
 
+    async def _reap_when_idle(self) -> None:
+        """Close the connection after ``connections.max.idle.ms`` without a request (a task of
+        its own that wakes once per idle period, not a timeout around every read)."""
+        idle = self._idle
+        while True:
+            left = self.last_active + idle - anyio.current_time()
+            if left <= 0 and self._request_scope is None:
+                self.runtime.emit(
+                    ev.ConnectionClosed(
+                        broker=self.pipeline.broker_id,
+                        peer=self.peer.address,
+                        client_id=self.peer.client_id,
+                        reason=f"idle for more than connections.max.idle.ms={idle * 1000:.0f}",
+                    )
+                )
+                self._scope.cancel()
+                return
+            await anyio.sleep(left if left > 0 else idle)
+
     async def _serve_frames(self, decoder: FrameDecoder) -> None:
-        self._idle = self._idle_timeout()
         while True:
             payload = self._next_payload(decoder)
             if payload is None:

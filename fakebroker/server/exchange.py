@@ -46,6 +46,7 @@ class Exchange:
         return API_NAMES.get(self.api_key, self.api_key)
 
 
+@functools.cache
 def error_name(code: int | None) -> str | None:
     if code is None:
         return None
