@@ -289,20 +289,64 @@ class ConfigEntry:
     synonyms: list[tuple[str, str | None, int]]
 
 
+_generation = [0]  # bumped by every change of any settings store: cached lookups start over
+
+
+class Store(dict):
+    """A settings dict that tells the lookup caches when it changes (every produce reads
+    half a dozen settings; most tests change none)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        _generation[0] += 1
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        _generation[0] += 1
+
+    def __ior__(self, other):
+        _generation[0] += 1
+        return super().__ior__(other)
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        _generation[0] += 1
+
+    def pop(self, *args):
+        _generation[0] += 1
+        return super().pop(*args)
+
+    def popitem(self):
+        _generation[0] += 1
+        return super().popitem()
+
+    def clear(self):
+        super().clear()
+        _generation[0] += 1
+
+    def setdefault(self, key, default=None):
+        _generation[0] += 1
+        return super().setdefault(key, default)
+
+
 class BrokerConfig:
     """The brokers' settings: Kafka's defaults, those given at start, the dynamic cluster default
     and dynamic per-broker settings (AlterConfigs on broker ``""`` and on ``"<id>"``)."""
 
     def __init__(self, overrides: dict[str, Any] | None = None):
-        self.static: dict[str, str] = dict(FAKEBROKER_STATIC)
-        self.dynamic: dict[str, str] = dict(BOOTSTRAP_DYNAMIC_DEFAULTS)  # the cluster default, broker ""
-        self.per_broker: dict[int, dict[str, str]] = {}
+        self.static: dict[str, str] = Store(FAKEBROKER_STATIC)
+        self.dynamic: dict[str, str] = Store(BOOTSTRAP_DYNAMIC_DEFAULTS)  # the cluster default, broker ""
+        self.per_broker: dict[int, dict[str, str]] = Store()
+        self._cache: dict[str, str] = {}
+        self._cache_generation = -1
         self.loggers: dict[str, str] = {"root": "INFO"}  # BROKER_LOGGER: log levels by logger name
         for key, value in (overrides or {}).items():
             self.static[key] = _to_text(value)
 
     def broker_store(self, broker_id: int) -> dict[str, str]:
-        return self.per_broker.setdefault(broker_id, {})
+        return self.per_broker.setdefault(broker_id, Store())
 
     def value(self, name: str, broker_id: int | None = None) -> str | None:
         """The setting in effect (None if Kafka's default is null). Broker settings are applied
@@ -316,8 +360,13 @@ class BrokerConfig:
         return BROKER_KEYS[name][0] if name in BROKER_KEYS else None
 
     def get(self, name: str) -> str:
-        value = self.value(name)
-        return "" if value is None else value
+        if self._cache_generation != _generation[0]:
+            self._cache, self._cache_generation = {}, _generation[0]
+        value = self._cache.get(name)
+        if value is None:
+            value = self.value(name)
+            value = self._cache[name] = "" if value is None else value
+        return value
 
     def get_int(self, name: str) -> int:
         return int(self.get(name).strip())
@@ -367,9 +416,19 @@ class TopicConfig:
 
     def __init__(self, broker: BrokerConfig, overrides: dict[str, str] | None = None):
         self.broker = broker
-        self.overrides: dict[str, str] = dict(overrides or {})
+        self.overrides: dict[str, str] = Store(overrides or {})
+        self._cache: dict[str, str] = {}
+        self._cache_generation = -1
 
     def get(self, name: str) -> str:
+        if self._cache_generation != _generation[0]:
+            self._cache, self._cache_generation = {}, _generation[0]
+        value = self._cache.get(name)
+        if value is None:
+            value = self._cache[name] = self._lookup(name)
+        return value
+
+    def _lookup(self, name: str) -> str:
         if name in self.overrides:
             return self.overrides[name]
         synonym = TOPIC_SYNONYMS.get(name)

@@ -23,6 +23,8 @@ from .specs import families
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
 _key_version = struct.Struct(">hhi")
+_i16 = struct.Struct(">h")
+_i32 = struct.Struct(">i")
 
 
 @cache
@@ -95,9 +97,53 @@ def decode_request_header(payload: bytes | bytearray | memoryview) -> tuple[Mess
     depends only on the flexible threshold, as on a real broker; an unknown API key gets
     header v1, which is what Kafka assumes too.
     """
-    api_key, api_version, _ = peek_request(payload)
+    api_key, api_version, correlation_id = peek_request(payload)
+    version = request_header_version(api_key, api_version)
+    if version:
+        found = _fast_request_header(payload, version, api_key, api_version, correlation_id)
+        if found is not None:
+            return found
+    return _decode_request_header(payload, version)
+
+
+def _decode_request_header(payload: bytes | bytearray | memoryview, version: int) -> tuple[Message, io.BytesIO]:
+    """The generic schema's reading (and its errors), for what the fast path leaves."""
     stream = io.BytesIO(payload)
-    header = request_header_type().decode_from(stream, request_header_version(api_key, api_version))
+    header = request_header_type().decode_from(stream, version)
+    return header, stream
+
+
+def _fast_request_header(
+    payload: bytes | bytearray | memoryview, version: int, api_key: int, api_version: int, correlation_id: int
+) -> tuple[Message, io.BytesIO] | None:
+    """Header v1/v2 read by hand, as every request has one: the same message the schema
+    builds, or None for anything unusual (the schema then reads it, and raises)."""
+    end = len(payload)
+    if end < 10:
+        return None
+    size = _i16.unpack_from(payload, 8)[0]
+    pos = 10
+    if size == -1:
+        client_id = None
+    elif 0 <= size <= end - pos:
+        try:
+            client_id = bytes(payload[pos : pos + size]).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        pos += size
+    else:
+        return None
+    if version == 2:  # an empty tagged-field section; any tag goes the generic way
+        if pos >= end or payload[pos] != 0:
+            return None
+        pos += 1
+    cls = request_header_type().cls
+    header = cls.__new__(cls)
+    header.request_api_key, header.request_api_version, header.correlation_id = api_key, api_version, correlation_id
+    header.client_id = client_id
+    header._unknown_tagged_fields = {}
+    stream = io.BytesIO(payload)
+    stream.seek(pos)
     return header, stream
 
 
@@ -143,9 +189,12 @@ def prepare(api_key: int, api_version: int) -> None:
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Message | dict) -> bytes:
     """A response payload (header + body) without the size prefix."""
     stream = io.BytesIO()
-    response_header_type().encode_into(
-        stream, {"correlation_id": correlation_id}, response_header_version(api_key, api_version)
-    )
+    version = response_header_version(api_key, api_version)
+    try:  # the header by hand: an int32, and in v1 an empty tagged-field section
+        stream.write(_i32.pack(correlation_id) + b"\x00" if version else _i32.pack(correlation_id))
+    except struct.error:  # the schema's error for it
+        stream = io.BytesIO()
+        response_header_type().encode_into(stream, {"correlation_id": correlation_id}, version)
     response_type(api_key).encode_into(stream, body, api_version)
     return stream.getvalue()
 

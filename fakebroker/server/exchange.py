@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import anyio
+
 from ..core import events as ev
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, api_keys
@@ -28,6 +30,12 @@ class Exchange:
     header: Message
     client_host: str
     sliced: bool = False  # the answer was worked out in slices (a long one): encoded off the loop
+    parks: anyio.Event | None = None  # the connection's: set before the request waits
+
+    def waiting(self) -> None:
+        """The request is about to wait: its connection watches for the client leaving meanwhile."""
+        if self.parks is not None:
+            self.parks.set()
 
     @property
     def client_id(self) -> str | None:
@@ -38,6 +46,7 @@ class Exchange:
         return API_NAMES.get(self.api_key, self.api_key)
 
 
+@functools.cache
 def error_name(code: int | None) -> str | None:
     if code is None:
         return None

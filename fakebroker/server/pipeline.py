@@ -42,6 +42,7 @@ class Peer:
     client_id: str | None = None
     introduced: bool = False
     muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
+    parks: anyio.Event | None = None  # set when a request starts to wait: the connection then watches its socket
 
 
 class Pipeline:
@@ -78,7 +79,7 @@ class Pipeline:
             )
         if api_key == 1 and applies(runtime, api_key):
             cap_fetch(runtime, header.client_id, body)
-        exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host)
+        exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host, parks=peer.parks)
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
             result = await fault_stage(runtime, exchange, body, handle)

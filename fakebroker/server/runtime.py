@@ -99,8 +99,10 @@ class Runtime:
         fetches re-check at once, as Kafka's DelayedFetch does) or on an earlier timer.
         ``partitions`` wakes the fetches reading those partitions, ``data_changed`` all."""
         new = self.state.events.take_new()
+        debug = log.isEnabledFor(logging.DEBUG)  # describe() costs more than the rest of a heartbeat
         for event in new:
-            log.debug("%s", event.describe())
+            if debug:
+                log.debug("%s", event.describe())
             for listener in list(self.listeners):
                 try:
                     listener(event)
