@@ -7,7 +7,8 @@ of importing fakebroker. The parsed data (plain dicts, lists and strings) is wri
 
 The file name is a hash of every spec file's folder, name, size and modification time, of
 fakebroker's version and of the Python version (marshal's format is per version): a changed
-spec set or interpreter gets a new file, never a stale one. Hashing the contents instead
+spec set or interpreter gets a new file, never a stale one (other files unwritten for a week
+go when a new one is written). Hashing the contents instead
 would cost as much as parsing them. A file is written under a temporary name and renamed
 into place, so processes starting at once (pytest-xdist) each read a whole file or none.
 Nothing here is required: an unreadable, corrupt or unwritable cache means the JSON files
@@ -23,6 +24,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from typing import Any
 from ..version import __version__
 
 FORMAT = 1  # bump when what is stored changes
+STALE_S = 7 * 24 * 3600  # other versions' files older than this go when a new one is written
 _COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
 
 Raw = dict[str, dict[str, dict[str, Any]]]  # folder -> file name -> parsed JSON
@@ -113,5 +116,17 @@ def _write(path: Path, data: Raw) -> None:
         except BaseException:
             os.unlink(temporary)
             raise
+        _remove_stale(path)
     except OSError:
         pass  # a read-only or full cache directory only costs the next process the parse
+
+
+def _remove_stale(kept: Path) -> None:
+    """Files of other spec sets or Pythons, unwritten for a week (one in use is only rewritten)."""
+    cutoff = time.time() - STALE_S
+    for other in kept.parent.glob("specs-*.marshal"):
+        try:
+            if other != kept and other.stat().st_mtime < cutoff:
+                other.unlink()
+        except OSError:
+            pass

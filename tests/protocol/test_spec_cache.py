@@ -120,3 +120,15 @@ def test_an_empty_setting_turns_the_cache_off(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert spec_cache.load(SPEC_SETS) == spec_cache.parse_folders(SPEC_SETS)
     assert cache_files(tmp_path) == []
+
+
+def test_writing_a_new_file_removes_week_old_ones_of_other_versions(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKEBROKER_CACHE_DIR", str(tmp_path))
+    old, recent = tmp_path / "specs-old.marshal", tmp_path / "specs-recent.marshal"
+    for path in (old, recent):
+        path.write_bytes(b"")
+    week = spec_cache.STALE_S + 60
+    os.utime(old, (old.stat().st_atime - week, old.stat().st_mtime - week))
+    spec_cache.load(SPEC_SETS)
+    names = cache_files(tmp_path)
+    assert "specs-old.marshal" not in names and "specs-recent.marshal" in names and len(names) == 2
