@@ -87,10 +87,10 @@ class FakeCluster:
     :param event_log_size: how many events the log keeps (default 100,000; None: all); past it
         the oldest are dropped and counted in ``events_dropped``, and ``seq`` keeps counting.
     :param warm: start like a Kafka that earlier tests have used: ``__consumer_offsets`` exists
-        from the start, so a consumer's first FindCoordinator does not create it on the way (nor, with the setting
-        ``fakebroker.coordinator.first.find.unavailable``, answer COORDINATOR_NOT_AVAILABLE).
-        Off by default: a fresh cluster, like a fresh Kafka, has no internal topic until a
-        client needs one. The pytest plugin's fixtures turn it on.
+        from the start, so a consumer's first FindCoordinator does not create it on the way
+        (nor, with ``fakebroker.coordinator.first.find.unavailable``, answer it
+        COORDINATOR_NOT_AVAILABLE). Off by default: a fresh cluster, like a fresh Kafka, has no
+        internal topic until a client needs one. The pytest plugin's fixtures turn it on.
 
     A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
     a value not of its type, a topic with an illegal name, no partitions or a replication factor

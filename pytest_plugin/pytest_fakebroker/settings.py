@@ -90,8 +90,8 @@ def base_options(config: pytest.Config) -> dict[str, Any]:
     settings = _pairs(config.getini("fakebroker_config"))
     settings.update(_pairs(config.getoption("fakebroker_set")))
     virtual = config.getoption("fakebroker_virtual_time") or config.getini("fakebroker_virtual_time")
-    # warm: __consumer_offsets exists at start, as on a Kafka that a test suite shares (a
-    # consumer's first FindCoordinator then loses no race with its client; see FakeCluster)
+    # warm: __consumer_offsets exists at start, as on a Kafka that a test suite shares, so a
+    # consumer's first FindCoordinator does not create it on the way (see FakeCluster)
     options: dict[str, Any] = {"brokers": brokers, "warm": True}
     if settings:
         options["config"] = settings
