@@ -52,6 +52,8 @@ with FakeCluster().run_in_thread() as cluster:
     sock.recv(size, socket.MSG_WAITALL)
     print("ELAPSED", time.perf_counter() - started, flush=True)
     sock.close()
+import fakebroker
+print("FILE", fakebroker.__file__)
 """
 
 MOCK_IN_PROCESS = """
@@ -94,11 +96,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def serve_process(env: dict[str, str]) -> float:
+def serve_process(env: dict[str, str], cwd: Path) -> float:
     started = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--no-color"],
         env=env,
+        cwd=cwd,  # not a checkout: `-m` and `-c` put the working directory first on sys.path
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -116,15 +119,17 @@ def serve_process(env: dict[str, str]) -> float:
         child.wait(30)
 
 
-def child_elapsed(code: str, env: dict[str, str]) -> tuple[float, float]:
+def child_elapsed(code: str, env: dict[str, str], cwd: Path, tree: Path | None = None) -> tuple[float, float]:
     """(process start to the answer, the child's own in-process figure)."""
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
     total = time.perf_counter() - started
-    for line in out.stdout.splitlines():
-        if line.startswith("ELAPSED"):
-            return total, float(line.split()[1])
-    raise RuntimeError(f"child failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    if "ELAPSED" not in lines:
+        raise RuntimeError(f"child failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    if tree is not None and not lines["FILE"].startswith(f"{tree}{os.sep}"):
+        raise RuntimeError(f"the child for {tree} ran {lines['FILE']}")
+    return total, float(lines["ELAPSED"])
 
 
 def main() -> None:
@@ -152,14 +157,14 @@ def main() -> None:
                 env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), cache)
                 used = children_cpu()
                 if kind == "mock":
-                    total, own = child_elapsed(MOCK_IN_PROCESS, env)
+                    total, own = child_elapsed(MOCK_IN_PROCESS, env, tmp)
                     used = children_cpu() - used
                 else:
-                    total = serve_process(env)
+                    total = serve_process(env, tmp)
                     used = children_cpu() - used
                     if cold:  # the in-process child must find the cache cold as well
                         env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), Path(f"{cache}-in"))
-                    own = child_elapsed(code, env)[1]
+                    own = child_elapsed(code, env, tmp, tree)[1]
                 if run:
                     process[way].append(total)
                     inside[way].append(own)
