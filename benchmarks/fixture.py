@@ -1,6 +1,7 @@
 """What a test pays for its cluster: 50 tests, each a produce/consume round trip with
-confluent-kafka, run by pytest with a fresh fakebroker per test, one shared fakebroker, and a
-fresh librdkafka mock cluster per test, side by side.
+confluent-kafka, run by pytest with a fresh fakebroker per test (the fixture's warm cluster, and
+a cold one as a fresh Kafka: ``warm=False``), one shared fakebroker, and a fresh librdkafka mock
+cluster per test, side by side.
 
     python benchmarks/fixture.py [--tests 50] [--runs 3]
 
@@ -54,6 +55,18 @@ def test_round_trip(bootstrap, n):
 CONFTESTS = {
     "fakebroker fixture (fresh cluster)": """
 import pytest
+
+@pytest.fixture
+def bootstrap(fakebroker):
+    fakebroker.create_topic("t", 1)
+    return fakebroker.bootstrap_servers, "t"
+""",
+    "fakebroker fixture, cold (warm=False)": """
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:  # a fresh cluster as a fresh Kafka: no __consumer_offsets at start
+        item.add_marker(pytest.mark.fakebroker(warm=False))
 
 @pytest.fixture
 def bootstrap(fakebroker):

@@ -23,7 +23,6 @@ from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .core.topics import topic_name_error
-from .http import ControlEndpoint
 from .protocol.error_codes import ErrorCode
 from .protocol.messages import api_keys
 from .server.broker import advertised_for
@@ -301,6 +300,8 @@ async def _serve(
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
             if control is not None:  # the control endpoint runs beside the cluster, in its task group
+                from .http import ControlEndpoint  # hypercorn and the routes only when asked for
+
                 try:
                     endpoint = await ControlEndpoint(cluster, control["port"], control["token"]).__aenter__()
                 except OSError as exc:

@@ -15,12 +15,13 @@ import os
 import queue
 import sys
 import threading
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .core.events import Event
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 QUIET_EVENTS = {"broker_started"}
 STYLES = {  # by what an event is about
@@ -76,9 +77,9 @@ class EventPrinter:
         self.json_lines = json_lines
         self.stream = stream or sys.stdout
         self.quiet = QUIET_EVENTS if quiet is None else quiet
-        self.console = Console(
-            file=self.stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=color is False
-        )
+        self.color = color
+        self._console: Console | None = None  # rich (~90 ms to import) only when a line needs it
+        self._plain = _uncoloured(self.stream, color)
         self._start_ms: int | None = None
         self._codes: dict[str, tuple[str, str]] = {}  # style -> escape codes before and after
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -89,6 +90,20 @@ class EventPrinter:
         self.broken = False  # the reader went away (EPIPE): nothing more is printed
         self._thread = threading.Thread(target=self._write_loop, name="fakebroker-stdout", daemon=True)
         self._thread.start()
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(
+                file=self.stream,
+                highlight=False,
+                soft_wrap=True,
+                force_terminal=self.color,
+                no_color=self.color is False,
+            )
+        return self._console
 
     def plain(self, line: str) -> None:
         """A line scripts parse (``bootstrap: ...``): never styled, never dropped."""
@@ -182,6 +197,8 @@ class EventPrinter:
         return parts
 
     def render(self, event: Event) -> Text:
+        from rich.text import Text
+
         line = Text()
         for text, style in self._parts(event):
             line.append(text, style=style or None)
@@ -198,12 +215,29 @@ class EventPrinter:
         return "".join(self._styled(text, style) for text, style in parts) + "\n"
 
     def _styled(self, text: str, style: str) -> str:
+        if self._plain:
+            return text
         codes = self._codes.get(style)
         if codes is None:
+            from rich.text import Text
+
             with self.console.capture() as capture:
                 self.console.print(Text("X", style=style or None), end="")
             codes = self._codes[style] = tuple(capture.get().split("X"))  # type: ignore[assignment]
         return codes[0] + text + codes[1]
+
+
+def _uncoloured(stream: TextIO, color: bool | None) -> bool:
+    """Whether rich would write no escape codes: colour off, or (rich's own test) no
+    ``TTY_COMPATIBLE``/``FORCE_COLOR`` and a stream that is not a terminal. Unsure: False."""
+    if color is not None:
+        return not color
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return False
+    try:
+        return not stream.isatty()
+    except (ValueError, AttributeError):
+        return False
 
 
 def _short(value: Any) -> str:

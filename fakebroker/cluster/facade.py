@@ -90,6 +90,11 @@ class FakeCluster:
         when it is a concrete address, 127.0.0.1 for 0.0.0.0 and ::1 for ::).
     :param event_log_size: how many events the log keeps (default 100,000; None: all); past it
         the oldest are dropped and counted in ``events_dropped``, and ``seq`` keeps counting.
+    :param warm: start like a Kafka that earlier tests have used: ``__consumer_offsets`` exists
+        from the start, so a consumer's first FindCoordinator does not create it on the way
+        (nor, with ``fakebroker.coordinator.first.find.unavailable``, answer it
+        COORDINATOR_NOT_AVAILABLE). Off by default: a fresh cluster, like a fresh Kafka, has no
+        internal topic until a client needs one. The pytest plugin's fixtures turn it on.
 
     A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
     a value not of its type, a topic with an illegal name, no partitions or a replication factor
@@ -119,6 +124,7 @@ class FakeCluster:
         data_dir: str | os.PathLike[str] | None = None,
         advertised_host: str | None = None,
         event_log_size: int | None = DEFAULT_CAPACITY,
+        warm: bool = False,
     ):
         check_options(brokers, port, topics, config, racks)  # ClusterUsageError naming what is valid
         posed = release(kafka_version)  # UnknownRelease names the valid ones
@@ -154,6 +160,7 @@ class FakeCluster:
         self._racks = list(racks) if racks is not None else [None] * brokers
         self.host = self.servers[0].advertised_host  # what Metadata and bootstrap_servers name
         self._initial_topics = dict(topics or {})
+        self._warm = warm
         self._proxy = LoopProxy(self.runtime)
         self._ticker = Ticker(self.runtime)
         self.clock = ClockControl(self._proxy, clock, self._ticker)
@@ -189,6 +196,8 @@ class FakeCluster:
             if self._data_dir is not None:
                 kept = {(t.name, p.index) for t in self.state.topics.values() for p in t.partitions}
                 self._data_dir.remove_others(kept)
+            if self._warm:
+                self.state.offsets_topic()  # as the first FindCoordinator would create it
             for name, spec in self._initial_topics.items():
                 if name not in self.state.topics:  # a topic kept in the data directory stays as it was
                     self._topics.create(name, spec)

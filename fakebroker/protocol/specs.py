@@ -11,12 +11,11 @@ still send) with the 3.9 file. Which versions a broker *serves* is the Kafka rel
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
+
+from . import spec_cache
 
 SPEC_SETS = ("message-4.4", "message", "message-3.9")  # newest first: it wins where several define a version
 # the spec sets each Kafka release reads, newest first (a release uses the first file that has a message)
@@ -75,16 +74,7 @@ class Spec:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
 
-_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
-
-
-def strip_comments(text: str) -> str:
-    """Drop ``//`` comments outside string literals (several ``about`` texts hold URLs)."""
-    return _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-
-
-def _parse_spec(source: str, text: str) -> Spec:
-    raw = json.loads(strip_comments(text))
+def _parse_spec(source: str, raw: dict[str, Any]) -> Spec:
     return Spec(
         name=raw["name"],
         type=raw["type"],
@@ -103,13 +93,16 @@ def _parse_spec(source: str, text: str) -> Spec:
 @cache
 def load_spec_set(folder: str) -> dict[str, Spec]:
     """Every spec of one folder, by name."""
-    root = resources.files("fakebroker.protocol") / "specs" / folder
     specs = {}
-    for entry in root.iterdir():
-        if entry.name.endswith(".json"):
-            spec = _parse_spec(f"{folder}/{entry.name}", entry.read_text(encoding="utf-8"))
-            specs[spec.name] = spec
+    for file, raw in _raw_specs()[folder].items():
+        spec = _parse_spec(f"{folder}/{file}", raw)
+        specs[spec.name] = spec
     return specs
+
+
+@cache
+def _raw_specs() -> spec_cache.Raw:
+    return spec_cache.load(SPEC_SETS)  # parsed JSON of every shipped set, from the cache file when it is good
 
 
 @dataclass

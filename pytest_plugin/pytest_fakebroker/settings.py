@@ -29,6 +29,7 @@ CLUSTER_PARAMS = frozenset(
         "data_dir",
         "advertised_host",
         "event_log_size",
+        "warm",
     }
 )
 MARKER = "fakebroker"
@@ -90,7 +91,9 @@ def base_options(config: pytest.Config) -> dict[str, Any]:
     settings = _pairs(config.getini("fakebroker_config"))
     settings.update(_pairs(config.getoption("fakebroker_set")))
     virtual = config.getoption("fakebroker_virtual_time") or config.getini("fakebroker_virtual_time")
-    options: dict[str, Any] = {"brokers": brokers}
+    # warm: __consumer_offsets exists at start, as on a Kafka that a test suite shares, so a
+    # consumer's first FindCoordinator does not create it on the way (see FakeCluster)
+    options: dict[str, Any] = {"brokers": brokers, "warm": True}
     if settings:
         options["config"] = settings
     if virtual:

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-import crc32c as _crc32c
 from construct import ConstructError
 
 from .. import compression as _compression
+from . import crc as _crc32c
 from .control import ControlRecord, ControlRecordType, parse_control_record
 from .entries import BatchHeader, _check_crc, _decompress, _safe, iter_batch_headers
 from .errors import CorruptRecordsError, InvalidRecordError, RecordsError, RecordTooLargeError

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import crc32c as _crc32c
-
 from .. import compression as _compression
+from . import crc as _crc32c
 from .errors import CorruptRecordsError
 from .layout import (
     _BATCH_HEADER_FAST,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import struct
 import zlib
 
-import crc32c as _crc32c
 from construct import Int32ub, Int64sb
 
+from . import crc as _crc32c
 from .errors import CorruptRecordsError, RecordsError
 from .layout import (
     _BATCH_FIELDS,

@@ -1,0 +1,182 @@
+"""Start-up cost, side by side in one run: this tree, a baseline tree, librdkafka's mock.
+
+    python benchmarks/startup.py [--baseline /work/main] [--runs 7]
+
+Two measurements per way, each the median of ``--runs`` fresh processes (the ways take
+turns, so a busy moment of a shared machine hits them all):
+
+- ``process``: from spawning ``python -m fakebroker serve --port 0`` to the first Metadata
+  answer on its port (for the mock: a process that creates a Producer with
+  ``test.mock.num.brokers=1`` and returns from ``list_topics``);
+- ``in-process``: inside a fresh interpreter, from before ``from fakebroker import
+  FakeCluster`` to the first Metadata answer of a started cluster (for the mock: from before
+  ``import confluent_kafka`` to ``list_topics`` returning).
+
+Children compile to a private bytecode cache (``PYTHONPYCACHEPREFIX``) that one untimed
+warm-up run fills, as an installed package has its ``.pyc`` files. fakebroker's spec cache
+(``FAKEBROKER_CACHE_DIR``) lives in a temporary directory: warm after the warm-up run, and the
+``cold`` row gives it a new empty directory every run. ``process CPU`` is the CPU time (user +
+system) of the process measured in the first column, until it is killed: on a busy shared
+machine it moves far less than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+# Metadata v1, all topics: header v1 (key 3, version 1, correlation 1, client id "b"), topics null
+METADATA_V1 = struct.pack(">hhih", 3, 1, 1, 1) + b"b" + struct.pack(">i", -1)
+
+IN_PROCESS = """
+import socket, struct, sys, time
+started = time.perf_counter()
+from fakebroker import FakeCluster
+with FakeCluster().run_in_thread() as cluster:
+    host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    request = {request!r}
+    sock.sendall(struct.pack(">i", len(request)) + request)
+    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    sock.recv(size, socket.MSG_WAITALL)
+    print("ELAPSED", time.perf_counter() - started, flush=True)
+    sock.close()
+import fakebroker
+print("FILE", fakebroker.__file__)
+"""
+
+MOCK_IN_PROCESS = """
+import time
+started = time.perf_counter()
+import confluent_kafka
+mock = confluent_kafka.Producer({"test.mock.num.brokers": 1, "log_level": 3})
+mock.list_topics(timeout=10)
+print("ELAPSED", time.perf_counter() - started, flush=True)
+"""
+
+
+def _env(tree: Path | None, pycache: Path, cache_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if tree is not None:
+        env["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'pytest_plugin'}"
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    env["FAKEBROKER_CACHE_DIR"] = str(cache_dir)
+    return env
+
+
+def _metadata(port: int, deadline: float) -> None:
+    while True:
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.001)
+    with sock:
+        sock.sendall(struct.pack(">i", len(METADATA_V1)) + METADATA_V1)
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        sock.recv(size, socket.MSG_WAITALL)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def serve_process(env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--no-color"],
+        env=env,
+        cwd=cwd,  # not a checkout: `-m` and `-c` put the working directory first on sys.path
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if not line.startswith("bootstrap:"):
+            raise RuntimeError(f"fakebroker serve printed {line!r}")
+        port = int(line.split(",")[0].rsplit(":", 1)[1])
+        _metadata(port, time.monotonic() + 30)
+        return time.perf_counter() - started
+    finally:
+        child.kill()  # not SIGTERM: its orderly shutdown is no part of start-up (nor of the CPU column)
+        child.wait(30)
+
+
+def child_elapsed(code: str, env: dict[str, str], cwd: Path, tree: Path | None = None) -> tuple[float, float]:
+    """(process start to the answer, the child's own in-process figure)."""
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    total = time.perf_counter() - started
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    if "ELAPSED" not in lines:
+        raise RuntimeError(f"child failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    if tree is not None and not lines["FILE"].startswith(f"{tree}{os.sep}"):
+        raise RuntimeError(f"the child for {tree} ran {lines['FILE']}")
+    return total, float(lines["ELAPSED"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout of fakebroker")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    code = IN_PROCESS.format(request=METADATA_V1)
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        trees = {"this tree": HERE}
+        if args.baseline is not None:
+            trees["baseline"] = args.baseline.resolve()
+        ways: dict[str, tuple[str, Path | None, bool]] = {}
+        for label, tree in trees.items():
+            ways[label] = ("fakebroker", tree, False)
+        ways["this tree, spec cache cold"] = ("fakebroker", HERE, True)
+        ways["librdkafka mock"] = ("mock", None, False)
+        process: dict[str, list[float]] = {w: [] for w in ways}
+        inside: dict[str, list[float]] = {w: [] for w in ways}
+        cpu: dict[str, list[float]] = {w: [] for w in ways}
+        for run in range(args.runs + 1):  # run 0 warms the bytecode and spec caches, untimed
+            for way, (kind, tree, cold) in ways.items():
+                cache = tmp / (f"cold{run}-{way}" if cold else "cache") / str(tree).replace("/", "_")
+                env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), cache)
+                used = children_cpu()
+                if kind == "mock":
+                    total, own = child_elapsed(MOCK_IN_PROCESS, env, tmp)
+                    used = children_cpu() - used
+                else:
+                    total = serve_process(env, tmp)
+                    used = children_cpu() - used
+                    if cold:  # the in-process child must find the cache cold as well
+                        env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), Path(f"{cache}-in"))
+                    own = child_elapsed(code, env, tmp, tree)[1]
+                if run:
+                    process[way].append(total)
+                    inside[way].append(own)
+                    cpu[way].append(used)
+    print(f"start-up to the first Metadata answer, ms: median of {args.runs} runs (best in brackets)")
+    print(f"{'':30} {'process':>15} {'in-process':>15} {'process CPU':>15}")
+    for way in ways:
+        cells = [
+            f"{statistics.median(xs) * 1000:.0f} ({min(xs) * 1000:.0f})" for xs in (process[way], inside[way], cpu[way])
+        ]
+        print(f"{way:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+
+
+if __name__ == "__main__":
+    main()
