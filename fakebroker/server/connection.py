@@ -45,6 +45,7 @@ class Connection:
         self._watch_scope: anyio.CancelScope | None = None
         self._watch_done = anyio.Event()
         self._watch_ack = anyio.Event()
+        self._watcher_gone = False  # its task has ended (cancelled with the connection)
         self._idle = math.inf
         self.last_active = anyio.current_time()
         try:
@@ -169,7 +170,8 @@ class Connection:
         with anyio.CancelScope(shield=True):
             if self._watch_scope is not None:
                 self._watch_scope.cancel()
-            await self._watch_done.wait()
+            if not self._watcher_gone:  # a cancelled watcher sets it on its way out
+                await self._watch_done.wait()
             self._watch_done = anyio.Event()
             self.peer.parks = anyio.Event()
             self._watch_ack.set()
@@ -178,16 +180,20 @@ class Connection:
         """While a request waits (a Fetch long poll, a JoinGroup), read the socket: on the
         client's EOF drop the parked request; frames read meanwhile wait their turn (up to
         ``READ_AHEAD``). Idle otherwise, so a request that does not wait costs no task switch."""
-        while True:
-            await self.peer.parks.wait()
-            if self._request_scope is not None and not self.peer_gone and self._read_error is None:
-                with anyio.CancelScope() as scope:
-                    self._watch_scope = scope
-                    await self._read_ahead(decoder)
-                self._watch_scope = None
+        try:
+            while True:
+                await self.peer.parks.wait()
+                if self._request_scope is not None and not self.peer_gone and self._read_error is None:
+                    with anyio.CancelScope() as scope:
+                        self._watch_scope = scope
+                        await self._read_ahead(decoder)
+                    self._watch_scope = None
+                self._watch_done.set()
+                await self._watch_ack.wait()
+                self._watch_ack = anyio.Event()
+        finally:  # cancelled (the connection or the cluster stops): never leave the request task waiting
+            self._watcher_gone = True
             self._watch_done.set()
-            await self._watch_ack.wait()
-            self._watch_ack = anyio.Event()
 
     async def _read_ahead(self, decoder: FrameDecoder) -> None:
         while len(self._pending) < READ_AHEAD:

@@ -132,3 +132,25 @@ async def test_a_call_cancelled_before_its_turn_does_not_hold_up_the_next():
         with trio.fail_after(10):
             await cluster.start_broker_async(1)
         assert [b.alive for b in cluster.brokers()] == [True, True]
+
+
+@pytest.mark.parametrize("parked", ["fetch", "blackhole"])
+def test_a_cluster_stops_at_once_while_requests_are_parked(parked):
+    """Stopping cancels a parked request and the task reading its socket meanwhile; neither may
+    wait for the other (a hang here once stopped every cluster whose client had a long poll)."""
+    context = FakeCluster(topics={"t": 1}).run_in_thread()
+    cluster = context.__enter__()
+    clients = [RawClient(cluster.servers[0].port) for _ in range(3)]
+    try:
+        if parked == "blackhole":
+            cluster.faults.add(api="Fetch", action="blackhole")
+        for client in clients:
+            client.send(FETCH, 12, fetch_body("t", 0, 0, max_wait_ms=86_400_000))
+        wait_until(lambda: len(cluster.servers[0].connections) == 3)
+        time.sleep(0.2)  # each request parked, its socket watched
+    finally:
+        stopped = threading.Event()
+        threading.Thread(target=lambda: (context.__exit__(None, None, None), stopped.set()), daemon=True).start()
+        assert stopped.wait(10), "the cluster did not stop with requests parked"
+        for client in clients:
+            client.close()
