@@ -25,15 +25,29 @@ pytestmark = pytest.mark.clients
 TOPIC, GROUP = "orders", "churned"
 
 
-class ConfluentMember:
-    """A churn member handle over a confluent-kafka consumer polling on its own thread, committing
-    each record synchronously after processing it."""
+class ThreadMember:
+    """What both member handles share: a consumer loop on a thread of its own, stopped and
+    stalled through flags it reads between polls."""
 
     def __init__(self, cluster: FakeCluster, name: str, ledger: DeliveryLedger):
         self.cluster, self.name, self.client_id, self.ledger = cluster, name, name, ledger
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._stall = 0.0
+
+    def stop(self) -> None:
+        self._stopping.set()
+        assert self._thread is not None
+        self._thread.join(30)
+        assert not self._thread.is_alive(), f"{self.name} did not stop"
+
+    def stall(self, seconds: float) -> None:
+        self._stall = seconds
+
+
+class ConfluentMember(ThreadMember):
+    """A churn member handle over a confluent-kafka consumer polling on its own thread, committing
+    each record synchronously after processing it."""
 
     def start(self) -> None:
         self._stopping.clear()
@@ -73,25 +87,10 @@ class ConfluentMember:
         finally:
             consumer.close()
 
-    def stop(self) -> None:
-        self._stopping.set()
-        assert self._thread is not None
-        self._thread.join(30)
-        assert not self._thread.is_alive(), f"{self.name} did not stop"
 
-    def stall(self, seconds: float) -> None:
-        self._stall = seconds
-
-
-class AiokafkaMember:
+class AiokafkaMember(ThreadMember):
     """The same over aiokafka: an asyncio loop of its own on a thread; heartbeats go on in
     aiokafka's background task while a stall holds the processing loop."""
-
-    def __init__(self, cluster: FakeCluster, name: str, ledger: DeliveryLedger):
-        self.cluster, self.name, self.client_id, self.ledger = cluster, name, name, ledger
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._stall = 0.0
 
     def start(self) -> None:
         self._stopping.clear()
@@ -128,9 +127,6 @@ class AiokafkaMember:
                             pass  # a commit racing a rebalance or a cut: the record may be read again
         finally:
             await consumer.stop()
-
-    stop = ConfluentMember.stop
-    stall = ConfluentMember.stall
 
 
 class Feed:

@@ -47,6 +47,17 @@ def wait_for(what: str, check, timeout: float = 20, step: float = 0.05):
     return found
 
 
+def removed_in_time(cluster: FakeCluster, gid: str, member_id: str, since: float, within: tuple[float, float]) -> None:
+    """``member_id`` is removed for not rejoining, ``within`` (low, high) seconds after ``since``."""
+    removed = wait_for(
+        f"removal of {member_id}",
+        lambda: [e for e in events(cluster, "member_removed", gid) if e["member"] == member_id],
+    )
+    waited = time.monotonic() - since
+    assert removed[0]["reason"] == "did not rejoin in time"
+    assert within[0] < waited < within[1], f"removed {waited:.1f} s after the rebalance began"
+
+
 def stable_members(cluster: FakeCluster, gid: str) -> set[str] | None:
     g = live_group(cluster, gid)
     return set(g["members"]) if g and g["state"] == "Stable" else None
@@ -67,13 +78,7 @@ def test_kafkajs_member_stuck_in_each_message_is_removed_at_the_rebalance_timeou
 
         joined_at = time.monotonic()
         driver.call("start", name="c", groupId=gid, topic=TOPIC, **timeouts)  # a rebalance a cannot join
-        removed = wait_for(
-            "removal of the stuck member",
-            lambda: [e for e in events(cluster, "member_removed", gid) if e["member"] == stuck_id],
-        )
-        waited = time.monotonic() - joined_at
-        assert removed[0]["reason"] == "did not rejoin in time"
-        assert 2.5 < waited < 8, f"removed {waited:.1f} s after the rebalance began (rebalance timeout 3 s)"
+        removed_in_time(cluster, gid, stuck_id, joined_at, (2.5, 8))  # the rebalance timeout is 3 s
         # b and c share the partitions while a is still stuck
         members = wait_for("b and c alone", lambda: (m := stable_members(cluster, gid)) and len(m) == 2 and m)
         assert stuck_id not in members
@@ -101,13 +106,7 @@ def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(clus
         try:
             began = time.monotonic()
             others.call("start", name="b", group=gid, topic=TOPIC, session=30000, maxPoll=4000)
-            removed = wait_for(
-                "removal of the frozen member",
-                lambda: [e for e in events(cluster, "member_removed", gid) if e["member"] == frozen_id],
-            )
-            waited = time.monotonic() - began
-            assert removed[0]["reason"] == "did not rejoin in time"
-            assert 3.5 < waited < 10, f"removed {waited:.1f} s after b joined (rebalance timeout 4 s)"
+            removed_in_time(cluster, gid, frozen_id, began, (3.5, 10))  # the rebalance timeout is 4 s
             others.call("waitAssigned", names=["b"], topic=TOPIC, partitions=PARTITIONS)
             assert wait_for("b alone", lambda: (m := stable_members(cluster, gid)) and frozen_id not in m and m)
         finally:
