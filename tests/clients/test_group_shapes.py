@@ -56,6 +56,10 @@ class Members:
         self.consumers = consumers
         self.records: list[tuple[str, str, int, str]] = []
 
+    def subscribe(self, topics: list[str]) -> None:
+        for c in self.consumers.values():
+            c.subscribe(topics)
+
     def poll(self) -> None:
         for name, c in self.consumers.items():
             msg = c.poll(0.02)
@@ -87,8 +91,7 @@ def stable(cluster: FakeCluster, group: str, members: int, partitions: int) -> b
 def test_eight_members_on_six_partitions_leave_two_idle_and_read_everything_once(cluster):
     members = Members({f"m{i}": consumer(cluster, "eight", f"m{i}") for i in range(8)})
     try:
-        for c in members.consumers.values():
-            c.subscribe([TOPIC])
+        members.subscribe([TOPIC])
         members.until("a Stable group of 8", lambda: stable(cluster, "eight", 8, 6))
         group = cluster.group("eight")
         shares = sorted(len(m.assignment.get(TOPIC, [])) for m in group.members)
@@ -115,8 +118,8 @@ def test_two_groups_read_one_topic_independently(cluster):
     billing = Members({f"b{i}": consumer(cluster, "billing", f"b{i}") for i in range(2)})
     audit = Members({"a0": consumer(cluster, "audit", "a0")})
     try:
-        for c in [*billing.consumers.values(), *audit.consumers.values()]:
-            c.subscribe([TOPIC])
+        billing.subscribe([TOPIC])
+        audit.subscribe([TOPIC])
         billing.until("billing's 60", lambda: len(billing.records) >= 60)
         audit.until("audit's 60", lambda: len(audit.records) >= 60)
         everything = sorted(f"key-{i}" for i in range(60))
@@ -140,8 +143,7 @@ def test_two_groups_read_one_topic_independently(cluster):
 def test_partitions_added_while_consuming_are_assigned_and_read(cluster):
     members = Members({f"m{i}": consumer(cluster, "growing", f"m{i}") for i in range(2)})
     try:
-        for c in members.consumers.values():
-            c.subscribe([TOPIC])
+        members.subscribe([TOPIC])
         members.until("a Stable group", lambda: stable(cluster, "growing", 2, 6))
         generation = cluster.group("growing").generation
         produce(cluster, TOPIC, range(60), 6)
@@ -168,8 +170,7 @@ def test_regex_subscription_picks_up_a_topic_created_after_it_subscribed(cluster
     cluster.create_topic("orders-eu", 2)
     members = Members({f"m{i}": consumer(cluster, "regex", f"m{i}") for i in range(2)})
     try:
-        for c in members.consumers.values():
-            c.subscribe(["^orders-.*"])
+        members.subscribe(["^orders-.*"])
         members.until("orders-eu assigned", lambda: stable(cluster, "regex", 2, 2))
         generation = cluster.group("regex").generation
 
