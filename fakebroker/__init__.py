@@ -5,8 +5,8 @@
 2
 
 Layers, from the top (each imports only those below it): the faces ``cli``, ``http`` and
-``timeline`` and the test helpers ``testing``, ``ledger`` and ``churn`` (the pytest plugin is a
-distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge
+``timeline`` and the test helpers ``testing``, ``ledger``, ``churn`` and ``region`` (the pytest
+plugin is a distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge
 ``server``; the handlers ``apis`` and the fault rules ``faults``; the pure ``core``; the wire
 ``protocol``.
 """

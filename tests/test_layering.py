@@ -1,7 +1,7 @@
 """The layering rule of DESIGN.md: dependencies point down only, and nothing imports in a circle.
 
 From the top floor down: the faces (CLI and what it runs, the HTTP endpoint, the timeline, the
-test helpers ``testing``, ``ledger`` and ``churn``; the pytest plugin is a distribution of its own,
+test helpers ``testing``, ``ledger``, ``churn`` and ``region``; the pytest plugin is a distribution of its own,
 ``pytest_plugin/``), the facade ``cluster``, the trio edge ``server``, the handlers ``apis``,
 the fault rules ``faults``, the pure ``core``, the wire ``protocol``. Imports are read from the
 source, function-level and TYPE_CHECKING ones included, so an import hidden in a function still
@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
 FLOORS = [  # top first; modules on one floor may import each other
     {"cli"},
     {"scenario", "serve_config", "console"},
-    {"http", "timeline", "testing", "ledger", "churn"},
+    {"http", "timeline", "testing", "ledger", "churn", "region"},
     {"cluster"},
     {"server"},
     {"storage"},
