@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .cluster import FakeCluster
     from .core.events import Event
 
-__all__ = ["CommitBeyond", "DeliveryLedger", "Duplicate", "OutOfOrder", "RecordId", "Verdict"]
+__all__ = ["CommitBeyond", "DeliveryLedger", "Duplicate", "OutOfOrder", "RecordId", "Reread", "Verdict"]
 
 SHOWN = 5  # how many of each problem the summary lists
 _MEMBER_ID = re.compile(r"\b(\S+?)-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -94,6 +94,18 @@ class Duplicate(NamedTuple):
     key: bytes | str | None
     times: int
     members: tuple[str, ...]
+    cause: str | None
+
+
+class Reread(NamedTuple):
+    """One repeated processing of a record: by ``member``, when the cluster's event log held
+    ``events`` events (where the timeline marks it); ``cause`` as in :class:`Duplicate`."""
+
+    member: str
+    topic: str
+    partition: int
+    offset: int
+    events: int
     cause: str | None
 
 
@@ -286,6 +298,23 @@ class DeliveryLedger:
         lost = sorted(RecordId(*where) for where in produced if where not in seen)
         beyond = self._beyond(processed, commits, events, set(produced))
         return Verdict(len(produced), len(processed), lost, duplicates, out_of_order, beyond)
+
+    def rereads(self) -> list[Reread]:
+        """Every processing of a record after its first, in the order they happened (what the
+        timeline marks on the member's lane: ``timeline(cluster, ledger=ledger)``)."""
+        with self._lock:
+            processed = list(self._processed)
+        events = self._group_events()
+        seqs = [e.seq for e in events]
+        first: dict[tuple[str, int, int], _Entry] = {}
+        out: list[Reread] = []
+        for e in processed:
+            where = (e.topic, e.partition, e.offset)
+            if where not in first:
+                first[where] = e
+                continue
+            out.append(Reread(e.member, *where, e.events, _cause(events, seqs, first[where], e)))
+        return out
 
     def _group_events(self) -> list[Event]:
         if self.cluster is None:

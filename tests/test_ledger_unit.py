@@ -15,7 +15,8 @@ import pytest
 
 import fakebroker
 from fakebroker.core import events as ev
-from fakebroker.ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId
+from fakebroker.ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread
+from fakebroker.timeline import swimlanes, timeline, write_timeline
 
 M1 = "c1-0e9080ea-1111-4222-8333-444455556666"
 M2 = "c2-5a5a5a5a-1111-4222-8333-444455556666"
@@ -33,6 +34,10 @@ class StubCluster:
 
     def events_since(self, count: int) -> list[ev.Event]:
         return self.log.since(count)
+
+    @property
+    def events(self) -> list[ev.Event]:  # what the timeline reads
+        return self.log.since(0)
 
     def emit(self, kind: str, **details) -> None:
         self.log.append(ev.make(kind, **details))
@@ -285,3 +290,49 @@ def test_a_long_run_with_a_commit_per_record_is_judged_in_linear_time():
     v = ledger.verdict()
     assert time.perf_counter() - start < 5  # a quadratic check would take minutes
     assert (v.produced, v.processed, v.committed_beyond_processed, v.exactly_once) == (n, n, [], True)
+
+
+def _member_left_and_reread() -> tuple[StubCluster, DeliveryLedger]:
+    cluster = StubCluster()
+    cluster.emit("member_joined", group="g", member=M1, instance=None, client_id="c1")
+    cluster.emit("member_joined", group="g", member=M2, instance=None, client_id="c2")
+    cluster.emit("generation_started", group="g", generation=1, members=2)
+    ledger = DeliveryLedger(cluster, group="g")
+    produce_all(ledger, 3)
+    for offset in range(3):
+        ledger.processed("c1", "t", 0, offset)
+    cluster.emit("member_left", group="g", member=M1, client_id="c1")
+    cluster.emit("member_removed", group="g", member=M1, reason="left the group", client_id="c1")
+    cluster.emit("rebalance_started", group="g", reason="members left", generation=1)
+    cluster.emit("generation_started", group="g", generation=2, members=1)
+    for offset in (1, 2):
+        ledger.processed("c2", "t", 0, offset)
+    return cluster, ledger
+
+
+def test_rereads_say_who_processed_a_record_again_when_and_why():
+    cluster, ledger = _member_left_and_reread()
+    cause = "generation 2 (rebalance: member c1-0e9080ea left)"
+    seq = cluster.event_count
+    assert ledger.rereads() == [Reread("c2", "t", 0, 1, seq, cause), Reread("c2", "t", 0, 2, seq, cause)]
+
+
+def test_the_text_timeline_has_a_line_where_duplicates_were_reread():
+    cluster, ledger = _member_left_and_reread()
+    lines = timeline(cluster, ledger=ledger).splitlines()
+    assert lines[-2].split()[2] == "generation_started"
+    again = lines[-1].split(None, 5)
+    assert again[2:5] == ["processed_again", "-", "c2"]
+    assert again[5] == 'records=2 at=t[0]@1-2 cause="generation 2 (rebalance: member c1-0e9080ea left)"'
+    assert "processed_again" not in timeline(cluster)
+
+
+def test_the_picture_marks_duplicates_on_the_lane_of_the_member_that_reread_them(tmp_path):
+    cluster, ledger = _member_left_and_reread()
+    data = swimlanes(cluster.events, group="g", rereads=ledger.rereads())
+    marks = [m for m in data.markers if m.kind == "duplicate"]
+    assert [(m.client_id, m.count) for m in marks] == [("c2", 2)]
+    assert marks[0].x == data.lanes[1].segments[-1].start  # c2's lane, at the generation the reread followed
+    pytest.importorskip("matplotlib")
+    svg = write_timeline(cluster, tmp_path / "t.svg", group="g", ledger=ledger).read_text()
+    assert "records processed again" in svg

@@ -59,21 +59,32 @@ def _dropped_note(source: Any) -> str:
 
 
 def timeline(
-    source: Any, group: str | None = None, *, kinds: Collection[str] | None = None, include_noise: bool = False
+    source: Any,
+    group: str | None = None,
+    *,
+    kinds: Collection[str] | None = None,
+    include_noise: bool = False,
+    ledger: Any = None,
 ) -> str:
-    """The text timeline of a cluster's events so far (or of one group's story)."""
-    text = timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise)
+    """The text timeline of a cluster's events so far (or of one group's story); with a
+    :class:`~fakebroker.ledger.DeliveryLedger`, a ``processed_again`` line where its
+    duplicates were re-read."""
+    rereads = ledger.rereads() if ledger is not None else ()
+    text = timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise, rereads=rereads)
     return _dropped_note(source) + text
 
 
-def write_timeline(source: Any, path: str | Path, group: str | None = None, *, title: str | None = None) -> Path:
+def write_timeline(
+    source: Any, path: str | Path, group: str | None = None, *, title: str | None = None, ledger: Any = None
+) -> Path:
     """Write a cluster's (or a list of events') timeline to ``path``: text for ``.txt``/``.log``,
-    the swim-lane chart for ``.svg``/``.png``/``.pdf`` (needs ``fakebroker[charts]``). Returns
-    the path."""
+    the swim-lane chart for ``.svg``/``.png``/``.pdf`` (needs ``fakebroker[charts]``); with a
+    ledger, its duplicates marked where they were re-read. Returns the path."""
     path = Path(path)
     events: Iterable[Event] = _events_of(source)
     if path.suffix.lower() in (".svg", ".png", ".pdf"):
-        return draw_timeline(events, path, group=group, title=title, until=time.time())
+        return draw_timeline(events, path, group=group, title=title, until=time.time(), ledger=ledger)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_dropped_note(source) + timeline_text(events, group=group) + "\n")
+    rereads = ledger.rereads() if ledger is not None else ()
+    path.write_text(_dropped_note(source) + timeline_text(events, group=group, rereads=rereads) + "\n")
     return path

@@ -36,6 +36,7 @@ MARKER_STYLES = {  # kind -> (colour, line style)
     "txn_fenced": ("#9d0208", "-."),
     "txn_timed_out": ("#f77f00", "-."),
     "txn_aborted": ("#6c757d", ":"),
+    "duplicate": ("#ff006e", ""),
 }
 
 
@@ -46,12 +47,15 @@ def draw_timeline(
     group: str | None = None,
     title: str | None = None,
     until: float | None = None,
+    ledger: Any = None,
 ) -> Path:
     """Draw the swim-lane chart to ``path`` (.svg, .png or .pdf by its suffix): a lane per
     member with bars coloured by generation and the assigned partitions written in them,
     hatched where the group was rebalancing, the group state as a band on top, and vertical
     markers for rebalances, expiries, leaves, faults, broker stops and coordinator moves.
-    ``until``: the wall time the picture ends at (default: the last event)."""
+    ``until``: the wall time the picture ends at (default: the last event). ``ledger``: a
+    :class:`~fakebroker.ledger.DeliveryLedger` whose repeated processings are marked on the
+    lane of the member that re-read them (its member names are the consumers' client ids)."""
     path = Path(path)
     if path.suffix.lower() not in (".svg", ".png", ".pdf"):
         raise ValueError(f"{path}: a timeline picture is .svg, .png or .pdf")
@@ -61,7 +65,7 @@ def draw_timeline(
         from matplotlib.patches import Patch
     except ImportError as exc:
         raise RuntimeError(CHARTS_MISSING) from exc
-    data = swimlanes(events, group=group, until=until)
+    data = swimlanes(events, group=group, until=until, rereads=ledger.rereads() if ledger is not None else ())
     lanes = sorted(data.lanes, key=lambda lane: (lane.group, lane.segments[0].start if lane.segments else 0.0))
     groups = sorted(data.states) or sorted({lane.group for lane in lanes})
     labelled = sorted((m for m in data.markers if m.label), key=lambda m: m.x)
@@ -173,6 +177,11 @@ def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
         colour = MARKER_STYLES["fault_fired"][0]
         handles.append(
             Line2D([], [], color=colour, marker="v", linestyle="none", markersize=5, label="fault on this client")
+        )
+    if any(m.kind == "duplicate" and m.client_id in clients for m in data.markers):
+        colour = MARKER_STYLES["duplicate"][0]
+        handles.append(
+            Line2D([], [], color=colour, marker="D", linestyle="none", markersize=5, label="records processed again")
         )
     return handles
 
@@ -288,6 +297,21 @@ def _draw_labels(strip: Any, labelled: list[Marker], rows: list[tuple[int, bool]
 
 def _draw_marker(ax: Any, band: Any, m: Marker, lanes: list[Lane]) -> None:
     colour, style = MARKER_STYLES.get(m.kind, ("#555555", "--"))
+    if m.kind == "duplicate":  # on the re-reading member's lane, with how many records, no line
+        for y, lane in enumerate(lanes):
+            if lane.client_id == m.client_id and any(s.start <= m.x <= (s.end or m.x) for s in lane.segments):
+                ax.plot([m.x], [y + 0.3], marker="D", markersize=5, color=colour, zorder=6)
+                if m.count > 1:
+                    ax.annotate(
+                        str(m.count),
+                        (m.x, y + 0.3),
+                        xytext=(4, -1),
+                        textcoords="offset points",
+                        fontsize=7,
+                        color=colour,
+                        va="center",
+                    )
+        return
     if m.kind == "fault_fired":  # can fire often: a small mark on the client's lane, a line only for a rule's first
         for y, lane in enumerate(lanes):
             if m.client_id and lane.client_id == m.client_id:

@@ -3,6 +3,7 @@ assignments, markers for expiries, faults and cluster actions, and the group's s
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ class Marker:
     label: str
     group: str | None = None
     client_id: str | None = None
+    count: int = 1  # records behind one mark (duplicates re-read at one moment by one member)
 
 
 @dataclass
@@ -71,10 +73,14 @@ def _positions(events: Sequence[Event], until: float | None) -> tuple[list[float
     return [e.wall - first.wall for e in events], "seconds of real time (the virtual clock's jumps are marked)", end
 
 
-def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float | None = None) -> Swimlanes:
+def swimlanes(
+    events: Iterable[Event], *, group: str | None = None, until: float | None = None, rereads: Iterable[Any] = ()
+) -> Swimlanes:
     """Lanes per member, generation segments, markers and group-state spans (what the
     picture draws), from the event log alone; ``until`` (a wall time, e.g. ``time.time()``)
-    extends the last spans to that moment rather than the last event."""
+    extends the last spans to that moment rather than the last event. ``rereads``: a delivery
+    ledger's :meth:`~fakebroker.ledger.DeliveryLedger.rereads`, marked as ``duplicate`` on the
+    lane of the member (by client id) that processed a record again."""
     events = list(events)
     xs, x_label, until_x = _positions(events, until) if events else ([], "seconds", None)
     lanes: dict[tuple[str, str], Lane] = {}  # (group, instance or member id) -> its latest lane
@@ -185,8 +191,21 @@ def swimlanes(events: Iterable[Event], *, group: str | None = None, until: float
         close(lane, end)
     for gid, (since, state) in state_now.items():
         states.setdefault(gid, []).append((since, end, state))
+    markers += _reread_markers(events, xs, rereads)
     shown = [m for m in markers if m.x >= start]  # the picture starts with the group
     return Swimlanes(all_lanes, shown, states, start, end, x_label)
+
+
+def _reread_markers(events: list[Event], xs: list[float], rereads: Iterable[Any]) -> list[Marker]:
+    """One ``duplicate`` mark per member and moment: a reread happened after the event whose
+    seq is the ledger's event count then (the newest event the log held)."""
+    seqs = [e.seq for e in events]
+    counts: dict[tuple[float, str], int] = {}
+    for r in rereads:
+        i = bisect.bisect_right(seqs, r.events) - 1
+        if i >= 0:
+            counts[(xs[i], r.member)] = counts.get((xs[i], r.member), 0) + 1
+    return [Marker(x, "duplicate", "", None, member, n) for (x, member), n in counts.items()]
 
 
 def _state_to(

@@ -3,6 +3,7 @@ failure messages."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -112,17 +113,40 @@ def _secs(ms: float) -> str:
     return f"{'+' if ms >= 0 else '-'}{abs(ms) / 1000:.3f}s"
 
 
+def _reread_rows(events: list[Event], rereads: Iterable[Any]) -> list[tuple[int, Event, str, str]]:
+    """(seq, anchor event, member, text) per member, moment and cause: records a ledger saw
+    processed again, placed after the newest event the log held when they were."""
+    seqs = [e.seq for e in events]
+    grouped: dict[tuple[int, str, str | None], list[Any]] = {}
+    for r in rereads:
+        i = bisect.bisect_right(seqs, r.events) - 1
+        if i >= 0:
+            grouped.setdefault((i, r.member, r.cause), []).append(r)
+    out = []
+    for (i, member, cause), rs in sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1])):
+        where: dict[tuple[str, int], list[int]] = {}
+        for r in rs:
+            where.setdefault((r.topic, r.partition), []).append(r.offset)
+        places = " ".join(f"{t}[{p}]@{_ranges(sorted(offs))}" for (t, p), offs in sorted(where.items()))
+        text = f"records={len(rs)} at={places}" + (f' cause="{cause}"' if cause else "")
+        out.append((events[i].seq, events[i], member, text))
+    return out
+
+
 def timeline_text(
     events: Iterable[Event],
     *,
     group: str | None = None,
     kinds: Collection[str] | None = None,
     include_noise: bool = False,
+    rereads: Iterable[Any] = (),
 ) -> str:
     """One aligned line per event: time since the first event by the cluster clock, broker,
     kind, group, client id, then the other details. Virtual-clock jumps get a line of their
     own; a run of identical events is one line with a count. With a virtual clock a
-    ``wall`` column shows real time too (the cluster clock stands still between jumps)."""
+    ``wall`` column shows real time too (the cluster clock stands still between jumps).
+    ``rereads`` (a delivery ledger's :meth:`~fakebroker.ledger.DeliveryLedger.rereads`) adds a
+    ``processed_again`` line where a member processed records it or another had before."""
     events = list(events)
     if not events:
         return "(no events)"
@@ -131,12 +155,23 @@ def timeline_text(
     rows: list[tuple[str, ...]] = []  # a jump is (time, text), an event a full row
     last_key: tuple[Any, ...] | None = None
     repeats = 0
+    again = _reread_rows(events, rereads)
 
     def flush_repeats() -> None:
         if repeats and rows:
             rows[-1] = rows[-1][:-1] + (f"{rows[-1][-1]} (x{repeats + 1})".lstrip(),)
 
+    def flush_rereads(before_seq: float) -> None:
+        nonlocal repeats, last_key
+        while again and again[0][0] < before_seq:
+            flush_repeats()
+            repeats, last_key = 0, None
+            _, anchor, member, text = again.pop(0)
+            wall = (_secs((anchor.wall - w0) * 1000),) if virtual else ()
+            rows.append((_secs(anchor.time_ms - t0),) + wall + ("-", "processed_again", "-", member, text))
+
     for e in select_events(events, group=group, kinds=kinds, include_noise=include_noise):
+        flush_rereads(e.seq)
         rel = e.time_ms - t0
         if e.kind == "clock_advanced":
             flush_repeats()
@@ -156,6 +191,7 @@ def timeline_text(
             + ("-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", e.client_id or "-", key[-1])
         )
         rows.append(row)
+    flush_rereads(float("inf"))
     flush_repeats()
     header = ("time",) + (("wall",) if virtual else ()) + ("broker", "event", "group", "client", "details")
     table = [header] + [r for r in rows if len(r) == len(header)]

@@ -11,6 +11,7 @@ never) is then decided by the commit policy alone, and the tests assert it exact
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from confluent_kafka import Consumer, KafkaException, Producer  # noqa: E402
 
 from fakebroker import DeliveryLedger
 from fakebroker.cluster import FakeCluster  # noqa: E402
+from fakebroker.timeline import swimlanes, timeline
 
 pytestmark = pytest.mark.clients
 
@@ -161,6 +163,12 @@ def test_confluent_commit_after_processing_is_at_least_once_and_names_the_rebala
     assert cause.startswith(f"generation {generation} (rebalance: member {b.name}-") and cause.endswith(" left)"), cause
     assert v.out_of_order == [] and v.committed_beyond_processed == []
     assert f"5 x {cause}" in v.summary()
+    # the timeline shows them where a re-read them: in its text and on a's lane in the picture
+    again = [line for line in timeline(cluster, gid, ledger=ledger).splitlines() if " processed_again " in line]
+    assert sum(int(re.search(r"records=(\d+)", line)[1]) for line in again) == 5
+    assert all(f" {a.name} " in line and cause in line for line in again), again
+    marks = [m for m in swimlanes(cluster.events, group=gid, rereads=ledger.rereads()).markers if m.kind == "duplicate"]
+    assert sum(m.count for m in marks) == 5 and {m.client_id for m in marks} == {a.name}
 
 
 def test_confluent_commit_before_processing_loses_the_record_of_a_crashed_member(cluster):
