@@ -159,6 +159,38 @@ BLOCKS: tuple[Block, ...] = tuple(
 )
 
 
+CLUSTER_BLOCKS: tuple[Block, ...] = tuple(
+    b for b in BLOCKS if b.name in ("coordinator_failover_storm", "partition_growth", "broker_bounce", "network_cut")
+)
+"""The blocks that need nothing of a member but its client id: what churn can do to members
+running elsewhere (another process, another language; see :func:`remote_members`)."""
+
+
+class RemoteMember:
+    """A group member that runs elsewhere: churn can cut its connections (by client id) but
+    cannot restart or stall it. ``name`` is its member id."""
+
+    def __init__(self, member_id: str, client_id: str) -> None:
+        self.name, self.client_id = member_id, client_id
+
+    def start(self) -> None:  # it is running already
+        pass
+
+    def stop(self) -> None:
+        raise RuntimeError(f"member {self.name} runs elsewhere: only {', '.join(b.name for b in CLUSTER_BLOCKS)}")
+
+    def stall(self, seconds: float) -> None:
+        self.stop()
+
+
+def remote_members(cluster: FakeCluster, group: str) -> list[RemoteMember]:
+    """Handles to the group's current members, for :func:`churn` with :data:`CLUSTER_BLOCKS`."""
+    view = cluster.group(group)
+    if view is None:
+        raise LookupError(f"no group {group!r}")
+    return [RemoteMember(m.member_id, m.client_id) for m in view.members]
+
+
 def plan(rng: random.Random, steps: int, blocks: Sequence[Block]) -> list[Block]:
     """``steps`` blocks drawn from ``blocks`` (each used before any repeats)."""
     out: list[Block] = []

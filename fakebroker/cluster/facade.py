@@ -21,7 +21,7 @@ import os
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -249,6 +249,13 @@ class FakeCluster:
                     yield self
             finally:
                 self._proxy.portal = None
+
+    def threads_may_call(self) -> AbstractAsyncContextManager[None]:
+        """``async with cluster.threads_may_call():`` on the loop of a cluster started with
+        ``async with``: meanwhile other threads may call its methods, as under
+        ``run_in_thread()`` (how a face runs a synchronous helper such as
+        :func:`fakebroker.churn.churn` in a worker thread)."""
+        return self._proxy.portal_for_threads()
 
     def start_task(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         """Run ``task(*args, task_status=...)`` in the cluster's task group, stopped with the

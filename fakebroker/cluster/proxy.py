@@ -9,7 +9,8 @@ told of new events, parked fetches re-check, the ticker sees new timers).
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from anyio.abc import TaskGroup
@@ -30,6 +31,7 @@ class LoopProxy:
         self.portal: BlockingPortal | None = None
         self.task_group: TaskGroup | None = None
         self.loop_thread: int | None = None
+        self._lent: list[BlockingPortal] = []  # portals lent by portal_for_threads(), newest last
 
     def on_loop_thread(self) -> bool:
         return threading.get_ident() == self.loop_thread
@@ -69,3 +71,20 @@ class LoopProxy:
         if self.task_group is None:
             raise NotRunning("the cluster is not running")
         self.task_group.start_soon(fn, *args)
+
+    @asynccontextmanager
+    async def portal_for_threads(self) -> AsyncIterator[None]:
+        """On the loop of a cluster started with ``async with``: while inside, other threads'
+        calls run on the loop as under ``run_in_thread()``, through a portal lent for the time
+        (each user its own, the newest serving, so one leaving never closes another's)."""
+        if self.portal is not None and not self._lent:  # run_in_thread's own portal serves
+            yield
+            return
+        async with BlockingPortal() as portal:
+            self._lent.append(portal)
+            self.portal = portal
+            try:
+                yield
+            finally:
+                self._lent.remove(portal)
+                self.portal = self._lent[-1] if self._lent else None

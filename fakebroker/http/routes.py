@@ -18,6 +18,7 @@ import anyio
 from ..cluster.views import TopicView
 from ..cluster.waiting import WaitTimeout
 from ..version import __version__
+from .churning import CHURN_BODY, churn_group
 from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, HTTPError, check_body, obj
 
 if TYPE_CHECKING:
@@ -411,6 +412,14 @@ ROUTES: list[Route] = [
         obj({"broker": INT, "load_time_ms": INT}),
     ),
     Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
+    Route(
+        "POST",
+        "/groups/{id}/churn",
+        churn_group,
+        "Run seeded churn blocks on the group (coordinator storms, partition growth, broker bounces, "
+        "network cuts of its members), each until the group settles; answers the seed and what was done",
+        CHURN_BODY,
+    ),
     Route(
         "GET", "/transactions", list_transactions, "Every transactional id: state, producer id and epoch, partitions"
     ),

@@ -34,14 +34,14 @@ def cluster():
         yield c
 
 
-def run_script(node: str, cluster: FakeCluster, scenario: str) -> dict:
+def run_script(node: str, cluster: FakeCluster, scenario: str, timeout: float = RUN_TIMEOUT) -> dict:
     control = ControlEndpoint(cluster).__enter__()  # it serves as long as the cluster runs
     env = {
         **os.environ,
         "CONTROL_URL": control.url,
         "CONTROL_TOKEN": control.token,
         "KAFKAJS_LOG_LEVEL": os.environ.get("KAFKAJS_LOG_LEVEL", "WARN"),
-        "SCENARIO_TIMEOUT_MS": str((RUN_TIMEOUT - 5) * 1000),
+        "SCENARIO_TIMEOUT_MS": str(int((timeout - 5) * 1000)),
     }
     try:
         proc = subprocess.run(
@@ -50,7 +50,7 @@ def run_script(node: str, cluster: FakeCluster, scenario: str) -> dict:
             env=env,
             capture_output=True,
             text=True,
-            timeout=RUN_TIMEOUT,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"control_faults.js {scenario} timed out\nstderr:\n{exc.stderr}\n{_events(cluster)}")
@@ -98,3 +98,20 @@ def test_broker_bounce_scripted_over_http_while_kafkajs_produces(node, cluster):
     values = sorted(v.decode() for _, _, _, v in cluster.records("ctl-bounce"))
     assert values == sorted(f"value-{i}" for i in range(total))
     assert result["highWatermarkSum"] == total
+
+
+def test_seeded_churn_run_over_http_while_kafkajs_consumes(node, cluster):
+    """The script's two kafkajs consumers read while it asks the endpoint for four seeded churn
+    blocks (coordinator storms, partition growth, broker bounces, network cuts of a member),
+    each waiting until the group has settled: every record is consumed and the group ends whole."""
+    result = run_script(node, cluster, "churned", timeout=90)  # 25-40 s here: the blocks wait for the group
+    report = result["report"]
+    assert report["seed"] == 11 and report["replay"] == "seed=11" and len(report["actions"]) == 4
+    # seed 11 draws each of the four cluster-side blocks once, in its own order
+    names = [a.split(":")[0] for a in report["actions"]]
+    assert sorted(names) == ["broker_bounce", "coordinator_failover_storm", "network_cut", "partition_growth"]
+    assert result["consumed"] == 200 and result["state"] == "Stable" and result["members"] == 2
+    grown = next(a for a in report["actions"] if a.startswith("partition_growth"))
+    assert grown.endswith(f"to {result['partitions']} partitions") and result["partitions"] > 4
+    kinds = {e.kind for e in cluster.events}
+    assert {"broker_stopped", "broker_started", "network_cut", "network_healed", "group_loaded"} <= kinds
