@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from fakebroker import DeliveryLedger
 from fakebroker.cluster import FakeCluster
 
 pytestmark = pytest.mark.clients
@@ -41,19 +42,25 @@ def consumer(cluster: FakeCluster, group: str, name: str, **extra) -> Consumer:
     )
 
 
-def produce(cluster: FakeCluster, topic: str, keys: range, partitions: int) -> None:
+def produce(cluster: FakeCluster, topic: str, keys: range, partitions: int, acked: Callable | None = None) -> None:
+    """``acked``: an ``on_delivery`` callback (a ledger's) for each record."""
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5, "log_level": 3})
     for i in keys:
-        producer.produce(topic, value=f"v-{i}".encode(), key=f"key-{i}".encode(), partition=i % partitions)
+        producer.produce(
+            topic, value=f"v-{i}".encode(), key=f"key-{i}".encode(), partition=i % partitions, on_delivery=acked
+        )
     assert producer.flush(15) == 0
 
 
 class Members:
-    """Consumers polled in turn; each record read is kept as (member, topic, partition, key), and
-    each non-empty poll is committed synchronously."""
+    """Consumers polled in turn; each record read is kept as (member, topic, partition, key) and
+    given to ``ledger``, then committed synchronously. A rebalance happens only inside a poll, so
+    a record is always committed before its partition can move: the ledgers' verdicts are
+    exactly once (no duplicates) in every test here."""
 
-    def __init__(self, consumers: dict[str, Consumer]):
+    def __init__(self, consumers: dict[str, Consumer], ledger: DeliveryLedger | None = None):
         self.consumers = consumers
+        self.ledger = ledger
         self.records: list[tuple[str, str, int, str]] = []
 
     def subscribe(self, topics: list[str]) -> None:
@@ -66,6 +73,8 @@ class Members:
             if msg is None or msg.error():
                 continue
             self.records.append((name, msg.topic(), msg.partition(), msg.key().decode()))
+            if self.ledger is not None:
+                self.ledger.record(name, msg)
             c.commit(message=msg, asynchronous=False)
 
     def until(self, what: str, done: Callable[[], bool], timeout: float = 20) -> None:
@@ -89,7 +98,8 @@ def stable(cluster: FakeCluster, group: str, members: int, partitions: int) -> b
 
 
 def test_eight_members_on_six_partitions_leave_two_idle_and_read_everything_once(cluster):
-    members = Members({f"m{i}": consumer(cluster, "eight", f"m{i}") for i in range(8)})
+    ledger = DeliveryLedger(cluster, group="eight")
+    members = Members({f"m{i}": consumer(cluster, "eight", f"m{i}") for i in range(8)}, ledger)
     try:
         members.subscribe([TOPIC])
         members.until("a Stable group of 8", lambda: stable(cluster, "eight", 8, 6))
@@ -100,7 +110,7 @@ def test_eight_members_on_six_partitions_leave_two_idle_and_read_everything_once
             "the clients holding the coordinator's split", lambda: sorted(map(len, members.held().values())) == shares
         )
 
-        produce(cluster, TOPIC, range(120), 6)
+        produce(cluster, TOPIC, range(120), 6, ledger.on_delivery)
         members.until("120 records", lambda: len(members.records) >= 120)
         assert sorted(k for _, _, _, k in members.records) == sorted(f"key-{i}" for i in range(120))
         idle = {n for n, held in members.held().items() if not held}
@@ -109,14 +119,19 @@ def test_eight_members_on_six_partitions_leave_two_idle_and_read_everything_once
             "every offset committed", lambda: cluster.committed("eight") == {(TOPIC, p): 20 for p in range(6)}
         )
         assert cluster.group("eight").generation == group.generation  # no rebalance while reading
+        verdict = ledger.assert_exactly_once()
+        assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (120, 120, [])
     finally:
         members.close()
 
 
 def test_two_groups_read_one_topic_independently(cluster):
-    produce(cluster, TOPIC, range(60), 6)
-    billing = Members({f"b{i}": consumer(cluster, "billing", f"b{i}") for i in range(2)})
-    audit = Members({"a0": consumer(cluster, "audit", "a0")})
+    ledgers = {g: DeliveryLedger(cluster, group=g) for g in ("billing", "audit")}
+    produce(
+        cluster, TOPIC, range(60), 6, lambda err, msg: [ledger.on_delivery(err, msg) for ledger in ledgers.values()]
+    )
+    billing = Members({f"b{i}": consumer(cluster, "billing", f"b{i}") for i in range(2)}, ledgers["billing"])
+    audit = Members({"a0": consumer(cluster, "audit", "a0")}, ledgers["audit"])
     try:
         billing.subscribe([TOPIC])
         audit.subscribe([TOPIC])
@@ -135,25 +150,29 @@ def test_two_groups_read_one_topic_independently(cluster):
         billing.until("billing rebalanced to one member", lambda: stable(cluster, "billing", 1, 6))
         assert cluster.group("audit").generation == audit_generation
         assert len(cluster.group("audit").members) == 1
+        for ledger in ledgers.values():  # each group: every record once (billing's leaver had committed all)
+            verdict = ledger.assert_exactly_once()
+            assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (60, 60, [])
     finally:
         billing.close()
         audit.close()
 
 
 def test_partitions_added_while_consuming_are_assigned_and_read(cluster):
-    members = Members({f"m{i}": consumer(cluster, "growing", f"m{i}") for i in range(2)})
+    ledger = DeliveryLedger(cluster, group="growing")
+    members = Members({f"m{i}": consumer(cluster, "growing", f"m{i}") for i in range(2)}, ledger)
     try:
         members.subscribe([TOPIC])
         members.until("a Stable group", lambda: stable(cluster, "growing", 2, 6))
         generation = cluster.group("growing").generation
-        produce(cluster, TOPIC, range(60), 6)
+        produce(cluster, TOPIC, range(60), 6, ledger.on_delivery)
         members.until("the first 60", lambda: len(members.records) >= 60)
 
         cluster.add_partitions(TOPIC, 8)  # 6 -> 8 partitions while the group consumes
         members.until("the 8 partitions assigned", lambda: stable(cluster, "growing", 2, 8), timeout=30)
         assert cluster.group("growing").generation > generation  # the metadata change made the group rebalance
         members.until("the clients holding 8", lambda: sum(map(len, members.held().values())) == 8)
-        produce(cluster, TOPIC, range(60, 140), 8)
+        produce(cluster, TOPIC, range(60, 140), 8, ledger.on_delivery)
         members.until("all 140", lambda: len({k for *_, k in members.records}) >= 140)
         read = sorted({k for *_, k in members.records})
         assert read == sorted(f"key-{i}" for i in range(140))
@@ -162,13 +181,17 @@ def test_partitions_added_while_consuming_are_assigned_and_read(cluster):
             "commits on the new partitions",
             lambda: all(cluster.committed("growing").get((TOPIC, p), 0) > 0 for p in (6, 7)),
         )
+        # the rebalance for the new partitions moved none uncommitted: every record once
+        verdict = ledger.assert_exactly_once()
+        assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (140, 140, [])
     finally:
         members.close()
 
 
 def test_regex_subscription_picks_up_a_topic_created_after_it_subscribed(cluster):
     cluster.create_topic("orders-eu", 2)
-    members = Members({f"m{i}": consumer(cluster, "regex", f"m{i}") for i in range(2)})
+    ledger = DeliveryLedger(cluster, group="regex")
+    members = Members({f"m{i}": consumer(cluster, "regex", f"m{i}") for i in range(2)}, ledger)
     try:
         members.subscribe(["^orders-.*"])
         members.until("orders-eu assigned", lambda: stable(cluster, "regex", 2, 2))
@@ -179,12 +202,14 @@ def test_regex_subscription_picks_up_a_topic_created_after_it_subscribed(cluster
         assert cluster.group("regex").generation > generation
         owned = {tp for m in cluster.group("regex").members for tp in m.assignment}
         assert owned == {"orders-eu", "orders-us"}
-        produce(cluster, "orders-us", range(40), 4)
+        produce(cluster, "orders-us", range(40), 4, ledger.on_delivery)
         produce(cluster, TOPIC, range(40, 50), 6)  # not subscribed
         members.until("orders-us's 40", lambda: len(members.records) >= 40)
         time.sleep(0.3)
         members.poll()
         assert sorted(k for *_, k in members.records) == sorted(f"key-{i}" for i in range(40))
         assert {t for _, t, _, _ in members.records} == {"orders-us"}
+        verdict = ledger.assert_exactly_once()
+        assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (40, 40, [])
     finally:
         members.close()

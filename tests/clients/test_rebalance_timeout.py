@@ -11,10 +11,14 @@ dynamic member not awaiting join), and the others go on without it.
   must do itself is shown with a JVM that is frozen whole (SIGSTOP, as a long GC pause or a
   stopped container): nothing leaves, the rebalance timeout (Java's ``max.poll.interval.ms``)
   removes it, and after SIGCONT it learns it was removed and rejoins.
+- The livelock: a Java member whose processing of each poll takes just longer than
+  ``max.poll.interval.ms`` leaves at that timeout every cycle, rejoins, and is handed the same
+  uncommitted records again, never committing; just under it, the member stays and commits.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import signal
 import time
@@ -124,3 +128,69 @@ def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(clus
         wait_for(
             "a's new share", lambda: len((frozen.of_type("assigned", name="a") or [{}])[-1].get("partitions", [])) == 3
         )
+
+
+def member_rebalance_timeouts(cluster: FakeCluster, gid: str) -> list[int]:
+    return cluster.call(lambda: [m.rebalance_timeout_ms for m in cluster.state.groups.groups[gid].members.values()])
+
+
+@pytest.mark.java
+def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progresses(cluster, java_client_jar):  # noqa: F811
+    """Two groups read the same 20 records (one partition) with one Java member each, 5 records a
+    poll and ``max.poll.interval.ms`` (the rebalance timeout the member sends) 1.5 s.
+
+    - ``slow`` takes 1.9 s per poll: 1.5 s after the poll its heartbeat thread sees the poll
+      interval run out and leaves the group (the Java consumer enforces the rebalance timeout
+      itself; the coordinator's own removal at the rebalance timeout is only needed for a frozen
+      JVM, above). Its commit then fails, its next poll rejoins as a new member, the group starts
+      from the committed offset (none: the earliest) and it gets the same 5 records again: every
+      cycle removed at the rebalance timeout, nothing ever committed.
+    - ``steady`` takes 1.1 s per poll: it stays the one member of one generation and its commits
+      advance 5, 10, 15, 20.
+    """
+    cluster.create_topic("work", 1)
+    with JavaDriver(java_client_jar, cluster) as driver:
+        driver.call("produce", topic="work", n=20, partitions=1)
+        common = {"topic": "work", "session": 6000, "heartbeat": 300, "maxPoll": 1500, "maxPollRecords": 5}
+        driver.call("start", name="slow", group="slow", processMs=1900, **common)
+        driver.call("start", name="steady", group="steady", processMs=1100, **common)
+
+        seen: list[dict] = []  # each distinct commit state of steady, in order
+        removals: list[dict] = []
+
+        def three_cycles_done() -> bool:
+            if not seen or cluster.committed("steady") != seen[-1]:
+                seen.append(cluster.committed("steady"))
+            removals[:] = events(cluster, "member_removed", "slow")
+            failed = driver.of_type("commit_failed", name="slow")
+            return len(failed) >= 3 and seen[-1] == {("work", 0): 20}
+
+        wait_for("three failed cycles of slow and all of steady committed", three_cycles_done, timeout=40, step=0.02)
+        assert member_rebalance_timeouts(cluster, "steady") == [1500]
+        records = driver.call("consumed")["records"]
+        # before the JVM's exit closes it (a LeaveGroup, then an empty generation)
+        steady_removed = events(cluster, "member_removed", "steady")
+        steady_generations = [e["generation"] for e in events(cluster, "generation_started", "steady")]
+        failed = {name: driver.of_type("commit_failed", name=name) for name in ("slow", "steady")}
+
+    # slow: removed at the rebalance timeout after each poll, as a new member every time
+    assert [r["reason"] for r in removals] == ["left the group"] * len(removals)
+    assert len({r["member"] for r in removals}) == len(removals)
+    started = [
+        e for e in cluster.events if e.kind == "generation_started" and e.group == "slow" and e.details["members"]
+    ]
+    gone = [e for e in cluster.events if e.kind == "member_removed" and e.group == "slow"]
+    for removed in gone[:3]:
+        joined = [e for e in started if e.seq < removed.seq][-1].time_ms  # the generation it was removed from
+        assert 1500 <= removed.time_ms - joined < 2000, (removed.time_ms - joined, removed.describe())
+    assert cluster.committed("slow") == {}  # never committed: the livelock
+    assert len(failed["slow"]) >= 3 and {f["error"] for f in failed["slow"]} == {"CommitFailedException"}
+    slow = collections.Counter(off for name, _, off, _ in records if name == "slow")
+    assert set(slow) == {0, 1, 2, 3, 4} and len(set(slow.values())) == 1  # the same 5 records each cycle
+    assert slow[0] >= 3
+
+    # steady: one generation, commits advancing a poll at a time, each record once
+    assert not steady_removed and not failed["steady"]
+    assert steady_generations == [1]
+    assert seen == [{}, *({("work", 0): n} for n in (5, 10, 15, 20))]
+    assert sorted(off for name, _, off, _ in records if name == "steady") == list(range(20))

@@ -61,7 +61,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * reported as it happens in JSON lines of other types (assigned, revoked, lost, commit_failed,
  * stall_start, stall_end, closed). Records are produced as key "key-I", value "value-I" on
  * partition I % partitions. Consumers commit synchronously after every non-empty poll
- * (enable.auto.commit=false), so "take over from commits" is exact. Every wait is bounded.
+ * (enable.auto.commit=false), so "take over from commits" is exact; with {@code commit=record}
+ * they commit each record instead. With {@code report=true} (implied by commit=record) each record
+ * processed and each offset committed is a "processed"/"committed" line, for a delivery ledger.
+ * {@code processMs} makes each non-empty poll that slow before its commit.
+ * {@code regex} subscribes with a java.util.regex.Pattern. Every wait is bounded.
  */
 public final class GroupScenarios {
     private static final Duration API_TIMEOUT = Duration.ofSeconds(15);
@@ -138,6 +142,10 @@ public final class GroupScenarios {
         final KafkaConsumer<byte[], byte[]> consumer;
         final String topic;
         String pattern; // a server-side (RE2/J) regex subscription instead of the topic, with group.protocol=consumer
+        String regex; // a client-side java.util.regex subscription (classic protocol): matched against metadata
+        boolean perRecord; // commitSync after each record instead of after each poll
+        boolean report; // each record processed and each offset committed as a line (for a delivery ledger)
+        int processMs; // processing time per non-empty poll, before its commit (slow processing)
         final Thread thread;
         final Set<TopicPartition> owned = Collections.synchronizedSet(new TreeSet<>((x, y) -> Integer.compare(x.partition(), y.partition())));
         volatile boolean running = true;
@@ -158,7 +166,9 @@ public final class GroupScenarios {
         @Override
         public void run() {
             try {
-                if (pattern != null) {
+                if (regex != null) {
+                    consumer.subscribe(java.util.regex.Pattern.compile(regex), this);
+                } else if (pattern != null) {
                     consumer.subscribe(new SubscriptionPattern(pattern), this);
                 } else {
                     consumer.subscribe(List.of(topic), this);
@@ -180,16 +190,30 @@ public final class GroupScenarios {
                     if (records.isEmpty()) {
                         continue;
                     }
+                    if (perRecord) {
+                        processEach(records);
+                        continue;
+                    }
+                    if (processMs > 0) {
+                        emit(obj("type", "processing", "name", name, "records", records.count()));
+                        Thread.sleep(processMs);
+                    }
                     Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
                     for (ConsumerRecord<byte[], byte[]> r : records) {
-                        consumed.add(new Object[] {name, r.partition(), r.offset(), new String(r.key(), StandardCharsets.UTF_8)});
+                        process(r);
                         next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                     }
                     try {
                         consumer.commitSync(next, API_TIMEOUT);
-                    } catch (CommitFailedException | RebalanceInProgressException e) {
+                    } catch (CommitFailedException | RebalanceInProgressException | WakeupException e) { // wakeup: closing
                         emit(obj("type", "commit_failed", "name", name, "error", e.getClass().getSimpleName(),
                                 "partitions", partitions(next.keySet())));
+                        continue;
+                    }
+                    if (report) {
+                        for (var c : next.entrySet()) {
+                            committed(c.getKey(), c.getValue().offset());
+                        }
                     }
                 }
             } catch (Throwable t) {
@@ -204,6 +228,48 @@ public final class GroupScenarios {
                 }
                 emit(obj("type", "closed", "name", name));
             }
+        }
+
+        /** Each record processed then committed on its own; a failed commit abandons the rest of the
+         *  batch and rewinds the partitions still owned to their first record not committed, so a
+         *  failure costs at most one repeat (the record whose commit failed). */
+        private void processEach(ConsumerRecords<byte[], byte[]> records) {
+            Map<TopicPartition, Long> uncommitted = new HashMap<>();
+            for (TopicPartition tp : records.partitions()) {
+                uncommitted.put(tp, records.records(tp).get(0).offset());
+            }
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                process(r);
+                try {
+                    consumer.commitSync(Map.of(tp, new OffsetAndMetadata(r.offset() + 1)), API_TIMEOUT);
+                } catch (org.apache.kafka.common.KafkaException e) { // rebalance, removal, timeout, wakeup on close
+                    emit(obj("type", "commit_failed", "name", name, "error", e.getClass().getSimpleName(),
+                            "partitions", partitions(List.of(tp)), "offset", r.offset()));
+                    Set<TopicPartition> owned = consumer.assignment();
+                    for (var u : uncommitted.entrySet()) {
+                        if (owned.contains(u.getKey())) {
+                            consumer.seek(u.getKey(), u.getValue());
+                        }
+                    }
+                    return;
+                }
+                uncommitted.put(tp, r.offset() + 1);
+                committed(tp, r.offset() + 1);
+            }
+        }
+
+        private void process(ConsumerRecord<byte[], byte[]> r) {
+            String key = new String(r.key(), StandardCharsets.UTF_8);
+            consumed.add(new Object[] {name, r.partition(), r.offset(), key});
+            if (report) {
+                emit(obj("type", "processed", "name", name, "topic", r.topic(), "partition", r.partition(),
+                        "offset", r.offset(), "key", key));
+            }
+        }
+
+        private void committed(TopicPartition tp, long next) {
+            emit(obj("type", "committed", "name", name, "topic", tp.topic(), "partition", tp.partition(), "offset", next));
         }
 
         @Override
@@ -252,7 +318,10 @@ public final class GroupScenarios {
         p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "50");
         p.put(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, "500");
         p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100");
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, a.getOrDefault("maxPollRecords", "50"));
+        if (a.containsKey("metadataMaxAge")) { // how soon a regex subscription sees a new topic
+            p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, a.get("metadataMaxAge"));
+        }
         if (a.containsKey("instance")) {
             p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.get("instance"));
         }
@@ -271,6 +340,10 @@ public final class GroupScenarios {
         }
         Member m = new Member(name, p, a.get("topic"));
         m.pattern = a.get("pattern");
+        m.regex = a.get("regex");
+        m.perRecord = "record".equals(a.get("commit"));
+        m.report = m.perRecord || "true".equals(a.get("report"));
+        m.processMs = num(a, "processMs", 0);
         members.put(name, m);
         m.thread.start();
         return obj();
