@@ -59,9 +59,12 @@ class Target:
         return rng.choice([m for m in self.members if m.name in self.running] or list(self.members))
 
     def settled(self) -> bool:
-        """Every running member in one Stable generation and every partition owned once."""
+        """Every running member in one Stable generation and every partition owned once. The
+        group's members are matched by client id, not counted: a member that stopped without
+        leaving stays until its session expires, beside its own replacement."""
         group = self.cluster.group(self.group)
-        if group is None or group.state != "Stable" or len(group.members) != len(self.running):
+        running = sorted(m.client_id for m in self.members if m.name in self.running)
+        if group is None or group.state != "Stable" or sorted(m.client_id for m in group.members) != running:
             return False
         owned = [p for m in group.members for p in (m.assignment or {}).get(self.topic, [])]
         return sorted(owned) == list(range(self.cluster.topics()[self.topic]))
