@@ -44,6 +44,12 @@ class LoopProxy:
         if self.from_other_thread():
             assert self.portal is not None
             return self.portal.call(fn, *args)
+        if self.task_group is not None and self.portal is None and not self.on_loop_thread():
+            # a running cluster's state belongs to its loop: another thread would race it
+            raise NotRunning(
+                "this cluster runs on another thread's loop: call it from that loop, or from a "
+                "thread under run_in_thread() or threads_may_call()"
+            )
         return fn(*args)
 
     def act(self, fn: Callable[..., T], *args: Any) -> T:

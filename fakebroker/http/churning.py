@@ -64,7 +64,9 @@ async def churn_group(req: Any) -> Any:  # a routes.Request (routes imports this
 
     async with cluster.threads_may_call():
         try:
-            report = await anyio.to_thread.run_sync(run)
+            # abandoned if the endpoint stops (serve's Ctrl-C): the thread's next call to the
+            # cluster then fails (its portal is gone), and it ends
+            report = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except AssertionError as exc:  # a block's group did not settle: say which, with the seed
             notes = "\n".join(getattr(exc, "__notes__", []))
             raise HTTPError(409, f"{exc}\n{notes}".strip()) from None

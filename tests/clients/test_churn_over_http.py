@@ -171,3 +171,52 @@ def test_churn_of_a_group_without_members_is_refused(endpoint):
     consumer.close()  # the group stays, Empty
     got, payload = call(url, token, "POST", "/groups/g/churn", {"topic": "orders"})
     assert (got, payload["error"]) == (409, "group 'g' has no members to churn")
+
+
+def test_serve_stops_at_once_while_a_churn_waits_for_its_group():
+    """A churn against a topic the group does not read never settles (up to its 100 s); SIGTERM
+    stops serve at once all the same: the blocks' thread is abandoned and its next call fails."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--control-port", "0"]
+        + ["--topic", "read:2", "--topic", "unread:1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    consumer = None
+    try:
+        bootstrap = proc.stdout.readline().strip().removeprefix("bootstrap: ")
+        url, token = CONTROL_LINE.match(proc.stdout.readline().strip()).groups()
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "g", "client.id": "c", "log_level": 0})
+        consumer.subscribe(["read"])
+        deadline = time.monotonic() + 15
+        while call(url, token, "GET", "/groups/g")[1].get("state") != "Stable":
+            assert time.monotonic() < deadline
+            consumer.poll(0.05)
+        answers: list[Any] = []
+        body = {"topic": "unread", "blocks": ["partition_growth"], "settle_timeout": 100}
+
+        def churn() -> None:
+            try:
+                answers.append(call(url, token, "POST", "/groups/g/churn", body, timeout=120))
+            except OSError as exc:  # the server went away mid-request
+                answers.append(exc)
+
+        waiter = threading.Thread(target=churn, daemon=True)
+        waiter.start()
+        time.sleep(1.5)
+        assert answers == []  # still waiting for a settle that cannot come
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert time.monotonic() - stopped_at < 5
+        waiter.join(10)
+        assert answers and not isinstance(answers[0], tuple), answers  # no answer: the server stopped
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if consumer is not None:
+            consumer.close()
