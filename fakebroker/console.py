@@ -2,19 +2,22 @@
 object per line (``--json-logs``) for log shippers and scripts.
 
 Printing never holds the broker up: events go into a bounded queue that a writer thread
-empties into the stream. When nobody reads the stream fast enough (a pipe nobody reads),
-the queue fills and further events are dropped and counted (a line says how many once
-writing resumes); when the reader goes away (EPIPE), printing stops and the broker keeps
-serving.
+empties into the stream, a burst at a time: the broker wakes the writer only when the queue
+was empty, and the writer gathers a burst for ``BURST_S`` between two rounds (waking it for
+every event cost the broker ~80 µs of thread switching an event, more than the line).
+When nobody reads the stream fast enough (a pipe nobody reads), the queue fills and further
+events are dropped and counted (a line says how many once writing resumes); when the reader
+goes away (EPIPE), printing stops and the broker keeps serving.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import sys
 import threading
+import time
+from collections import deque
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .core.events import Event
@@ -57,6 +60,7 @@ def style_of(kind: str) -> str:
 
 
 QUEUE_SIZE = 10000  # event lines waiting for the writer thread before events are dropped
+BURST_S = 0.02  # the writer's pause between two rounds, while events gather
 _STOP = object()
 
 
@@ -82,9 +86,8 @@ class EventPrinter:
         self._plain = _uncoloured(self.stream, color)
         self._start_ms: int | None = None
         self._codes: dict[str, tuple[str, str]] = {}  # style -> escape codes before and after
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._pending = 0  # events queued, not yet written (plain lines are never dropped)
-        self._lock = threading.Lock()
+        self._queue: deque[Any] = deque()  # appends and pops are atomic: no lock
+        self._wake = threading.Event()  # set when the queue gets an item while the writer rests
         self.dropped = 0  # events not printed because the queue was full
         self._reported = 0  # of them, how many a line has told about
         self.broken = False  # the reader went away (EPIPE): nothing more is printed
@@ -107,45 +110,57 @@ class EventPrinter:
 
     def plain(self, line: str) -> None:
         """A line scripts parse (``bootstrap: ...``): never styled, never dropped."""
-        self._queue.put(("plain", line))
+        self._put(("plain", line))
 
     def __call__(self, event: Event) -> None:
         if event.kind in self.quiet or self.broken:
             return
-        with self._lock:
-            if self._pending >= QUEUE_SIZE:
-                self.dropped += 1
-                return
-            self._pending += 1
-        self._queue.put(("event", event))
+        if len(self._queue) >= QUEUE_SIZE:
+            self.dropped += 1
+            return
+        self._put(("event", event))
+
+    def _put(self, item: Any) -> None:
+        self._queue.append(item)  # before looking at the flag: the writer clears it before it drains
+        if not self._wake.is_set():
+            self._wake.set()
 
     def close(self, timeout: float = 1.0) -> bool:
         """Write what is queued, for at most ``timeout`` seconds; False when the writer is
         stuck (a full pipe nobody reads)."""
-        self._queue.put(_STOP)
+        self._put(_STOP)
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
     def _write_loop(self) -> None:
-        while (item := self._queue.get()) is not _STOP:
-            kind, value = item
-            if kind == "event":
-                with self._lock:
-                    self._pending -= 1
-            if self.broken:
-                continue
-            try:
-                if kind == "plain":
-                    print(value, file=self.stream, flush=True)
-                else:
-                    self._report_dropped()
-                    self._print(value)
-                    if self._queue.empty():  # one flush per burst, not per line
-                        self.stream.flush()
-            except BrokenPipeError:
-                self._gone()
-            except OSError:  # pragma: no cover - e.g. a full disk: stop printing, keep serving
-                self._gone()
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                item = self._queue.popleft()
+                if item is _STOP:
+                    return
+                self._write(*item)
+            if not self.broken:
+                try:
+                    self.stream.flush()  # one flush per burst, not per line
+                except OSError:  # pragma: no cover - the reader left between two rounds
+                    self._gone()
+            time.sleep(BURST_S)
+
+    def _write(self, kind: str, value: Any) -> None:
+        if self.broken:
+            return
+        try:
+            if kind == "plain":
+                print(value, file=self.stream, flush=True)
+            else:
+                self._report_dropped()
+                self._print(value)
+        except BrokenPipeError:
+            self._gone()
+        except OSError:  # pragma: no cover - e.g. a full disk: stop printing, keep serving
+            self._gone()
 
     def _report_dropped(self) -> None:
         dropped = self.dropped

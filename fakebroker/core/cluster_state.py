@@ -551,9 +551,9 @@ class ClusterState:
 
     def coordinator_of(self, group_id: str) -> int:
         """Broker id coordinating a group (the leader of its offsets partition), -1 if none is alive."""
-        partition = self.offsets_topic().partitions[self.group_partition(group_id)]
-        alive = {b.node_id for b in self.alive_brokers()}
-        return partition.leader if partition.leader in alive else -1
+        leader = self.offsets_topic().partitions[self.group_partition(group_id)].leader
+        broker = self.brokers.get(leader) if leader is not None else None
+        return leader if broker is not None and broker.alive else -1
 
     def groups_of_partition(self, partition: int) -> list[str]:
         n = len(self.offsets_topic().partitions)

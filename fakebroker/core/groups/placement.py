@@ -9,10 +9,13 @@ Kafka's ``Utils.abs`` maps Integer.MIN_VALUE to 0, so this must not use Python's
 
 from __future__ import annotations
 
+import functools
+
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
 
 
+@functools.lru_cache(maxsize=4096)  # every group request asks again for its group id
 def java_string_hash(text: str) -> int:
     h = 0
     data = text.encode("utf-16-be")
