@@ -10,6 +10,8 @@ from .common import current_leader, led_partition, node_endpoints, topic_name_by
 from .context import NO_RESPONSE, STEP, CloseInstead, RequestContext, in_steps
 from .registry import api
 
+_TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
+
 
 def handle(ctx: RequestContext, request: Message):
     size = sum(len(t.partition_data) for t in request.topic_data)
@@ -70,11 +72,25 @@ def _transactional_producers(request: Message, found: set[tuple[int, int]]):
             seen += 1
             if seen % STEP == 0:
                 yield
+            data = pdata.records or b""
+            if _plain_v2_batch(data):
+                continue  # one whole batch, not transactional: nothing to read (nearly every partition)
             try:
-                headers = list(rec.iter_batch_headers(pdata.records or b""))
+                headers = list(rec.iter_batch_headers(data))
             except rec.RecordsError:
                 continue  # validation answers it per partition
             found.update((h.producer_id, h.producer_epoch) for h in headers if h.is_transactional)
+
+
+def _plain_v2_batch(data: bytes) -> bool:
+    """Whether ``data`` is exactly one whole v2 batch without the transactional bit."""
+    n = len(data)
+    return (
+        n >= rec.RECORD_BATCH_OVERHEAD
+        and data[rec.MAGIC_OFFSET] == 2
+        and int.from_bytes(data[8:12], "big", signed=True) + rec.LOG_OVERHEAD == n
+        and not data[rec.ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT
+    )
 
 
 def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:
