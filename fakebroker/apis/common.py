@@ -58,6 +58,8 @@ def current_leader(partition: Partition | None) -> dict[str, int]:
 
 def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
     """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951)."""
+    if not node_ids:  # nearly every answer: no need to list the brokers
+        return []
     return [
         {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
         for b in cluster.alive_brokers()

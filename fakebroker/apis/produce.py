@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import Message, response_type
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import NO_RESPONSE, STEP, CloseInstead, RequestContext, in_steps
 from .registry import api
+
+_TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
+# the answer's classes: TopicProduceResponse, PartitionProduceResponse, LeaderIdAndEpoch
+_TOPIC = response_type(0).cls._by_attr["responses"].struct
+_PARTITION = _TOPIC._by_attr["partition_responses"].struct  # type: ignore[union-attr]
+_LEADER = _PARTITION._by_attr["current_leader"].struct  # type: ignore[union-attr]
 
 
 def handle(ctx: RequestContext, request: Message):
@@ -42,18 +48,19 @@ def _handle(ctx: RequestContext, request: Message):
                 parts.append(_error(pdata.index, refused))
                 continue
             result = _append(ctx, request, name, pdata.index, pdata.records)
-            if result["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER and result["current_leader"]["leader_id"] >= 0:
-                leaders.add(result["current_leader"]["leader_id"])
+            if result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and result.current_leader.leader_id >= 0:
+                leaders.add(result.current_leader.leader_id)
             parts.append(result)
-        topic = {"partition_responses": parts}
-        topic.update({"name": topic_data.name} if v < 13 else {"topic_id": topic_data.topic_id})
-        responses.append(topic)
+        if v < 13:
+            responses.append(_TOPIC(name=topic_data.name, partition_responses=parts))
+        else:
+            responses.append(_TOPIC(topic_id=topic_data.topic_id, partition_responses=parts))
     if request.acks == 0:
         failed = [
-            (t["name"] if v < 13 else t["topic_id"], r["index"], r["error_code"])
+            (t.name if v < 13 else t.topic_id, r.index, r.error_code)
             for t in responses
-            for r in t["partition_responses"]
-            if r["error_code"]
+            for r in t.partition_responses
+            if r.error_code
         ]
         if failed:
             return CloseInstead(f"acks=0 produce failed: {failed[:3]}")
@@ -70,28 +77,44 @@ def _transactional_producers(request: Message, found: set[tuple[int, int]]):
             seen += 1
             if seen % STEP == 0:
                 yield
+            data = pdata.records or b""
+            if _plain_v2_batch(data):
+                continue  # one whole batch, not transactional: nothing to read (nearly every partition)
             try:
-                headers = list(rec.iter_batch_headers(pdata.records or b""))
+                headers = list(rec.iter_batch_headers(data))
             except rec.RecordsError:
                 continue  # validation answers it per partition
             found.update((h.producer_id, h.producer_epoch) for h in headers if h.is_transactional)
 
 
-def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> dict:
-    return {
-        "index": index,
-        "error_code": error,
+def _plain_v2_batch(data: bytes) -> bool:
+    """Whether ``data`` is exactly one whole v2 batch without the transactional bit."""
+    n = len(data)
+    return (
+        n >= rec.RECORD_BATCH_OVERHEAD
+        and data[rec.MAGIC_OFFSET] == 2
+        and int.from_bytes(data[8:12], "big", signed=True) + rec.LOG_OVERHEAD == n
+        and not data[rec.ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT
+    )
+
+
+def _error(index: int, error: ErrorCode, message: str | None = None, **extra) -> Message:
+    """One partition's answer, typed at once (dicts cost a coercion per level when the
+    response is built)."""
+    values = {
         "base_offset": -1,
         "log_append_time_ms": -1,
         "log_start_offset": -1,
         "error_message": message,
-        "current_leader": {"leader_id": -1, "leader_epoch": -1},
         **extra,
     }
+    if "current_leader" not in values:
+        values["current_leader"] = _LEADER(leader_id=-1, leader_epoch=-1)
+    return _PARTITION(index=index, error_code=error, **values)
 
 
-def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> dict:
-    def answer(error: ErrorCode, message: str | None = None, **extra) -> dict:
+def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> Message:
+    def answer(error: ErrorCode, message: str | None = None, **extra) -> Message:
         return _error(index, error, message, **extra)
 
     if topic is None:

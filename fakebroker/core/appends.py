@@ -40,6 +40,29 @@ class AppendResult:
         return not self.error and not self.duplicate and self.base_offset >= 0
 
 
+@dataclass(frozen=True, slots=True)
+class _ProduceLimits:
+    """The topic settings every append reads, read once per change of any setting."""
+
+    log_append_time: bool
+    compacted: bool
+    max_message_size: int
+    before_max_ms: int
+    after_max_ms: int
+    max_record_size: int
+
+    @classmethod
+    def of(cls, config: TopicConfig) -> _ProduceLimits:
+        return cls(
+            config.get("message.timestamp.type") == "LogAppendTime",
+            "compact" in config.get("cleanup.policy"),
+            config.get_int("max.message.bytes"),
+            config.get_int("message.timestamp.before.max.ms"),
+            config.get_int("message.timestamp.after.max.ms"),
+            config.get_int("max.decompressed.message.bytes"),
+        )
+
+
 # (producer id, epoch) of a transaction's first batch in a partition -> the coordinator's verdict
 TxnVerifier = Callable[[int, int], ErrorCode]
 NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message with INVALID_TXN_STATE
@@ -62,21 +85,22 @@ def append_batches(
     (``verify_txn``, KIP-890), so a zombie or a producer that never added the partition
     cannot leave an open transaction behind."""
     topic, index = partition.topic, partition.index
-    log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
+    limits = config.derived("produce", _ProduceLimits.of)
+    log_append_time = limits.log_append_time
     try:
-        rec.check_produce_records(  # validate_produce_records' verdict, building no records
+        headers = rec.checked_produce_headers(  # validate_produce_records' verdict, building no records
             data or b"",
             produce_version=produce_version,
-            compacted="compact" in config.get("cleanup.policy"),
-            max_message_size=config.get_int("max.message.bytes"),
+            compacted=limits.compacted,
+            max_message_size=limits.max_message_size,
             # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
             now=now_ms,
             message_timestamp_type=rec.LOG_APPEND_TIME if log_append_time else rec.CREATE_TIME,
-            timestamp_before_max_ms=config.get_int("message.timestamp.before.max.ms"),
-            timestamp_after_max_ms=config.get_int("message.timestamp.after.max.ms"),
+            timestamp_before_max_ms=limits.before_max_ms,
+            timestamp_after_max_ms=limits.after_max_ms,
             topic_partition=f"{topic}-{index}",
             # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
-            max_record_size=config.get_int("max.decompressed.message.bytes"),
+            max_record_size=limits.max_record_size,
         )
     except rec.RecordsError as exc:
         code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
@@ -98,7 +122,7 @@ def append_batches(
     payload = data or b""
     log = partition.log
     base_offset = append_time = -1
-    for header in (h for h in rec.iter_batch_headers(payload) if not h.truncated):
+    for header in headers:
         if header.has_producer_id:
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")

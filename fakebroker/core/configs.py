@@ -15,10 +15,13 @@ changing semantics; they are listed in ``TEST_FRIENDLY`` and shown as settings g
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
+
+T = TypeVar("T")
 
 __all__ = [
     "BROKER_KEYS",
@@ -418,15 +421,27 @@ class TopicConfig:
         self.broker = broker
         self.overrides: dict[str, str] = Store(overrides or {})
         self._cache: dict[str, str] = {}
+        self._derived: dict[str, Any] = {}
         self._cache_generation = -1
 
     def get(self, name: str) -> str:
         if self._cache_generation != _generation[0]:
-            self._cache, self._cache_generation = {}, _generation[0]
+            self._cache, self._derived, self._cache_generation = {}, {}, _generation[0]
         value = self._cache.get(name)
         if value is None:
             value = self._cache[name] = self._lookup(name)
         return value
+
+    def derived(self, key: str, compute: Callable[[TopicConfig], T]) -> T:
+        """``compute(self)``, kept until any setting changes: what a hot path reads of several
+        settings at once (every Produce reads eight) in one lookup."""
+        if self._cache_generation != _generation[0]:
+            self._cache, self._derived, self._cache_generation = {}, {}, _generation[0]
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = compute(self)
+            return value
 
     def _lookup(self, name: str) -> str:
         if name in self.overrides:

@@ -51,6 +51,9 @@ SCAN_CHUNK = 64 * 1024  # bytes read at a time while walking batch headers
 LOG_DEFAULTS = {"segment.bytes": 1073741824, "segment.ms": 604800000, "index.interval.bytes": 4096}
 
 
+_INT64, _INT32 = struct.Struct(">q"), struct.Struct(">i")  # a v2 batch's base offset, leader epoch
+
+
 class Settings(Protocol):
     def get_int(self, name: str) -> int: ...
 
@@ -136,9 +139,15 @@ class PartitionLog:
         """Store one validated batch; returns (base offset, log append time or -1)."""
         buf = bytearray(batch)
         base = self.log_end_offset
-        rec.set_base_offset(buf, 0, base)
-        if header.magic >= 2:
-            rec.set_partition_leader_epoch(buf, 0, leader_epoch)
+        try:  # a validated v2 batch: both numbers in one go (the rewrite helpers check and explain)
+            if header.magic < 2 or len(buf) < rec.RECORD_BATCH_OVERHEAD:
+                raise struct.error
+            _INT64.pack_into(buf, 0, base)
+            _INT32.pack_into(buf, rec.LOG_OVERHEAD, leader_epoch)
+        except struct.error:
+            rec.set_base_offset(buf, 0, base)
+            if header.magic >= 2:
+                rec.set_partition_leader_epoch(buf, 0, leader_epoch)
         append_time = -1
         max_ts = header.max_timestamp
         if log_append_time and header.magic >= 1:

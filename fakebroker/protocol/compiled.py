@@ -72,7 +72,15 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
             parse.append(f"        obj.{attrs[0]} = _p{i}(stream, context, path)")
             build.append(f"        _b{i}(obj.{attrs[0]}, stream, context, path)")
     if codec.flexible:
-        parse.append("        obj._unknown_tagged_fields = _codec._parse_tagged(obj, stream, context, path)")
+        # an empty tagged section (one zero byte) is nearly every struct's: read inline
+        parse += [
+            "        tags = stream.read(1)",
+            "        if tags == b'\\x00':",
+            "            obj._unknown_tagged_fields = {}",
+            "        else:",
+            "            stream.seek(-len(tags), 1)",
+            "            obj._unknown_tagged_fields = _codec._parse_tagged(obj, stream, context, path)",
+        ]
         if codec.tagged:
             build.append("        _codec._build_tagged(obj, stream, context, path)")
         else:

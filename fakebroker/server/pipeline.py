@@ -19,7 +19,7 @@ from ..apis.registry import served
 from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
-from ..protocol.messages import Message, request_type
+from ..protocol.messages import Message, MessageType, request_type
 from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
 from .handler_stage import HandlerStage
@@ -43,6 +43,17 @@ class Peer:
     introduced: bool = False
     muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
     parks: anyio.Event | None = None  # set when a request starts to wait: the connection then watches its socket
+
+
+class _RequestTypes(dict):
+    """API key -> its request's MessageType, looked up once (served keys only get here)."""
+
+    def __missing__(self, api_key: int) -> MessageType:
+        found = self[api_key] = request_type(api_key)
+        return found
+
+
+_request_types = _RequestTypes()
 
 
 class Pipeline:
@@ -70,7 +81,7 @@ class Pipeline:
                 headers.prepare(api_key, api_version)
                 body = await anyio.to_thread.run_sync(request_type(api_key).decode_from, stream, api_version)
             else:
-                body = request_type(api_key).decode_from(stream, api_version)
+                body = _request_types[api_key].decode_from(stream, api_version)
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
         if runtime.is_cut_off(header.client_id, self.broker_id):

@@ -183,3 +183,39 @@ def test_walk_matches_decode_on_known_cases():
     kwargs = {"produce_version": 9, "now": NOW, "timestamp_before_max_ms": 1000, "compacted": True}
     assert verdict(R.check_produce_records, too_old, kwargs) == verdict(R.validate_produce_records, too_old, kwargs)
     assert verdict(R.check_produce_records, too_old, kwargs)[0] == "InvalidRecordError"
+
+
+def test_checked_headers_are_the_walked_headers_on_seeded_inputs():
+    """What the append reuses: the headers of an accepted blob, whether the one-batch fast path
+    (``_one_clean_v2_batch``) or the general walk passed it."""
+    from fakebroker.protocol.records.validation import _one_clean_v2_batch
+
+    fast_taken = 0
+    for seed in range(SEEDED_INPUTS):
+        blob, options = make_case(random.Random(seed))
+        if verdict(R.check_produce_records, blob, options) != ("ok",):
+            continue
+        walked = [h for h in R.iter_batch_headers(blob) if not h.truncated]
+        assert R.checked_produce_headers(blob, **options) == walked
+        fast = _one_clean_v2_batch(blob, options["produce_version"], options["max_message_size"])
+        if fast is not None:
+            fast_taken += 1
+            assert [fast] == walked
+    assert fast_taken > 0
+
+
+def test_one_clean_batch_fast_path_refuses_what_the_general_path_must_judge():
+    from fakebroker.protocol.records.validation import _one_clean_v2_batch
+
+    batch = R.build_batch([(None, b"v", None, NOW)] * 3)
+    assert _one_clean_v2_batch(batch, 9, None) is not None
+    cases = {
+        "two batches": batch + batch,
+        "trailing bytes": batch + b"\x00",
+        "base offset": struct.pack(">q", 5) + batch[8:],
+        "bad crc": batch[:-1] + bytes([batch[-1] ^ 1]),
+        "cut": batch[:-1],
+    }
+    for name, blob in cases.items():
+        assert _one_clean_v2_batch(blob, 9, None) is None, name
+    assert _one_clean_v2_batch(batch, 9, len(batch) - 1) is None  # above max.message.bytes

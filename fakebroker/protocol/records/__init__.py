@@ -103,7 +103,12 @@ from .rewrite import (
     set_max_timestamp,
     set_partition_leader_epoch,
 )
-from .validation import MAX_DECOMPRESSED_BATCH_BYTES, check_produce_records, validate_produce_records
+from .validation import (
+    MAX_DECOMPRESSED_BATCH_BYTES,
+    check_produce_records,
+    checked_produce_headers,
+    validate_produce_records,
+)
 
 __all__ = [
     # data
@@ -130,6 +135,7 @@ __all__ = [
     "parse_control_record",
     "validate_produce_records",
     "check_produce_records",
+    "checked_produce_headers",
     "MAX_DECOMPRESSED_BATCH_BYTES",
     # writing
     "build_batch",

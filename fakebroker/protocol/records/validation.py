@@ -9,6 +9,7 @@ import struct
 from construct import ConstructError
 
 from .. import compression as _compression
+from . import crc as _crc
 from .batch import RecordBatch, _decode_compressed, _decode_v2
 from .entries import BatchHeader, _safe, iter_batch_headers, verify_crc
 from .errors import (
@@ -19,7 +20,18 @@ from .errors import (
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
 )
-from .layout import _COMPRESSION_MASK, _INT64_MAX, CREATE_TIME, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
+from .layout import (
+    _BATCH_HEADER_FAST,
+    _COMPRESSION_MASK,
+    _CONTROL_MASK,
+    _INT64_MAX,
+    ATTRIBUTES_OFFSET,
+    CREATE_TIME,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+)
 from .legacy import LegacyMessage, _decode_legacy
 from .walk import _RecordRules, _timestamp_error, _walk_records
 
@@ -100,8 +112,40 @@ def check_produce_records(
 ) -> None:
     """What :func:`validate_produce_records` does, with the same errors in the same order, but
     without building records: v2 records are walked (:func:`.walk._walk_records`), not decoded.
-    The broker's produce path uses this; only legacy messages are still decoded."""
-    _validate(
+    The broker's produce path uses this (as :func:`checked_produce_headers`); only legacy
+    messages are still decoded."""
+    checked_produce_headers(
+        data,
+        produce_version=produce_version,
+        compacted=compacted,
+        max_message_size=max_message_size,
+        now=now,
+        message_timestamp_type=message_timestamp_type,
+        timestamp_before_max_ms=timestamp_before_max_ms,
+        timestamp_after_max_ms=timestamp_after_max_ms,
+        topic_partition=topic_partition,
+        max_record_size=max_record_size,
+        max_decompressed_batch=max_decompressed_batch,
+    )
+
+
+def checked_produce_headers(
+    data: bytes | bytearray | memoryview,
+    *,
+    produce_version: int | None = None,
+    compacted: bool = False,
+    max_message_size: int | None = None,
+    now: int | None = None,
+    message_timestamp_type: int = CREATE_TIME,
+    timestamp_before_max_ms: int = _INT64_MAX,
+    timestamp_after_max_ms: int = _INT64_MAX,
+    topic_partition: str = "",
+    max_record_size: int | None = None,
+    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+) -> list[BatchHeader]:
+    """:func:`check_produce_records`, returning the headers of the entries it passed (a trailing
+    partial entry left out), so that the append need not walk them again."""
+    return _validate(  # type: ignore[return-value]
         data,
         False,
         produce_version=produce_version,
@@ -135,6 +179,23 @@ def _validate(
     blob = _safe(data)
     tp = f" in topic partition {topic_partition}" if topic_partition else ""
     try:
+        if not decode:
+            one = _one_clean_v2_batch(blob, produce_version, max_message_size)
+            if one is not None:  # every batch-level check passed: only the records are left
+                rules = _RecordRules(
+                    compacted,
+                    now,
+                    message_timestamp_type,
+                    timestamp_before_max_ms,
+                    timestamp_after_max_ms,
+                    tp,
+                    one.base_offset,
+                    one.base_timestamp,
+                    one.max_timestamp,
+                    one.timestamp_type,
+                )
+                _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules), 0)
+                return [one]
         headers = [h for h in iter_batch_headers(blob) if not h.truncated]
         # 1. ProduceRequest.validateRecords
         if produce_version is not None and produce_version >= 3:
@@ -267,11 +328,37 @@ def _validate(
                     timestamp_after_max_ms,
                     tp,
                 )
-        return entries if decode else None
+        return entries if decode else headers
     except RecordsError:
         raise
     except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
         raise CorruptRecordsError(f"Malformed records: {exc}") from exc
+
+
+def _one_clean_v2_batch(blob: bytes, produce_version: int | None, max_message_size: int | None) -> BatchHeader | None:
+    """The header of ``blob`` when it is exactly one whole v2 batch that passes every
+    batch-level check of :func:`_validate` (steps 1-3), as nearly every produced partition is;
+    None for anything else, which the general path then judges (and names the first error)."""
+    n = len(blob)
+    if n < RECORD_BATCH_OVERHEAD or blob[MAGIC_OFFSET] != 2:
+        return None
+    fields = _BATCH_HEADER_FAST.unpack_from(blob, 0)
+    # base_offset, batch_length, leader epoch, magic, crc, attributes, last_offset_delta,
+    # base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, records_count
+    base_offset, batch_length, _, _, crc, attributes, last_delta, _, _, producer_id, _, sequence, count = fields
+    if base_offset != 0 or batch_length + LOG_OVERHEAD != n:
+        return None
+    if produce_version is not None and produce_version < 7 and attributes & _COMPRESSION_MASK == _compression.ZSTD:
+        return None
+    if max_message_size is not None and n > max_message_size:
+        return None
+    if last_delta + 1 <= 0 or count <= 0 or last_delta + 1 != count or attributes & _CONTROL_MASK:
+        return None
+    if producer_id >= 0 and sequence < 0:
+        return None
+    if crc != _crc.crc32c(memoryview(blob)[ATTRIBUTES_OFFSET:]):
+        return None
+    return BatchHeader(0, *fields)
 
 
 def _walk_v2(
