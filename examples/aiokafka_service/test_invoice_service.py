@@ -1,19 +1,23 @@
 """The invoice service under anyio (asyncio backend) with the ``async_fakebroker`` fixture:
 every order becomes exactly one invoice although invoice produces fail and a member
-restarts while orders stream in."""
+restarts while orders stream in.
+
+The effect is the invoices topic, so a :class:`~fakebroker.DeliveryLedger` is fed from it after
+the run (each invoice names its order) and judges every order invoiced exactly once; it has no
+member or moment for an invoice, so a duplicate would get no cause."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
-from collections import Counter
 
 import anyio
 import pytest
 from aiokafka import AIOKafkaProducer
 from invoice_service import CUSTOMERS, InvoiceService, enrich
 
+from fakebroker import DeliveryLedger
 from fakebroker.cluster import conditions as cond
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]
@@ -31,15 +35,16 @@ def order(i: int) -> bytes:
     return f"o{i},{customer},{1 + i % 5},{100 + i}".encode()
 
 
-async def produce_orders(bootstrap: str, count: int, sent: list[int]) -> None:
-    """Orders 0..count-1 in small bursts, as a shop would send them."""
+async def produce_orders(bootstrap: str, count: int, sent: list[int], ledger: DeliveryLedger) -> None:
+    """Orders 0..count-1 in small bursts, as a shop would send them (each acknowledged one in ``ledger``)."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="shop", acks="all", enable_idempotence=True)
     await producer.start()
     try:
         for start in range(0, count, 10):
             burst = range(start, min(count, start + 10))
             acks = [await producer.send("orders", key=b"o%d" % i, value=order(i)) for i in burst]
-            await asyncio.gather(*acks)
+            for i, metadata in zip(burst, await asyncio.gather(*acks)):
+                ledger.produced_from(metadata, b"o%d" % i)
             sent[0] += len(acks)
             await anyio.sleep(0.05)
     finally:
@@ -60,6 +65,7 @@ async def test_every_order_invoiced_once_through_produce_errors_and_a_restart(as
     # The first two produce requests for invoices fail; the producer must retry them.
     not_leader = cluster.faults.add(api="Produce", topic="invoices", error="NOT_LEADER_OR_FOLLOWER", times=2)
     sent = [0]
+    ledger = DeliveryLedger()
     started = time.monotonic()
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
@@ -71,7 +77,7 @@ async def test_every_order_invoiced_once_through_produce_errors_and_a_restart(as
 
             first, second = await start("invoicer-1"), await start("invoicer-2")
             await cluster.wait_for(cond.GroupState("invoicing", "Stable", members=2))
-            tg.start_soon(produce_orders, cluster.bootstrap_servers, ORDERS, sent)
+            tg.start_soon(produce_orders, cluster.bootstrap_servers, ORDERS, sent, ledger)
             await cluster.wait_for(lambda c: not_leader.fired == 2)
 
             # Restart invoicer-1 mid-stream: it finishes its batch, commits and leaves.
@@ -89,11 +95,12 @@ async def test_every_order_invoiced_once_through_produce_errors_and_a_restart(as
             restarted.stop()
     elapsed = time.monotonic() - started
 
-    invoices = Counter(key for _, _, key, _ in cluster.records("invoices"))
-    missing = [(p, o, k) for p, o, k, _ in cluster.records("orders") if k not in invoices]
-    assert len(invoices) == ORDERS and set(invoices.values()) == {1}, (missing[:10], invoices.most_common(3))
+    placed = {key: (partition, offset) for partition, offset, key, _ in cluster.records("orders")}
     for _, _, key, value in cluster.records("invoices"):
         assert json.loads(value) == enrich(order(int(key[1:])))
+        ledger.processed("invoicing", "orders", *placed[key], key)
+    verdict = ledger.assert_exactly_once()
+    assert (verdict.produced, verdict.processed) == (ORDERS, ORDERS), verdict.summary()
     # the restart was mid-stream, and all three service instances did part of the work
     assert sent_at_restart < ORDERS
     assert first.invoiced > 0 and second.invoiced > 0 and restarted.invoiced > 0

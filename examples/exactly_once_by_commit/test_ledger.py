@@ -1,4 +1,9 @@
-"""Balances are exact under rebalances, a coordinator move, failing commits and a broker restart."""
+"""Balances are exact under rebalances, a coordinator move, failing commits and a broker restart.
+
+Each payment must be applied to the database once: a :class:`~fakebroker.DeliveryLedger` is fed
+when ``apply`` applies one (a record read again is skipped there, not applied) and judges that.
+Its ``group=`` also checks the Kafka commits (lag monitoring only): each is made after its
+record was applied, so none is beyond what was applied."""
 
 from __future__ import annotations
 
@@ -6,9 +11,12 @@ import random
 import time
 from collections import Counter
 
+import ledger as payments_ledger
 import pytest
 from confluent_kafka import Producer
 from ledger import LedgerMember, balances
+
+from fakebroker import DeliveryLedger
 
 pytestmark = pytest.mark.clients
 PAYMENTS = 800
@@ -22,12 +30,28 @@ TIMINGS = {
 
 
 @pytest.mark.fakebroker(brokers=3)
-def test_balances_are_exact_under_bad_days(fakebroker, tmp_path):
+def test_balances_are_exact_under_bad_days(fakebroker, tmp_path, monkeypatch):
     fakebroker.create_topic("payments", 4, replication_factor=3)
+    deliveries = DeliveryLedger(fakebroker, group="ledger")
+    apply = payments_ledger.apply
+
+    def apply_and_record(db, topic, partition, offset, customer, amount) -> bool:
+        applied = apply(db, topic, partition, offset, customer, amount)
+        if applied:
+            deliveries.processed("applied", topic, partition, offset, customer.encode())
+        return applied
+
+    monkeypatch.setattr(payments_ledger, "apply", apply_and_record)
     db_path = str(tmp_path / "ledger.db")
     rng = random.Random(7)
     expected: Counter[str] = Counter()
-    producer = Producer({"bootstrap.servers": fakebroker.bootstrap_servers, "enable.idempotence": True})
+    producer = Producer(
+        {
+            "bootstrap.servers": fakebroker.bootstrap_servers,
+            "enable.idempotence": True,
+            "on_delivery": deliveries.on_delivery,
+        }
+    )
     for i in range(PAYMENTS):
         customer, amount = f"c{rng.randrange(20)}", rng.randrange(1, 100)
         expected[customer] += amount
@@ -59,5 +83,7 @@ def test_balances_are_exact_under_bad_days(fakebroker, tmp_path):
     for m in members:
         m.stop()
     assert balances(db_path) == dict(expected)
+    verdict = deliveries.assert_exactly_once()
+    assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (PAYMENTS, PAYMENTS, [])
     fired = [e for e in fakebroker.events if e.kind == "fault_fired"]
     assert fired, "some Kafka commits failed"

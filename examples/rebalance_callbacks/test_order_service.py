@@ -1,5 +1,10 @@
 """The order service under member churn and a coordinator move: every order processed
-exactly once. Uses the fakebroker pytest plugin's ``fakebroker`` fixture."""
+exactly once. Uses the fakebroker pytest plugin's ``fakebroker`` fixture.
+
+The service's guarantee is about the work that stands: work whose commit failed is undone in
+the sink and read again. So a :class:`~fakebroker.DeliveryLedger` is fed when a commit lands
+(the orders it covers, then the offsets it committed) and judges that: exactly once, nothing
+committed beyond what stood."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import pytest
 from confluent_kafka import Producer
 from order_service import OrderService
 
+from fakebroker import DeliveryLedger
 from fakebroker.cluster import conditions as cond
 from fakebroker.testing import partitions_covered_once
 
@@ -29,12 +35,36 @@ def test_every_order_processed_exactly_once_under_churn(fakebroker):
         for key, _ in work:
             processed[key] -= 1
 
+    # No group=: an order is recorded after its commit landed, so after the coordinator's event.
+    ledger = DeliveryLedger(fakebroker)
+
     def service(name: str) -> OrderService:
         s = OrderService(fakebroker.bootstrap_servers, "orders-svc", "orders", name, sink, **TIMINGS)
-        s.undo = undo
+        undone: list[int] = []
+        s.undo = lambda work: (undo(work), undone.append(len(work)))
+        commit = s.commit
+
+        def commit_then_record(attempts: int = 50) -> None:  # on_revoke's commits too
+            work, offsets, failed = list(s.uncommitted), dict(s.pending), len(undone)
+            commit(attempts)
+            if len(undone) == failed:  # it landed: the work stands
+                for key, _ in work:
+                    i = int(key.removeprefix(b"order-"))
+                    ledger.processed(name, "orders", i % 6, i // 6, key)
+                for (topic, partition), offset in offsets.items():
+                    ledger.committed(name, topic, partition, offset)
+
+        s.commit = commit_then_record
         return s
 
-    producer = Producer({"bootstrap.servers": fakebroker.bootstrap_servers, "enable.idempotence": True})
+    # order-i on partition i % 6 (offset i // 6: one idempotent producer keeps each partition's order)
+    producer = Producer(
+        {
+            "bootstrap.servers": fakebroker.bootstrap_servers,
+            "enable.idempotence": True,
+            "on_delivery": ledger.on_delivery,
+        }
+    )
     members = [service("svc-1"), service("svc-2")]
     everyone = list(members)
     sent = 0
@@ -44,7 +74,7 @@ def test_every_order_processed_exactly_once_under_churn(fakebroker):
         assert time.monotonic() < deadline, f"processed {len(processed)} of {ORDERS}"
         if sent < ORDERS:
             for _ in range(10):
-                producer.produce("orders", key=b"order-%d" % sent, value=b"%d" % sent)
+                producer.produce("orders", key=b"order-%d" % sent, value=b"%d" % sent, partition=sent % 6)
                 sent += 1
             producer.poll(0)
         if sent == 200 and not churned:
@@ -67,6 +97,9 @@ def test_every_order_processed_exactly_once_under_churn(fakebroker):
         member.stop()
     assert len(processed) == ORDERS
     assert [k for k, n in processed.items() if n != 1] == []
+    verdict = ledger.assert_exactly_once()
+    assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (ORDERS, ORDERS, [])
+    assert not verdict.out_of_order, verdict.summary()
     assert fakebroker.wait_for_sync(cond.GroupState("orders-svc", "Empty"), timeout=10)
     assert sum(fakebroker.committed("orders-svc").values()) == ORDERS
     # the story really happened: revocations, a leave, a reload on the new coordinator

@@ -11,11 +11,12 @@ import time
 
 import pytest
 
+from fakebroker import DeliveryLedger
 from fakebroker.cluster import FakeCluster
 
 from .group_state import events, group_off_first_broker, live_group
+from .java_ledger import LedgerDriver, produced
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
-from .test_java_groups import Driver
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
@@ -40,10 +41,14 @@ def wait_assignment(cluster: FakeCluster, gid: str, topics: dict[str, int], time
 
 
 def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(cluster, java_client_jar):  # noqa: F811
+    """Delivery: exactly once. Each member commits (commitSync) after each poll, a rebalance
+    happens only inside a poll, and none happens while the records are read (the group took in
+    orders-us before they were produced)."""
     gid = group_off_first_broker(cluster, "java-regex")
-    with Driver(java_client_jar, cluster) as driver:
+    ledger = DeliveryLedger(cluster)  # no group=: the JVM's lines reach it a pipe after the commits
+    with LedgerDriver(java_client_jar, cluster, ledger) as driver:
         for name in "ab":  # Pattern.matches: the whole name, so "orders" itself is not read
-            driver.call("start", name=name, group=gid, regex="orders-.*", metadataMaxAge=500)
+            driver.call("start", name=name, group=gid, regex="orders-.*", metadataMaxAge=500, report="true")
         before = wait_assignment(cluster, gid, {"orders-eu": 2})
 
         cluster.create_topic("orders-us", 4)
@@ -58,11 +63,13 @@ def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(cluster
         assert started[-1]["generation"] == after["generation"] and started[-1]["members"] == 2
 
         driver.call("produce", topic="orders-us", n=40, partitions=4)  # key-i on partition i % 4
+        produced(ledger, "orders-us", 0, 40, 4)  # only what the pattern matches is owed
         driver.call("produce", topic="orders", first=40, n=12, partitions=6)  # not matched
         driver.call("waitConsumed", total=40)
         driver.call("waitCommitted", group=gid, topic="orders-us")
         time.sleep(0.5)  # a chance for anything from "orders" to show up
         records = driver.call("consumed")["records"]
+        generation = live_group(cluster, gid)["generation"]
 
     assert sorted((p, off, key) for _, p, off, key in records) == sorted(
         (i % 4, i // 4, f"key-{i}") for i in range(40)
@@ -74,3 +81,6 @@ def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(cluster
     }
     assert all(owner[p] == name for name, p, _, _ in records), "each record read by its partition's owner"
     assert cluster.committed(gid) == {("orders-us", p): 10 for p in range(4)}
+    assert generation == after["generation"]  # no rebalance while reading
+    verdict = ledger.assert_exactly_once()
+    assert (verdict.produced, verdict.processed, verdict.committed_beyond_processed) == (40, 40, []), verdict.summary()

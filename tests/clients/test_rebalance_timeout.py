@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import signal
 import time
 
 import pytest
 
+from fakebroker import DeliveryLedger
 from fakebroker.cluster import FakeCluster
+from fakebroker.ledger import RecordId
 
 from .group_state import events, group_off_first_broker, live_group
+from .java_ledger import FeedsLedger, LedgerDriver, produced
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
-from .test_java_groups import Driver as JavaDriver
 from .test_kafkajs_groups import Driver as NodeGroupsDriver
 from .test_kafkajs_groups import node  # noqa: F401 (fixture)
 
@@ -51,6 +54,11 @@ def wait_for(what: str, check, timeout: float = 20, step: float = 0.05):
     return found
 
 
+class NodeLedgerDriver(FeedsLedger, NodeGroupsDriver):
+    """groups.js feeding a ledger: consumers started with ``report=True`` print each record
+    processed and each offset kafkajs committed."""
+
+
 def removed_in_time(cluster: FakeCluster, gid: str, member_id: str, since: float, within: tuple[float, float]) -> None:
     """``member_id`` is removed for not rejoining, ``within`` (low, high) seconds after ``since``."""
     removed = wait_for(
@@ -69,16 +77,29 @@ def stable_members(cluster: FakeCluster, gid: str) -> set[str] | None:
 
 @pytest.mark.node
 def test_kafkajs_member_stuck_in_each_message_is_removed_at_the_rebalance_timeout(cluster, node):  # noqa: F811
+    """Delivery: kafkajs commits what a member resolved after each batch, and before it rejoins
+    when a heartbeat (one after every record) tells it of a rebalance, so a member that takes part
+    in the rebalance loses nothing and repeats nothing. The stuck member cannot: it is removed
+    holding a fetched batch of each partition it owns, the stalled record's in ``eachMessage``.
+    Their new owners read them from the start (nothing was committed). When the stall ends, a
+    finishes the stalled record and then processes the first record of each of its other
+    batches, a heartbeat refusing it after each (seen in every run), before it rejoins; no
+    commit of its lands. So exactly one duplicate per partition a owned (3): each partition's
+    first record, read by its new owner and then by a. The ledger names no cause: the removal
+    came before the new owner's read, and nothing happens in the group between the two
+    processings (a learns of its removal after them)."""
     gid = group_off_first_broker(cluster, "kafkajs-stuck")
-    timeouts = {"sessionTimeout": 20000, "rebalanceTimeout": 3000, "heartbeatInterval": 300}
-    with NodeGroupsDriver(node, cluster) as driver:
+    timeouts = {"sessionTimeout": 20000, "rebalanceTimeout": 3000, "heartbeatInterval": 300, "report": True}
+    ledger = DeliveryLedger(cluster)  # no group=: node's lines reach it a pipe after the commits
+    with NodeLedgerDriver(node, cluster, ledger) as driver:
         for name in ("a", "b"):
             driver.call("start", name=name, groupId=gid, topic=TOPIC, **timeouts)
         got = driver.call("waitAssigned", names=["a", "b"], topic=TOPIC, partitions=PARTITIONS)
-        stuck_id = got["memberIds"]["a"]
+        stuck_id, first_share = got["memberIds"]["a"], got["assignments"]["a"]
         driver.call("stall", name="a", ms=9000)
         driver.call("produce", topic=TOPIC, n=60, partitions=PARTITIONS)
-        wait_for("stall_start", lambda: driver.of_type("stall_start", name="a"))
+        produced(ledger, TOPIC, 0, 60, PARTITIONS)
+        stall = wait_for("stall_start", lambda: driver.of_type("stall_start", name="a"))[0]
 
         joined_at = time.monotonic()
         driver.call("start", name="c", groupId=gid, topic=TOPIC, **timeouts)  # a rebalance a cannot join
@@ -92,27 +113,62 @@ def test_kafkajs_member_stuck_in_each_message_is_removed_at_the_rebalance_timeou
         got = driver.call("waitAssigned", names=["a", "b", "c"], topic=TOPIC, partitions=PARTITIONS, timeoutMs=30000)
         assert got["memberIds"]["a"] != stuck_id
         driver.call("waitConsumed", total=60)
+        driver.call("waitCommitted", groupId=gid, topic=TOPIC)
         records = driver.call("consumed")["records"]
         assert {r[3] for r in records} == {f"key-{i}" for i in range(60)}  # nothing lost
+
+    verdict = ledger.verdict()
+    assert (verdict.produced, verdict.lost, verdict.committed_beyond_processed) == (60, [], []), verdict.summary()
+    # a repeats the first record of each batch it held when it was removed (one per partition it
+    # owned, each read meanwhile by the partition's new owner), the stalled record among them
+    dups = verdict.duplicates
+    assert (TOPIC, stall["partition"], stall["offset"]) in {(d.topic, d.partition, d.offset) for d in dups}, dups
+    assert [(d.partition, d.offset) for d in dups] == [(p, 0) for p in sorted(first_share)], verdict.summary()
+    assert all(d.times == 2 and d.members[0] in ("b", "c") and d.members[1] == "a" for d in dups), verdict.summary()
+    assert {d.cause for d in dups} == {None}, verdict.summary()
+    assert verdict.processed == 60 + len(dups) and not verdict.out_of_order, verdict.summary()
 
 
 @pytest.mark.java
 def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(cluster, java_client_jar):  # noqa: F811
+    """Delivery: each member commits (commitSync) after each poll of at most 50 records. a has
+    read and committed everything produced before it is frozen; b reads what is produced while
+    a is frozen; after the thaw a and b split what comes next. A record is read twice only if its
+    poll's commit fails before its partition moves (a commit_failed line each), as it would if a,
+    thawed, polled records of partitions it no longer owns before learning it was removed. So at
+    least once, at most 50 repeats per failed commit; no commit has failed in any run so far."""
     gid = group_off_first_broker(cluster, "java-frozen")
-    with JavaDriver(java_client_jar, cluster) as frozen, JavaDriver(java_client_jar, cluster) as others:
+    ledger = DeliveryLedger(cluster)  # no group=: the JVMs' lines reach it a pipe after the commits
+    ends = {}
+
+    def all_read_and_committed(n: int) -> bool:
+        ends.update({(TOPIC, p): n // PARTITIONS for p in range(PARTITIONS)})
+        return not ledger.verdict().lost and cluster.committed(gid) == ends
+
+    with (
+        LedgerDriver(java_client_jar, cluster, ledger) as frozen,
+        LedgerDriver(java_client_jar, cluster, ledger) as others,
+    ):
         # session 30 s, max.poll.interval (the rebalance timeout) 4 s: only the rebalance timeout can remove it
-        frozen.call("start", name="a", group=gid, topic=TOPIC, session=30000, heartbeat=1000, maxPoll=4000)
+        timeouts = {"session": 30000, "heartbeat": 1000, "maxPoll": 4000}
+        frozen.call("start", name="a", group=gid, topic=TOPIC, report="true", **timeouts)
         frozen.call("waitAssigned", names=["a"], topic=TOPIC, partitions=PARTITIONS)
         first = wait_for("a alone", lambda: stable_members(cluster, gid))
         (frozen_id,) = first
+        frozen.call("produce", topic=TOPIC, n=60, partitions=PARTITIONS)
+        produced(ledger, TOPIC, 0, 60, PARTITIONS)
+        wait_for("a reading and committing 60 records", lambda: all_read_and_committed(60))
 
         os.kill(frozen.proc.pid, signal.SIGSTOP)
         try:
             began = time.monotonic()
-            others.call("start", name="b", group=gid, topic=TOPIC, session=30000, maxPoll=4000)
+            others.call("start", name="b", group=gid, topic=TOPIC, session=30000, maxPoll=4000, report="true")
             removed_in_time(cluster, gid, frozen_id, began, (3.5, 10))  # the rebalance timeout is 4 s
             others.call("waitAssigned", names=["b"], topic=TOPIC, partitions=PARTITIONS)
             assert wait_for("b alone", lambda: (m := stable_members(cluster, gid)) and frozen_id not in m and m)
+            others.call("produce", topic=TOPIC, first=60, n=60, partitions=PARTITIONS)
+            produced(ledger, TOPIC, 60, 60, PARTITIONS)
+            wait_for("b reading and committing 60 more", lambda: all_read_and_committed(120))
         finally:
             os.kill(frozen.proc.pid, signal.SIGCONT)
 
@@ -128,6 +184,17 @@ def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(clus
         wait_for(
             "a's new share", lambda: len((frozen.of_type("assigned", name="a") or [{}])[-1].get("partitions", [])) == 3
         )
+        others.call("produce", topic=TOPIC, first=120, n=60, partitions=PARTITIONS)
+        produced(ledger, TOPIC, 120, 60, PARTITIONS)
+        wait_for("a and b reading and committing the last 60", lambda: all_read_and_committed(180))
+        failed = frozen.of_type("commit_failed") + others.of_type("commit_failed")
+        assert not frozen.of_type("consumer_failed") and not others.of_type("consumer_failed")
+
+    verdict = ledger.verdict()
+    assert (verdict.produced, verdict.lost, verdict.committed_beyond_processed) == (180, [], []), verdict.summary()
+    extra = verdict.processed - verdict.produced  # 0 with no failed commit in every run so far
+    assert extra <= 50 * len(failed), f"{extra} repeats with {len(failed)} failed commits\n{verdict.summary()}"
+    assert not verdict.out_of_order, verdict.summary()
 
 
 def member_rebalance_timeouts(cluster: FakeCluster, gid: str) -> list[int]:
@@ -149,9 +216,16 @@ def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progres
       advance 5, 10, 15, 20.
     """
     cluster.create_topic("work", 1)
-    with JavaDriver(java_client_jar, cluster) as driver:
+    # A ledger per group. slow's with group=: its causes come from its own group's events, and it
+    # never commits, so no commit of the coordinator's can run ahead of its lines. steady's
+    # without: the JVM's lines reach it a pipe after the commits.
+    ledgers = {"slow": DeliveryLedger(cluster, group="slow"), "steady": DeliveryLedger(cluster)}
+    with LedgerDriver(java_client_jar, cluster, ledgers) as driver:
         driver.call("produce", topic="work", n=20, partitions=1)
+        for ledger in ledgers.values():
+            produced(ledger, "work", 0, 20, 1)
         common = {"topic": "work", "session": 6000, "heartbeat": 300, "maxPoll": 1500, "maxPollRecords": 5}
+        common["report"] = "true"
         driver.call("start", name="slow", group="slow", processMs=1900, **common)
         driver.call("start", name="steady", group="steady", processMs=1100, **common)
 
@@ -194,3 +268,22 @@ def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progres
     assert steady_generations == [1]
     assert seen == [{}, *({("work", 0): n} for n in (5, 10, 15, 20))]
     assert sorted(off for name, _, off, _ in records if name == "steady") == list(range(20))
+
+    # the ledgers: steady exactly once (commitSync after each poll, never a rebalance), nothing
+    # committed beyond what it processed; slow never gets past its first poll's 5 records and
+    # re-reads them every cycle. A processing is stamped when its line comes, after the 1.9 s, so
+    # slow's leaving (at 1.5 s) comes before its first processing: what the ledger finds between
+    # that and each re-read is slow rejoining as a new member and the generation that hands it
+    # the same records (the first repeat's; rereads() measures each repeat from the first read)
+    verdict = ledgers["steady"].assert_exactly_once()
+    assert (verdict.processed, verdict.committed_beyond_processed) == (20, []), verdict.summary()
+    verdict = ledgers["slow"].verdict()
+    assert verdict.lost == [RecordId("work", 0, o) for o in range(5, 20)], verdict.summary()  # the livelock
+    cycles = verdict.duplicates[0].times
+    assert cycles >= 3 and [(d.offset, d.times) for d in verdict.duplicates] == [(o, cycles) for o in range(5)]
+    assert all(set(d.members) == {"slow"} for d in verdict.duplicates), verdict.summary()
+    rejoined = started[1].details["generation"]  # slow's second generation with a member
+    cause = re.compile(rf"generation {rejoined} \(rebalance: member fakebroker-java-slow-[0-9a-f]{{8}} joined\)")
+    assert all(cause.fullmatch(d.cause or "") for d in verdict.duplicates), verdict.summary()
+    rereads = ledgers["slow"].rereads()
+    assert len(rereads) == 5 * (cycles - 1) and {r.cause for r in rereads} == {verdict.duplicates[0].cause}

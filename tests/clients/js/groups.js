@@ -83,9 +83,11 @@ const decodeMetadata = buf => {
 // ---------------------------------------------------------------------------------------------
 const COMMANDS = {
   // Start a consumer `name` in `groupId`, subscribed to `topic` from the beginning.
-  // `maxBytes` / `maxBytesPerPartition`: kafkajs's fetch budgets, when given.
+  // `maxBytes` / `maxBytesPerPartition`: kafkajs's fetch budgets, when given. `report`: each record
+  // processed and each offset committed (kafkajs's auto-commit) as a "processed"/"committed" line,
+  // for a delivery ledger.
   async start({ name, groupId, topic, sessionTimeout = 6000, rebalanceTimeout = 10000, heartbeatInterval = 500,
-    maxBytes, maxBytesPerPartition }) {
+    maxBytes, maxBytesPerPartition, report = false }) {
     if (consumers[name]) throw new Error(`consumer ${name} exists`)
     const budgets = {}
     if (maxBytes !== undefined) budgets.maxBytes = maxBytes
@@ -113,6 +115,15 @@ const COMMANDS = {
     consumer.on(CRASH, ({ payload }) => out({ type: 'crash', name, error: String(payload.error && payload.error.message),
       errorType: payload.error && payload.error.type, restart: payload.restart }))
     consumer.on(STOP, () => out({ type: 'stopped', name }))
+    if (report) {
+      consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+        for (const { topic: t, partitions } of payload.topics) {
+          for (const { partition, offset } of partitions) {
+            out({ type: 'committed', name, topic: t, partition, offset: Number(offset) })
+          }
+        }
+      })
+    }
     await consumer.connect()
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await consumer.run({
@@ -125,6 +136,9 @@ const COMMANDS = {
           out({ type: 'stall_end', name })
         }
         consumed.push([name, partition, Number(message.offset), str(message.key)])
+        if (report) {
+          out({ type: 'processed', name, topic: t, partition, offset: Number(message.offset), key: str(message.key) })
+        }
       },
     })
     return {}
