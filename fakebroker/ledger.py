@@ -306,14 +306,14 @@ class DeliveryLedger:
             processed = list(self._processed)
         events = self._group_events()
         seqs = [e.seq for e in events]
-        first: dict[tuple[str, int, int], _Entry] = {}
+        last: dict[tuple[str, int, int], _Entry] = {}
         out: list[Reread] = []
         for e in processed:
             where = (e.topic, e.partition, e.offset)
-            if where not in first:
-                first[where] = e
-                continue
-            out.append(Reread(e.member, *where, e.events, _cause(events, seqs, first[where], e)))
+            before = last.get(where)
+            last[where] = e
+            if before is not None:  # caused by what happened since the processing before this one
+                out.append(Reread(e.member, *where, e.events, _cause(events, seqs, before, e)))
         return out
 
     def _group_events(self) -> list[Event]:
