@@ -155,6 +155,28 @@ class Feed:
         self._thread.join(40)
 
 
+def churn_every_block(cluster: FakeCluster, members, ledger: DeliveryLedger, feed: Feed, seed: int, group: str = GROUP):
+    """Each block once under ``seed`` while ``feed`` writes; writing stops with the last block, and
+    the verdict waits for what was acknowledged."""
+    blocks_done = iter(range(1, len(BLOCKS) + 1))
+
+    def after_block() -> None:
+        if next(blocks_done) == len(BLOCKS):
+            feed.stop()
+
+    return churn(
+        cluster,
+        members,
+        group=group,
+        topic=TOPIC,
+        seed=seed,
+        steps=len(BLOCKS),
+        between=after_block,
+        ledger=ledger,
+        drain_timeout=60,
+    )
+
+
 # librdkafka commits each record synchronously and leaves on close: a duplicate needs a record read
 # but not yet committed when its partition moved, at most one per partition per block or restart
 # (6 partitions, 6 blocks, 3 restarts), twice over for margin. aiokafka was seen re-reading
@@ -180,23 +202,7 @@ def test_seeded_churn_loses_no_acknowledged_record(kind, seed, max_duplicates):
         members = [kind(cluster, f"m{i}", ledger) for i in range(3)]
         feed = Feed(cluster, ledger)
         try:
-            blocks_done = iter(range(1, len(BLOCKS) + 1))
-
-            def after_block() -> None:
-                if next(blocks_done) == len(BLOCKS):
-                    feed.stop()  # writing stops with the last block; the verdict waits for what was acknowledged
-
-            report = churn(
-                cluster,
-                members,
-                group=GROUP,
-                topic=TOPIC,
-                seed=seed,
-                steps=len(BLOCKS),
-                between=after_block,
-                ledger=ledger,
-                drain_timeout=60,
-            )
+            report = churn_every_block(cluster, members, ledger, feed, seed)
         finally:
             feed.stop()
             for m in members:

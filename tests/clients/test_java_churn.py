@@ -20,11 +20,11 @@ import time
 import pytest
 
 from fakebroker import DeliveryLedger
-from fakebroker.churn import BLOCKS, churn
+from fakebroker.churn import BLOCKS
 from fakebroker.cluster import FakeCluster
 
 from .java_ledger import LedgerDriver
-from .test_churn import TOPIC, Feed
+from .test_churn import TOPIC, Feed, churn_every_block
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
@@ -71,23 +71,7 @@ def test_seeded_churn_with_java_consumers_loses_no_acknowledged_record(seed, jav
             members = [JavaMember(driver, f"m{i}") for i in range(3)]
             feed = Feed(cluster, ledger)
             try:
-                blocks_done = iter(range(1, len(BLOCKS) + 1))
-
-                def after_block() -> None:
-                    if next(blocks_done) == len(BLOCKS):
-                        feed.stop()  # writing stops with the last block; the verdict waits for the acknowledged
-
-                report = churn(
-                    cluster,
-                    members,
-                    group=GROUP,
-                    topic=TOPIC,
-                    seed=seed,
-                    steps=len(BLOCKS),
-                    between=after_block,
-                    ledger=ledger,
-                    drain_timeout=60,
-                )
+                report = churn_every_block(cluster, members, ledger, feed, seed, GROUP)
             finally:
                 feed.stop()
             partitions = cluster.topics()[TOPIC]
