@@ -1,10 +1,13 @@
 """Straight-line read and write functions for one :class:`~.schema.StructCodec`.
 
 The generic codec walks its field list for every message; these functions are generated
-once per struct and version with the fields written out, and runs of fixed-width numbers
-read or written by one ``struct`` call. They are only a fast path: on any exception the
-stream goes back to where the struct began and the generic codec does the work again, so
-what is read, written and raised (with its field path) is the generic codec's, byte for byte.
+once per struct and version with the fields written out: runs of fixed-width numbers read
+or written by one ``struct`` call, strings, bytes and arrays by one helper call each, and
+nested structs through their own generated functions. They are only a fast path: on any
+exception (a helper raises ``_Short`` at anything unusual: a truncated field, a null where
+none may be, a long array) the stream goes back to where the struct began and the generic
+codec does the work again, so what is read, written and raised (with its field path) is the
+generic codec's, byte for byte.
 """
 
 from __future__ import annotations
@@ -13,11 +16,98 @@ import io
 import struct
 from typing import Any
 
-from .primitives import KNumber
+from .primitives import KArray, KBytes, KNumber, KString, read_uvarint, remaining, uvarint_bytes
 
 
 class _Short(Exception):
-    """Fewer bytes left than a run of numbers needs (the generic codec says which field)."""
+    """Anything the generic codec should read or write instead (it says which field and why)."""
+
+
+_i16 = struct.Struct(">h").unpack
+_i32 = struct.Struct(">i").unpack
+_p16 = struct.Struct(">h").pack
+_p32 = struct.Struct(">i").pack
+_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
+
+
+# -- reading: a length or count (None for null), then the field -------------------------------
+def _length_compact(stream: io.BytesIO) -> int | None:
+    byte = stream.read(1)
+    if not byte:
+        raise _Short
+    n = byte[0]
+    if n >= 0x80:  # more than one byte (127 or more)
+        stream.seek(-1, 1)
+        n = read_uvarint(stream)
+    return None if n == 0 else n - 1
+
+
+def _length16(stream: io.BytesIO) -> int | None:
+    data = stream.read(2)
+    if len(data) != 2:
+        raise _Short
+    n = _i16(data)[0]
+    if n < 0:
+        if n == -1:
+            return None
+        raise _Short
+    return n
+
+
+def _length32(stream: io.BytesIO) -> int | None:
+    data = stream.read(4)
+    if len(data) != 4:
+        raise _Short
+    n = _i32(data)[0]
+    if n < 0:
+        if n == -1:
+            return None
+        raise _Short
+    return n
+
+
+def _take(stream: io.BytesIO, n: int | None) -> bytes | None:
+    if n is None:
+        return None
+    data = stream.read(n)
+    if len(data) != n:
+        raise _Short
+    return data
+
+
+def _count(stream: io.BytesIO, n: int | None) -> int | None:
+    """An array's element count, if honest (the generic codec refuses one longer than the bytes left)."""
+    if n is not None and n > 64 and n > remaining(stream):
+        raise _Short
+    return n
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _write_compact(write: Any, n: int | None) -> None:
+    if n is None:
+        write(b"\x00")
+    elif n < 0x7F:
+        write(_ONE_BYTE[n + 1])
+    else:
+        write(uvarint_bytes(n + 1))
+
+
+def _write16(write: Any, n: int | None) -> None:
+    if n is not None and n > 0x7FFF:
+        raise _Short
+    write(_p16(-1 if n is None else n))
+
+
+def _write32(write: Any, n: int | None) -> None:
+    write(_p32(-1 if n is None else n))
+
+
+_LENGTH_READERS = {"compact": "_length_compact", "wide": "_length32", "short": "_length16"}
+_LENGTH_WRITERS = {"compact": "_write_compact", "wide": "_write32", "short": "_write16"}
+
+
+def _width(sub: Any) -> str:
+    return "compact" if sub.compact else "wide" if sub.wide else "short"
 
 
 def _runs(fixed: list[tuple[str, Any]]) -> list[tuple[list[str], Any]]:
@@ -43,6 +133,9 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
         "_Short": _Short,
         "_codec": codec,
         "_io": io,
+        "_take": _take,
+        "_count": _count,
+        **{name: globals()[name] for name in (*_LENGTH_READERS.values(), *_LENGTH_WRITERS.values())},
     }
     parse = ["def parse(stream, context, path):", "    start = stream.tell()", "    try:", "        obj = _new(_cls)"]
     build = [
@@ -68,9 +161,9 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
             ]
             build.append(f"        write(_s{i}.pack({targets}))")
         else:
-            env[f"_p{i}"], env[f"_b{i}"] = kind._parse, kind._build
-            parse.append(f"        obj.{attrs[0]} = _p{i}(stream, context, path)")
-            build.append(f"        _b{i}(obj.{attrs[0]}, stream, context, path)")
+            field_parse, field_build = _field_code(env, i, attrs[0], kind)
+            parse += field_parse
+            build += field_build
     if codec.flexible:
         # an empty tagged section (one zero byte) is nearly every struct's: read inline
         parse += [
@@ -107,3 +200,47 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
     ]
     exec("\n".join(parse) + "\n\n" + "\n".join(build) + "\n", env)  # noqa: S102 - field names from the specs
     return env["parse"], env["build"]
+
+
+def _field_code(env: dict[str, Any], i: int, attr: str, sub: Any) -> tuple[list[str], list[str]]:
+    """The lines that read and write one field that is not a fixed-width number."""
+    value = f"obj.{attr}"
+    if isinstance(sub, (KString, KBytes)) or (isinstance(sub, KArray) and _is_struct(sub.element)):
+        reader, writer = _LENGTH_READERS[_width(sub)], _LENGTH_WRITERS[_width(sub)]
+        parse: list[str] = []
+        build = [f"        v = {value}"]
+        if not sub.nullable:
+            build.append("        if v is None:\n            raise _Short")
+        if isinstance(sub, KArray):
+            element = sub.element
+            env[f"_e{i}"] = element._fast_parse
+            env[f"_w{i}"] = element._fast_build
+            parse += [
+                f"        n = _count(stream, {reader}(stream))",
+                f"        {value} = None if n is None else [_e{i}(stream, context, path) for _ in range(n)]",
+            ]
+            build += [
+                f"        {writer}(write, None if v is None else len(v))",
+                "        if v:",
+                f"            for item in v:\n                _w{i}(item, stream, context, path)",
+            ]
+        else:
+            decode = ".decode('utf-8')" if isinstance(sub, KString) else ""
+            parse.append(f"        v = _take(stream, {reader}(stream))")
+            parse.append(f"        {value} = None if v is None else v{decode}")
+            if isinstance(sub, KString):
+                build.append("        v = None if v is None else v.encode('utf-8')")
+            build += [f"        {writer}(write, None if v is None else len(v))", "        if v:\n            write(v)"]
+        if not sub.nullable:
+            parse.append(f"        if {value} is None:\n            raise _Short")
+        return parse, build
+    if _is_struct(sub):
+        env[f"_p{i}"], env[f"_b{i}"] = sub._fast_parse, sub._fast_build
+    else:
+        env[f"_p{i}"], env[f"_b{i}"] = sub._parse, sub._build
+    return [f"        {value} = _p{i}(stream, context, path)"], [f"        _b{i}({value}, stream, context, path)"]
+
+
+def _is_struct(sub: Any) -> bool:
+    """A ``schema.StructCodec`` (which builds this module's functions, so is not imported here)."""
+    return hasattr(sub, "_fast_parse")
