@@ -42,23 +42,11 @@ def _length_compact(stream: io.BytesIO) -> int | None:
     return None if n == 0 else n - 1
 
 
-def _length16(stream: io.BytesIO) -> int | None:
-    data = stream.read(2)
-    if len(data) != 2:
+def _length_fixed(stream: io.BytesIO, size: int, unpack: Any) -> int | None:
+    data = stream.read(size)
+    if len(data) != size:
         raise _Short
-    n = _i16(data)[0]
-    if n < 0:
-        if n == -1:
-            return None
-        raise _Short
-    return n
-
-
-def _length32(stream: io.BytesIO) -> int | None:
-    data = stream.read(4)
-    if len(data) != 4:
-        raise _Short
-    n = _i32(data)[0]
+    n = unpack(data)[0]
     if n < 0:
         if n == -1:
             return None
@@ -102,7 +90,11 @@ def _write32(write: Any, n: int | None) -> None:
     write(_p32(-1 if n is None else n))
 
 
-_LENGTH_READERS = {"compact": "_length_compact", "wide": "_length32", "short": "_length16"}
+_LENGTH_READERS = {
+    "compact": "_length_compact(stream)",
+    "wide": "_length_fixed(stream, 4, _i32)",
+    "short": "_length_fixed(stream, 2, _i16)",
+}
 _LENGTH_WRITERS = {"compact": "_write_compact", "wide": "_write32", "short": "_write16"}
 
 
@@ -135,7 +127,11 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
         "_io": io,
         "_take": _take,
         "_count": _count,
-        **{name: globals()[name] for name in (*_LENGTH_READERS.values(), *_LENGTH_WRITERS.values())},
+        "_length_compact": _length_compact,
+        "_length_fixed": _length_fixed,
+        "_i16": _i16,
+        "_i32": _i32,
+        **{name: globals()[name] for name in _LENGTH_WRITERS.values()},
     }
     parse = ["def parse(stream, context, path):", "    start = stream.tell()", "    try:", "        obj = _new(_cls)"]
     build = [
@@ -216,7 +212,7 @@ def _field_code(env: dict[str, Any], i: int, attr: str, sub: Any) -> tuple[list[
             env[f"_e{i}"] = element._fast_parse
             env[f"_w{i}"] = element._fast_build
             parse += [
-                f"        n = _count(stream, {reader}(stream))",
+                f"        n = _count(stream, {reader})",
                 f"        {value} = None if n is None else [_e{i}(stream, context, path) for _ in range(n)]",
             ]
             build += [
@@ -226,7 +222,7 @@ def _field_code(env: dict[str, Any], i: int, attr: str, sub: Any) -> tuple[list[
             ]
         else:
             decode = ".decode('utf-8')" if isinstance(sub, KString) else ""
-            parse.append(f"        v = _take(stream, {reader}(stream))")
+            parse.append(f"        v = _take(stream, {reader})")
             parse.append(f"        {value} = None if v is None else v{decode}")
             if isinstance(sub, KString):
                 build.append("        v = None if v is None else v.encode('utf-8')")
