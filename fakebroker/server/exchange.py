@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -31,11 +32,15 @@ class Exchange:
     client_host: str
     sliced: bool = False  # the answer was worked out in slices (a long one): encoded off the loop
     parks: anyio.Event | None = None  # the connection's: set before the request waits
+    flush: Callable[[], Awaitable[None]] | None = None  # the connection's: sends the answers it holds
 
-    def waiting(self) -> None:
-        """The request is about to wait: its connection watches for the client leaving meanwhile."""
+    async def waiting(self) -> None:
+        """The request is about to wait: its connection watches for the client leaving meanwhile,
+        and sends the answers it held for the requests before this one."""
         if self.parks is not None:
             self.parks.set()
+        if self.flush is not None:
+            await self.flush()
 
     @property
     def client_id(self) -> str | None:

@@ -69,7 +69,7 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
         # Swallow the request and read nothing more from this connection for a while. The
         # swallowed request is never answered, so the connection cannot carry on afterwards
         # (clients match answers to requests in order): it closes when the hole ends.
-        exchange.waiting()
+        await exchange.waiting()
         await _black_hole(terminal)
         raise CloseConnection(f"fault rule {terminal.id}: black hole over")
     if terminal is not None:
@@ -93,7 +93,7 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
         elif rule.action == "throttle":
             set_throttle(result, rule.throttle_ms)
     if delay:
-        exchange.waiting()
+        await exchange.waiting()
         await anyio.sleep(delay)
     after = next((r for r in fired if r.action == "drop_after"), None)
     if after is not None:

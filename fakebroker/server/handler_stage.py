@@ -45,10 +45,10 @@ class HandlerStage:
             result = await self._steps(exchange, ctx, result)
         runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
         if isinstance(result, Wait):
-            exchange.waiting()
+            await exchange.waiting()
             result = await self._wait(result)
         elif isinstance(result, Parked):
-            exchange.waiting()
+            await exchange.waiting()
             done = anyio.Event()
             result.pending.on_done(done.set)
             await done.wait()

@@ -8,6 +8,7 @@ socket. A request that cannot be parsed, or a stage that says so, ends with
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -43,6 +44,7 @@ class Peer:
     introduced: bool = False
     muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
     parks: anyio.Event | None = None  # set when a request starts to wait: the connection then watches its socket
+    flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
 
 
 class _RequestTypes(dict):
@@ -90,7 +92,9 @@ class Pipeline:
             )
         if api_key == 1 and applies(runtime, api_key):
             cap_fetch(runtime, header.client_id, body)
-        exchange = Exchange(self.broker_id, api_key, api_version, correlation_id, header, peer.host, parks=peer.parks)
+        exchange = Exchange(
+            self.broker_id, api_key, api_version, correlation_id, header, peer.host, parks=peer.parks, flush=peer.flush
+        )
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
             result = await fault_stage(runtime, exchange, body, handle)
