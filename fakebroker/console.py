@@ -12,6 +12,7 @@ goes away (EPIPE), printing stops and the broker keeps serving.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -52,6 +53,7 @@ STYLES = {  # by what an event is about
 }
 
 
+@functools.cache
 def style_of(kind: str) -> str:
     for prefix, style in STYLES.items():
         if kind.startswith(prefix):
@@ -225,8 +227,11 @@ class EventPrinter:
         style's escape codes are asked of rich once. None (rich prints it) for text rich
         might transform: tabs, control characters, anything not ASCII."""
         parts = self._parts(event)
-        if not all(text.isascii() and text.isprintable() for text, _ in parts):
+        whole = "".join(text for text, _ in parts)
+        if not (whole.isascii() and whole.isprintable()):
             return None
+        if self._plain:
+            return whole + "\n"
         return "".join(self._styled(text, style) for text, style in parts) + "\n"
 
     def _styled(self, text: str, style: str) -> str:

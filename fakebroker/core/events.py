@@ -29,6 +29,20 @@ from typing import Any, ClassVar, overload
 from .event_ring import DEFAULT_CAPACITY, EventRing
 
 _BASE = frozenset({"broker", "seq", "time_ms", "wall"})
+_DETAIL_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _detail_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """An event class's own fields as (name, left out when None), worked out once per class
+    (the event printer asks for every event's details)."""
+    found = _DETAIL_FIELDS.get(cls)
+    if found is None:
+        found = _DETAIL_FIELDS[cls] = tuple(
+            (f.name, f.default is None and not f.metadata.get("shown"))
+            for f in dataclasses.fields(cls)
+            if f.name not in _BASE
+        )
+    return found
 KINDS: dict[str, type[Event]] = {}
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -54,13 +68,11 @@ class Event:
     @property
     def details(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name in _BASE:
+        for name, hidden_when_none in _detail_fields(type(self)):
+            value = getattr(self, name)
+            if value is None and hidden_when_none:
                 continue
-            value = getattr(self, f.name)
-            if value is None and f.default is None and not f.metadata.get("shown"):
-                continue
-            out[f.name] = value
+            out[name] = value
         return out
 
     def __getattr__(self, name: str) -> Any:
