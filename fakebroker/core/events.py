@@ -43,6 +43,8 @@ def _detail_fields(cls: type) -> tuple[tuple[str, bool], ...]:
             if f.name not in _BASE
         )
     return found
+
+
 KINDS: dict[str, type[Event]] = {}
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
