@@ -13,9 +13,15 @@ time from FakeCluster start to the first answered Metadata request, and resident
 and after the run. The mock keeps only about 5 MB per partition, so each cluster is read from
 its log start and consume rates are per record actually read.
 
-The last lines give produce and consume separately: ``produce_ratio_mock: X``,
-``consume_ratio_mock: Y`` and, where Kafka ran, ``produce_ratio_kafka: Z`` and
-``consume_ratio_kafka: W`` (fakebroker's rate / theirs).
+The embedded cluster shares this process, and so its memory, with the clients (librdkafka
+keeps what it queued and freed in this process's heap); a ``fakebroker serve`` row runs the
+same against a broker of its own (3 brokers, events printed into a pipe this process drains)
+and gives that process's resident memory idle and after the run: the broker's alone.
+
+The last lines give produce and consume separately: ``produce_ratio_mock_serve`` and
+``rss_after_serve_mb`` for the ``serve`` row, then for the embedded cluster
+``produce_ratio_mock: X``, ``consume_ratio_mock: Y`` and, where Kafka ran,
+``produce_ratio_kafka: Z`` and ``consume_ratio_kafka: W`` (fakebroker's rate / theirs).
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import argparse
 import shutil
 import socket
 import struct
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -118,6 +126,25 @@ def first_metadata_ms() -> float:
     return sorted(times)[2]
 
 
+def against_serve(n: int, size: int) -> tuple[tuple[float, float], float, float]:
+    """(produce, consume) records/s against ``fakebroker serve`` in a process of its own, and
+    that process's resident memory (MiB) idle and after the run."""
+    command = [sys.executable, "-m", "fakebroker", "serve", "--brokers", "3", "--port", "0"]
+    proc = subprocess.Popen([*command, "--topic", f"{TOPIC}:{PARTITIONS}"], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        bootstrap = proc.stdout.readline().decode().split("bootstrap: ", 1)[1].strip()
+        threading.Thread(target=proc.stdout.read, daemon=True).start()  # drain the event lines
+        idle = rss_mb(proc.pid)
+        p = produce({"bootstrap.servers": bootstrap}, n, size)
+        kept = retained(bootstrap)
+        c = consume(bootstrap, kept)
+        return (n / p, kept / c), idle, rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def against_kafka(n: int, size: int) -> tuple[float, float] | str:
     """(produce, consume) records/s against one real Kafka broker, or why it was not measured."""
     root = Path(__file__).resolve().parent.parent
@@ -160,6 +187,7 @@ def main() -> None:
         c = consume(cluster.bootstrap_servers, kept)
         after = rss_mb()
         results["fakebroker"] = (n / p, kept / c)
+    results["fakebroker serve"], serve_idle, serve_after = against_serve(n, size)
 
     # librdkafka's mock cluster lives inside the producer's instance; keep it alive while consuming.
     mock = Producer({"test.mock.num.brokers": 3, **QUIET})
@@ -190,7 +218,9 @@ def main() -> None:
     console.print(f"FakeCluster start to first Metadata answer: {startup:.1f} ms (median of 5)")
     console.print(
         f"resident memory: {idle_before:.0f} MB before start, {idle:.0f} MB idle, {after:.0f} MB after the run"
+        " (this process: the embedded cluster and the clients)"
     )
+    console.print(f"resident memory of the serve process: {serve_idle:.0f} MB idle, {serve_after:.0f} MB after the run")
     console.print(
         "(the mock keeps only about 5 MB per partition, so it is consumed from its log start; "
         "rates are per record read)"
@@ -198,6 +228,9 @@ def main() -> None:
     if isinstance(kafka, str):
         console.print(f"real Kafka: {kafka}")
     fake, mock_rates = results["fakebroker"], results["librdkafka mock"]
+    serve = results["fakebroker serve"]
+    print(f"produce_ratio_mock_serve: {serve[0] / mock_rates[0]:.2f}")
+    print(f"rss_after_serve_mb: {serve_after:.0f}")
     print(f"produce_ratio_mock: {fake[0] / mock_rates[0]:.2f}")
     print(f"consume_ratio_mock: {fake[1] / mock_rates[1]:.2f}")
     if not isinstance(kafka, str):
