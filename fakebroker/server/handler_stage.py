@@ -67,6 +67,8 @@ class HandlerStage:
     async def _steps(self, exchange: Exchange, ctx: RequestContext, steps: Steps) -> Result:
         """Run a long handler a few ms at a time (``STEP_BUDGET_S``), letting every other
         connection (and the ticker) run between two slices; what each slice changed is told at once."""
+        if exchange.flush is not None:  # a long answer: the ones before it go out first
+            await exchange.flush()
         while True:
             budget = time.perf_counter() + STEP_BUDGET_S
             try:

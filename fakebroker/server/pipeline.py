@@ -80,6 +80,8 @@ class Pipeline:
             raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
         try:
             if len(payload) >= OFF_LOOP_BYTES:
+                if peer.flush is not None:  # a long decode: the answers before it go out first
+                    await peer.flush()
                 headers.prepare(api_key, api_version)
                 body = await anyio.to_thread.run_sync(request_type(api_key).decode_from, stream, api_version)
             else:
