@@ -23,6 +23,8 @@ import math
 from collections import deque
 
 import anyio
+import sniffio
+import trio
 from anyio.abc import SocketStream
 
 from ..core import events as ev
@@ -42,7 +44,7 @@ class Connection:
         self.runtime = pipeline.runtime
         self.stream = stream
         self._scope = anyio.CancelScope()
-        self._request_scope: anyio.CancelScope | None = None  # around the request being processed
+        self._request_scope: anyio.CancelScope | trio.CancelScope | None = None  # around the request being processed
         self.peer_gone = False  # the client closed its end
         self._read_error: ProtocolError | None = None  # a frame that cannot be parsed
         self._pending: deque[bytes] = deque()  # frames the watcher read ahead
@@ -53,7 +55,12 @@ class Connection:
         self._idle = math.inf
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
-        self.last_active = anyio.current_time()
+        # Per request: a cancel scope and the loop's time. Under trio, trio's own (anyio's look
+        # up the backend first: a scope 3 us against 0.4, the time 1.1 against 0.3).
+        under_trio = sniffio.current_async_library() == "trio"
+        self._request_scope_type = trio.CancelScope if under_trio else anyio.CancelScope
+        self._now = trio.current_time if under_trio else anyio.current_time
+        self.last_active = self._now()
         try:
             host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
             self.peer = Peer(f"{host}:{port}", str(host))
@@ -145,7 +152,7 @@ class Connection:
             self.peer_gone = True
             return False
         decoder.feed(data)
-        self.last_active = anyio.current_time()
+        self.last_active = self._now()
         return True
 
     async def _reap_when_idle(self) -> None:
@@ -153,7 +160,7 @@ class Connection:
         its own that wakes once per idle period, not a timeout around every read)."""
         idle = self._idle
         while True:
-            left = self.last_active + idle - anyio.current_time()
+            left = self.last_active + idle - self._now()
             if left <= 0 and self._request_scope is None:
                 self.runtime.emit(
                     ev.ConnectionClosed(
@@ -175,7 +182,7 @@ class Connection:
                 if not await self._receive(decoder):
                     return
                 continue
-            with anyio.CancelScope() as scope:
+            with self._request_scope_type() as scope:
                 self._request_scope = scope
                 if self.peer_gone:
                     scope.cancel()  # handled up to its first wait, then dropped
@@ -190,7 +197,7 @@ class Connection:
                     self._held_bytes += len(reply)
                     if self._held_bytes >= HOLD_BYTES:
                         await self._flush()
-                self.last_active = anyio.current_time()
+                self.last_active = self._now()
                 if self.peer.muted_until_ms:
                     await self._flush()
                     await self._muted()
@@ -237,7 +244,7 @@ class Connection:
             decoder.feed(data)
             try:
                 while (payload := decoder.next_frame()) is not None:
-                    self.last_active = anyio.current_time()
+                    self.last_active = self._now()
                     self._pending.append(payload)
             except ProtocolError as exc:  # raised after the frames before it are handled
                 self._read_error = exc
