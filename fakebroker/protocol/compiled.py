@@ -16,7 +16,7 @@ import io
 import struct
 from typing import Any
 
-from .primitives import KArray, KBytes, KNumber, KString, read_uvarint, remaining, uvarint_bytes
+from .primitives import ONE_BYTE, KArray, KBytes, KNumber, KString, read_uvarint, remaining, uvarint_bytes
 
 
 class _Short(Exception):
@@ -27,7 +27,6 @@ _i16 = struct.Struct(">h").unpack
 _i32 = struct.Struct(">i").unpack
 _p16 = struct.Struct(">h").pack
 _p32 = struct.Struct(">i").pack
-_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
 
 
 # -- reading: a length or count (None for null), then the field -------------------------------
@@ -75,7 +74,7 @@ def _write_compact(write: Any, n: int | None) -> None:
     if n is None:
         write(b"\x00")
     elif n < 0x7F:
-        write(_ONE_BYTE[n + 1])
+        write(ONE_BYTE[n + 1])
     else:
         write(uvarint_bytes(n + 1))
 

@@ -89,12 +89,12 @@ def read_uvarint(stream: io.BytesIO) -> int:
             raise KafkaFormatError("unsigned varint longer than 10 bytes")
 
 
-_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
+ONE_BYTE = [bytes((i,)) for i in range(0x80)]  # unsigned varints of one byte, made once
 
 
 def write_uvarint(stream: io.BytesIO, value: int) -> None:
     if 0 <= value < 0x80:  # lengths and counts are nearly always this small
-        stream.write(_ONE_BYTE[value])
+        stream.write(ONE_BYTE[value])
         return
     if value < 0:
         raise c.IntegerError(f"unsigned varint cannot hold {value}")
