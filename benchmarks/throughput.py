@@ -142,7 +142,10 @@ def against_serve(n: int, size: int) -> tuple[tuple[float, float], float, float]
         return (n / p, kept / c), idle, rss_mb(proc.pid)
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def against_kafka(n: int, size: int) -> tuple[float, float] | str:
