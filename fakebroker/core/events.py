@@ -30,6 +30,14 @@ from .event_ring import DEFAULT_CAPACITY, EventRing
 
 _BASE = frozenset({"broker", "seq", "time_ms", "wall"})
 _DETAIL_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    found = _FIELD_NAMES.get(cls)
+    if found is None:
+        found = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return found
 
 
 def _detail_fields(cls: type) -> tuple[tuple[str, bool], ...]:
@@ -49,7 +57,7 @@ KINDS: dict[str, type[Event]] = {}
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class Event:
     """One thing that happened. Fields without a default always appear in ``details``;
     optional ones (default None) only when set, unless marked ``shown``."""
@@ -66,6 +74,25 @@ class Event:
         if "kind" not in cls.__dict__:
             cls.kind = name
         KINDS[cls.kind] = cls
+        if cls.__doc__ is None:  # else dataclass would work one out with inspect.signature (slow)
+            cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', ()))})"
+
+    # One __eq__, __hash__ and __repr__ for every kind (the dataclass ones compare and show the
+    # same fields): dataclass would otherwise generate and compile three per class at import.
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _field_names(type(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self)))
+        return f"{type(self).__qualname__}({inner})"
 
     @property
     def details(self) -> dict[str, Any]:
@@ -106,27 +133,27 @@ class Event:
 
 
 # -- connections and requests (the server) ----------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ClientConnected(Event):
     peer: str
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ConnectionClosed(Event):
     peer: str
     client_id: str | None
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class HandlerError(Event):
     api: int | str
     version: int
     error: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class RequestError(Event):
     api: int | str
     client_id: str | None
@@ -134,7 +161,7 @@ class RequestError(Event):
     fault: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class FaultFired(Event):
     rule: int
     action: str
@@ -147,37 +174,37 @@ class FaultFired(Event):
 
 
 # -- brokers, topics, leaders ------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class BrokerStarted(Event):
     host: str
     port: int
     restarted: bool | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class BrokerStopped(Event):
     pass
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TopicCreated(Event):
     topic: str
     partitions: int
     auto: bool | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TopicDeleted(Event):
     topic: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class PartitionsCreated(Event):
     topic: str
     count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class LeaderMoved(Event):
     topic: str
     partition: int
@@ -186,14 +213,14 @@ class LeaderMoved(Event):
     reason: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class RecordsDeleted(Event):
     topic: str
     partition: int
     before: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ProduceRejected(Event):
     topic: str
     partition: int
@@ -201,25 +228,25 @@ class ProduceRejected(Event):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ProducerId(Event):
     producer_id: int
     epoch: int
     transactional_id: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ConfigsAltered(Event):
     resource: str
     configs: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class RetentionApplied(Event):
     batches_dropped: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TopicRestored(Event):
     """A topic found again in the data directory at start."""
 
@@ -227,7 +254,7 @@ class TopicRestored(Event):
     partitions: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class SegmentsDeleted(Event):
     """Retention deleted a partition's oldest segments (``reason``: retention.ms,
     retention.bytes or log_start_offset); its log start offset is now ``log_start_offset``."""
@@ -239,32 +266,32 @@ class SegmentsDeleted(Event):
     log_start_offset: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class OffsetsExpired(Event):
     count: int
 
 
 # -- transactions (the transaction coordinator) ----------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnEvent(Event):
     """An event of one transactional id, placed on the broker coordinating it."""
 
     transactional_id: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnBegan(TxnEvent):
     producer_id: int
     epoch: int
     version: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnPartitionsAdded(TxnEvent):
     partitions: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnOffsetsAdded(TxnEvent):
     """Offsets committed in a transaction (TxnOffsetCommit): pending until its marker."""
 
@@ -272,21 +299,21 @@ class TxnOffsetsAdded(TxnEvent):
     offsets: dict[str, int]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnCommitted(TxnEvent):
     producer_id: int
     epoch: int
     partitions: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnAborted(TxnEvent):
     producer_id: int
     epoch: int
     partitions: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnFenced(TxnEvent):
     producer_id: int
     epoch: int
@@ -294,14 +321,14 @@ class TxnFenced(TxnEvent):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TxnTimedOut(TxnEvent):
     producer_id: int
     timeout_ms: int
 
 
 # -- faults, network, time (the facade) ----------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class FaultAdded(Event):
     rule: int
     spec: dict[str, Any]
@@ -311,87 +338,87 @@ class FaultAdded(Event):
         return {"rule": self.rule, **self.spec}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class FaultRemoved(Event):
     rule: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class FaultsCleared(Event):
     pass
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class NetworkCut(Event):
     client_id: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class NetworkHealed(Event):
     client_id: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class ClockAdvanced(Event):
     by_ms: int
     now_ms: int
 
 
 # -- groups (the coordinator) -------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupEvent(Event):
     """An event of one group: the log places it on the group's coordinator."""
 
     group: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberEvent(GroupEvent):
     """An event of one member: the log names the member's client when it is known."""
 
     member: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupCreated(GroupEvent):
     simple: bool | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupDeleted(GroupEvent):
     pass
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupForgotten(GroupEvent):
     """The group was dropped without a trace (the pytest plugin cleaning up after a test)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupStateChanged(GroupEvent):
     old: str
     new: str
     generation: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupUnloaded(GroupEvent):
     pass
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupLoaded(GroupEvent):
     state: str
     generation: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class RebalanceStarted(GroupEvent):
     reason: str
     generation: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GenerationStarted(GroupEvent):
     generation: int
     members: int
@@ -399,21 +426,21 @@ class GenerationStarted(GroupEvent):
     leader: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class LeaderAssigned(GroupEvent):
     leader: str
     generation: int
     members: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class OffsetCommitted(GroupEvent):
     topic: str
     partition: int
     offset: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupConverted(GroupEvent):
     """A group changed protocol online (``group.consumer.migration.policy``): to "consumer"
     when a KIP-848 member joined a classic group, to "classic" when only classic members remain."""
@@ -422,7 +449,7 @@ class GroupConverted(GroupEvent):
     generation: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class GroupEpochBumped(GroupEvent):
     """A consumer group (KIP-848) moved to a new group epoch: its target assignment follows."""
 
@@ -430,7 +457,7 @@ class GroupEpochBumped(GroupEvent):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class TargetAssignmentComputed(GroupEvent):
     """The server-side assignor's target for a consumer group's epoch (member id -> partitions)."""
 
@@ -438,37 +465,37 @@ class TargetAssignmentComputed(GroupEvent):
     assignment: dict[str, dict[str, list[int]]]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberIdRequired(MemberEvent):
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberJoined(MemberEvent):
     instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberFenced(MemberEvent):
     instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
     replaced_by: str
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class StaticMemberRejoined(MemberEvent):
     instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberRemoved(MemberEvent):
     reason: str
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberExpired(MemberEvent):
     pending: bool | None = None
     new: bool | None = None
@@ -476,13 +503,13 @@ class MemberExpired(MemberEvent):
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberLeft(MemberEvent):
     instance: str | None = field(default=None, metadata={"shown": True})  # shown even when None
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemberReconciled(MemberEvent):
     """A consumer group member's epoch, state or partitions moved towards its target."""
 
@@ -493,7 +520,7 @@ class MemberReconciled(MemberEvent):
     client_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class AssignmentDelivered(MemberEvent):
     generation: int
     assignment: dict[str, list[int]] | None = None
