@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 
 import anyio
 from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
@@ -18,6 +19,7 @@ log = logging.getLogger("fakebroker")
 # Kafka's acceptor does, instead of ending the broker (the connections it has carry on).
 RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 ACCEPT_BACKOFF_S = (0.01, 1.0)  # first and longest pause after such an error
+REAP_CHECK_S = 5.0  # the idle reaper looks at least this often (a changed connections.max.idle.ms)
 
 
 def advertised_for(host: str) -> str:
@@ -64,6 +66,7 @@ class BrokerServer:
                     task_status.started(self.port)
                     for one in getattr(listener, "listeners", [listener]):
                         tg.start_soon(self._accept_loop, one, tg)
+                    tg.start_soon(self._reap_idle)
         finally:
             self.stopped.set()
 
@@ -97,6 +100,25 @@ class BrokerServer:
             await conn.serve()
         finally:
             self.connections.discard(conn)
+
+    def _idle_timeout(self) -> float:
+        try:
+            ms = self.runtime.state.config.get_int("connections.max.idle.ms")
+        except (KeyError, ValueError):  # pragma: no cover - validated settings
+            ms = 600000
+        return math.inf if ms < 0 else ms / 1000
+
+    async def _reap_idle(self) -> None:
+        """Close connections idle for ``connections.max.idle.ms``, as Kafka's selector does:
+        one task per broker, waking when the first of them would be due (and at least every
+        ``REAP_CHECK_S``, so a changed setting applies)."""
+        while True:
+            idle, now = self._idle_timeout(), anyio.current_time()
+            wake = now + min(idle, REAP_CHECK_S)
+            if idle < math.inf:
+                for conn in list(self.connections):
+                    wake = min(wake, conn.reap_if_idle(now, idle))
+            await anyio.sleep_until(wake)
 
     def stop(self) -> None:
         """Close the listener and every connection."""

@@ -2,16 +2,17 @@
 connection processes one request at a time, as Kafka does).
 
 Between requests the serving task reads the socket itself. While a request waits (a Fetch
-long poll, a JoinGroup, a fault's delay) a watcher task reads it instead: when the client
-goes away, the parked request is dropped and the socket closed at once instead of after its
-max wait. (A reader task beside every request halved the request rate: two task switches
-and a channel per round trip.) Requests already received are still
+long poll, a JoinGroup, a fault's delay) a watcher task, started for that wait, reads it
+instead: when the client goes away, the parked request is dropped and the socket closed at
+once instead of after its max wait. (A reader task beside every request halved the request
+rate: two task switches and a channel per round trip.) Requests already received are still
 handled (as Kafka handles the completed receives of a channel closed by its peer), but
 nothing of theirs waits any more. Answers to requests that arrived together (a client's
 pipelined Metadata and FindCoordinator) go out together, in order, in one write: each is held
 only while the next request is already here and runs without waiting, so the client reads
 them at once, as from a broker that answers in microseconds. A connection with no request for
-``connections.max.idle.ms`` (Kafka's default 600000) is closed, as Kafka's selector does.
+``connections.max.idle.ms`` (Kafka's default 600000) is closed, as Kafka's selector does: the
+broker's one reaper task asks each connection (:meth:`Connection.reap_if_idle`).
 
 Anything that cannot be parsed closes this connection only, with an event; every other
 connection keeps being served.
@@ -43,30 +44,33 @@ class Connection:
         self.pipeline = pipeline
         self.runtime = pipeline.runtime
         self.stream = stream
-        self._scope = anyio.CancelScope()
-        self._request_scope: anyio.CancelScope | trio.CancelScope | None = None  # around the request being processed
+        # Under trio, trio's own primitives (anyio's look up the backend on every call: a cancel
+        # scope costs 3 us against 0.4, the time 1.1 against 0.3); anyio's under asyncio.
+        under_trio = sniffio.current_async_library() == "trio"
+        self._scope_type = trio.CancelScope if under_trio else anyio.CancelScope
+        self._event_type = trio.Event if under_trio else anyio.Event
+        self._task_group = trio.open_nursery if under_trio else anyio.create_task_group
+        self._now = trio.current_time if under_trio else anyio.current_time
+        self._scope = self._scope_type()
+        self._decoder = FrameDecoder(self.runtime.max_frame_size)
+        self._tasks: trio.Nursery | anyio.abc.TaskGroup | None = None  # the watchers run in it
+        self._request_scope: anyio.CancelScope | trio.CancelScope | None = None  # cancelled to drop a parked request
+        self._in_flight = False  # a request is being processed
         self.peer_gone = False  # the client closed its end
         self._read_error: ProtocolError | None = None  # a frame that cannot be parsed
         self._pending: deque[bytes] = deque()  # frames the watcher read ahead
-        self._watch_scope: anyio.CancelScope | None = None
-        self._watch_done = anyio.Event()
-        self._watch_ack = anyio.Event()
-        self._watcher_gone = False  # its task has ended (cancelled with the connection)
-        self._idle = math.inf
+        self._parked = False  # the request being processed waits (or waited)
+        self._watch_scope: anyio.CancelScope | trio.CancelScope | None = None  # the running watcher's
+        self._watch_done: anyio.Event | trio.Event | None = None  # set when that watcher has ended
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
-        # Per request: a cancel scope and the loop's time. Under trio, trio's own (anyio's look
-        # up the backend first: a scope 3 us against 0.4, the time 1.1 against 0.3).
-        under_trio = sniffio.current_async_library() == "trio"
-        self._request_scope_type = trio.CancelScope if under_trio else anyio.CancelScope
-        self._now = trio.current_time if under_trio else anyio.current_time
         self.last_active = self._now()
         try:
             host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
             self.peer = Peer(f"{host}:{port}", str(host))
         except Exception:  # pragma: no cover - unusual socket families
             self.peer = Peer()
-        self.peer.parks = anyio.Event()
+        self.peer.park = self._park
         self.peer.flush = self._flush
 
     @property
@@ -77,29 +81,18 @@ class Connection:
         """Close this connection now (a network cut); the client sees it reset."""
         self._scope.cancel()
 
-    def _idle_timeout(self) -> float:
-        try:
-            ms = self.runtime.state.config.get_int("connections.max.idle.ms")
-        except (KeyError, ValueError):  # pragma: no cover - validated settings
-            ms = 600000
-        return math.inf if ms < 0 else ms / 1000
-
     async def serve(self) -> None:
-        decoder = FrameDecoder(self.runtime.max_frame_size)
         try:
             with self._scope:
                 error: Exception | None = None
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._watch, decoder)
-                    self._idle = self._idle_timeout()
-                    if self._idle < math.inf:
-                        tg.start_soon(self._reap_when_idle)
+                async with self._task_group() as tasks:
+                    self._tasks = tasks
                     try:
-                        await self._serve_frames(decoder)
+                        await self._serve_frames()
                     except ENDINGS as exc:  # raised out of the task group, not as a group
                         error = exc
                         await self._flush_before_closing()
-                    tg.cancel_scope.cancel()
+                    tasks.cancel_scope.cancel()
                 if error is not None:
                     raise error
         except (ProtocolError, CloseConnection) as exc:
@@ -116,6 +109,25 @@ class Connection:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.stream.aclose()
+
+    def reap_if_idle(self, now: float, idle: float) -> float:
+        """Close the connection if it has had no request for ``idle`` seconds and none is being
+        processed (``connections.max.idle.ms``); else the time it would be idle from."""
+        due = self.last_active + idle
+        if due > now:
+            return due
+        if self._in_flight:  # a request in flight (a long poll) is not idleness
+            return now + idle
+        self.runtime.emit(
+            ev.ConnectionClosed(
+                broker=self.pipeline.broker_id,
+                peer=self.peer.address,
+                client_id=self.peer.client_id,
+                reason=f"idle for more than connections.max.idle.ms={idle * 1000:.0f}",
+            )
+        )
+        self._scope.cancel()
+        return math.inf
 
     async def _flush(self) -> None:
         """Send the answers held, in one write."""
@@ -134,15 +146,15 @@ class Connection:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
 
-    def _next_payload(self, decoder: FrameDecoder) -> bytes | None:
+    def _next_payload(self) -> bytes | None:
         """The next request received, in order: those the watcher read ahead first."""
         if self._pending:
             return self._pending.popleft()
         if self._read_error is not None:  # after the frames before it are handled
             raise self._read_error
-        return decoder.next_frame()
+        return self._decoder.next_frame()
 
-    async def _receive(self, decoder: FrameDecoder) -> bool:
+    async def _receive(self) -> bool:
         """Read once between requests; False when the client has left."""
         if self.peer_gone:
             return False
@@ -151,99 +163,91 @@ class Connection:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.peer_gone = True
             return False
-        decoder.feed(data)
+        self._decoder.feed(data)
         self.last_active = self._now()
         return True
 
-    async def _reap_when_idle(self) -> None:
-        """Close the connection after ``connections.max.idle.ms`` without a request (a task of
-        its own that wakes once per idle period, not a timeout around every read)."""
-        idle = self._idle
+    async def _serve_frames(self) -> None:
+        # One cancel scope serves request after request until one is dropped (its client left
+        # while it waited): entering a scope per request cost more than the rest of a loop turn.
         while True:
-            left = self.last_active + idle - self._now()
-            if left <= 0 and self._request_scope is None:
-                self.runtime.emit(
-                    ev.ConnectionClosed(
-                        broker=self.pipeline.broker_id,
-                        peer=self.peer.address,
-                        client_id=self.peer.client_id,
-                        reason=f"idle for more than connections.max.idle.ms={idle * 1000:.0f}",
-                    )
-                )
-                self._scope.cancel()
+            with self._scope_type() as scope:
+                self._request_scope = scope
+                await self._serve_requests(scope)
                 return
-            await anyio.sleep(left if left > 0 else idle)
 
-    async def _serve_frames(self, decoder: FrameDecoder) -> None:
+    async def _serve_requests(self, scope: anyio.CancelScope | trio.CancelScope) -> None:
         while True:
-            payload = self._next_payload(decoder)
+            payload = self._next_payload()
             if payload is None:
                 await self._flush()
-                if not await self._receive(decoder):
+                if not await self._receive():
                     return
                 continue
-            with self._request_scope_type() as scope:
-                self._request_scope = scope
-                if self.peer_gone:
-                    scope.cancel()  # handled up to its first wait, then dropped
-                try:
-                    reply = await self.pipeline.process(payload, self.peer)
-                finally:
-                    self._request_scope = None
-                    if self.peer.parks.is_set():
-                        await self._stop_watching()
-                if reply is not None and not self.peer_gone:
-                    self._held.append(frame(reply))
-                    self._held_bytes += len(reply)
-                    if self._held_bytes >= HOLD_BYTES:
-                        await self._flush()
-                self.last_active = self._now()
-                if self.peer.muted_until_ms:
+            if self.peer_gone:
+                scope.cancel()  # handled up to its first wait, then dropped
+            self._in_flight = True
+            try:
+                reply = await self.pipeline.process(payload, self.peer)
+            finally:
+                self._in_flight = False
+                if self._parked:
+                    await self._stop_watching()
+            if reply is not None and not self.peer_gone:
+                self._held.append(frame(reply))
+                self._held_bytes += len(reply)
+                if self._held_bytes >= HOLD_BYTES:
                     await self._flush()
-                    await self._muted()
+            self.last_active = self._now()
+            if self.peer.muted_until_ms:
+                await self._flush()
+                await self._muted()
+
+    def _park(self) -> None:
+        """The request being processed is about to wait: watch the socket meanwhile (a task of
+        its own for this wait, so a connection whose requests never wait never starts one)."""
+        if self._parked:  # it waits again (a fault's delay after a long poll): still watched
+            return
+        self._parked = True
+        if self.peer_gone or self._read_error is not None or self._tasks is None:
+            return  # nothing more to read
+        self._watch_scope, self._watch_done = self._scope_type(), self._event_type()
+        self._tasks.start_soon(self._watch, self._watch_scope, self._watch_done)
 
     async def _stop_watching(self) -> None:
         """The parked request is over: the watcher stops reading and this task reads again."""
+        self._parked = False
+        scope, done = self._watch_scope, self._watch_done
+        if scope is None or done is None:
+            return
+        self._watch_scope = self._watch_done = None
         with anyio.CancelScope(shield=True):
-            if self._watch_scope is not None:
-                self._watch_scope.cancel()
-            if not self._watcher_gone:  # a cancelled watcher sets it on its way out
-                await self._watch_done.wait()
-            self._watch_done = anyio.Event()
-            self.peer.parks = anyio.Event()
-            self._watch_ack.set()
+            scope.cancel()
+            await done.wait()
 
-    async def _watch(self, decoder: FrameDecoder) -> None:
+    async def _watch(self, scope: anyio.CancelScope | trio.CancelScope, done: anyio.Event | trio.Event) -> None:
         """While a request waits (a Fetch long poll, a JoinGroup), read the socket: on the
         client's EOF drop the parked request; frames read meanwhile wait their turn (up to
-        ``READ_AHEAD``). Idle otherwise, so a request that does not wait costs no task switch."""
+        ``READ_AHEAD``)."""
         try:
-            while True:
-                await self.peer.parks.wait()
-                if self._request_scope is not None and not self.peer_gone and self._read_error is None:
-                    with anyio.CancelScope() as scope:
-                        self._watch_scope = scope
-                        await self._read_ahead(decoder)
-                    self._watch_scope = None
-                self._watch_done.set()
-                await self._watch_ack.wait()
-                self._watch_ack = anyio.Event()
-        finally:  # cancelled (the connection or the cluster stops): never leave the request task waiting
-            self._watcher_gone = True
-            self._watch_done.set()
+            with scope:
+                if self._in_flight and not self.peer_gone and self._read_error is None:
+                    await self._read_ahead()
+        finally:  # stopped, or cancelled with the connection: never leave the request task waiting
+            done.set()
 
-    async def _read_ahead(self, decoder: FrameDecoder) -> None:
+    async def _read_ahead(self) -> None:
         while len(self._pending) < READ_AHEAD:
             try:
                 data = await self.stream.receive(65536)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.peer_gone = True
-                if self._request_scope is not None:
+                if self._in_flight and self._request_scope is not None:
                     self._request_scope.cancel()  # a parked request waits for nobody
                 return
-            decoder.feed(data)
+            self._decoder.feed(data)
             try:
-                while (payload := decoder.next_frame()) is not None:
+                while (payload := self._decoder.next_frame()) is not None:
                     self.last_active = self._now()
                     self._pending.append(payload)
             except ProtocolError as exc:  # raised after the frames before it are handled

@@ -6,8 +6,6 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import anyio
-
 from ..core import events as ev
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, api_keys
@@ -31,14 +29,14 @@ class Exchange:
     header: Message
     client_host: str
     sliced: bool = False  # the answer was worked out in slices (a long one): encoded off the loop
-    parks: anyio.Event | None = None  # the connection's: set before the request waits
+    park: Callable[[], None] | None = None  # the connection's: called before the request waits
     flush: Callable[[], Awaitable[None]] | None = None  # the connection's: sends the answers it holds
 
     async def waiting(self) -> None:
         """The request is about to wait: its connection watches for the client leaving meanwhile,
         and sends the answers it held for the requests before this one."""
-        if self.parks is not None:
-            self.parks.set()
+        if self.park is not None:
+            self.park()
         if self.flush is not None:
             await self.flush()
 

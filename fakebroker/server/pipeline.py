@@ -43,7 +43,7 @@ class Peer:
     client_id: str | None = None
     introduced: bool = False
     muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
-    parks: anyio.Event | None = None  # set when a request starts to wait: the connection then watches its socket
+    park: Callable[[], None] | None = None  # called as a request starts to wait: the connection watches its socket
     flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
 
 
@@ -95,7 +95,7 @@ class Pipeline:
         if api_key == 1 and applies(runtime, api_key):
             cap_fetch(runtime, header.client_id, body)
         exchange = Exchange(
-            self.broker_id, api_key, api_version, correlation_id, header, peer.host, parks=peer.parks, flush=peer.flush
+            self.broker_id, api_key, api_version, correlation_id, header, peer.host, park=peer.park, flush=peer.flush
         )
         handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
