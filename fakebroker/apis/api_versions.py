@@ -4,11 +4,12 @@ reached the cluster and broker it meant to (v5)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..core.releases import DEFAULT_RELEASE
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import Message, response_type
 from .context import RequestContext
 from .registry import api, served
 
@@ -19,6 +20,13 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 def advertised(kafka_version: str = DEFAULT_RELEASE) -> list[dict[str, int]]:
     return [{"api_key": key, "min_version": lo, "max_version": hi} for key, (lo, hi) in served(kafka_version).items()]
+
+
+@functools.cache
+def _advertised_entries(kafka_version: str) -> tuple[Message, ...]:
+    """The api_keys entries of a release, typed once: every connection starts with an
+    ApiVersions, and typing its 50-odd entries cost more than the rest of the answer."""
+    return tuple(response_type(API_KEY).new(api_keys=advertised(kafka_version)).api_keys)
 
 
 def _refusal(request: Message, version: int) -> ErrorCode | None:
@@ -53,7 +61,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     ]
     return ctx.response(
         error_code=ErrorCode.NONE,
-        api_keys=advertised(ctx.cluster.kafka_version),
+        api_keys=list(_advertised_entries(ctx.cluster.kafka_version)),  # shared entries, never changed
         throttle_time_ms=0,
         supported_features=supported,
         finalized_features_epoch=features.epoch,
