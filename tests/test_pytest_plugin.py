@@ -278,3 +278,26 @@ def test_a_conftest_anyio_backend_still_wins(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*BACKEND trio*"])
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_the_first_cluster_freezes_the_sessions_objects_unless_turned_off(pytester, freeze):
+    pytester.makeini(f"[pytest]\nfakebroker_gc_freeze = {'true' if freeze else 'false'}\n")
+    inner = """
+        import gc
+
+        FROZEN = []
+
+        def test_before():
+            assert gc.get_freeze_count() == 0
+
+        def test_first_cluster(fakebroker):
+            FROZEN.append(gc.get_freeze_count())
+            assert (FROZEN[0] > 10_000) if FREEZE else FROZEN[0] == 0
+
+        def test_later_clusters_freeze_nothing_more(fakebroker):
+            assert gc.get_freeze_count() <= FROZEN[0]  # frozen objects freed leave the count
+    """
+    pytester.makepyfile(inner.replace("FREEZE", str(freeze)))
+    # a process of its own: freezing is process-wide
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)

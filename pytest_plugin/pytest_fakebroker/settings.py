@@ -67,6 +67,13 @@ def add_options(parser: pytest.Parser) -> None:
         "fakebroker_timeline_dir", "folder for failed tests' timeline pictures (default: under pytest's basetemp)"
     )
     parser.addini(
+        "fakebroker_gc_freeze",
+        "freeze what exists when the first test cluster starts (gc.freeze), so the garbage "
+        "collector stops walking the session's long-lived objects after every test's cluster",
+        type="bool",
+        default=True,
+    )
+    parser.addini(
         "fakebroker_anyio_backends",
         "the backends @pytest.mark.anyio tests run on when no anyio_backend fixture picks one "
         "(default: asyncio; 'asyncio trio' for both)",
@@ -149,3 +156,7 @@ def anyio_backends(config: pytest.Config) -> list[str]:
                 f"fakebroker_anyio_backends: unknown backend {name!r}; the backends are {', '.join(ANYIO_BACKENDS)}"
             )
     return names
+
+
+def gc_freeze(config: pytest.Config) -> bool:
+    return bool(config.getini("fakebroker_gc_freeze"))
