@@ -108,6 +108,9 @@ class AiokafkaMember(ThreadMember):
             session_timeout_ms=6000,
             heartbeat_interval_ms=200,
             max_poll_interval_ms=8000,
+            # committing each record takes a round trip: an unbounded batch (thousands after a
+            # stall) outlasts max_poll_interval_ms, heartbeats stop and the session expires
+            max_poll_records=50,
             metadata_max_age_ms=500,
             retry_backoff_ms=50,
         )
@@ -130,7 +133,12 @@ class AiokafkaMember(ThreadMember):
 
 
 class Feed:
-    """An idempotent acks=all producer writing key-0, key-1, ... until stopped (the ledger keeps the acks)."""
+    """An idempotent acks=all producer writing key-0, key-1, ... at ``RATE`` records/s until
+    stopped (the ledger keeps the acks). A fixed rate keeps the work the members have to do
+    the same however fast the broker takes records: unpaced, a faster broker meant more
+    records than aiokafka members committing each one could work through in the drain time."""
+
+    RATE = 250
 
     def __init__(self, cluster: FakeCluster, ledger: DeliveryLedger):
         self.producer = Producer(
@@ -142,12 +150,15 @@ class Feed:
         self._thread.start()
 
     def _run(self) -> None:
-        i = 0
+        i, next_at = 0, time.monotonic()
         while not self._stopping.is_set():
-            key = f"key-{i}"
-            self.producer.produce(TOPIC, key=key, value=b"x", on_delivery=self.ledger.on_delivery)
-            self.producer.poll(0.005)
-            i += 1
+            wait = next_at - time.monotonic()
+            if wait > 0:
+                self.producer.poll(min(wait, 0.005))
+                continue
+            self.producer.produce(TOPIC, key=f"key-{i}", value=b"x", on_delivery=self.ledger.on_delivery)
+            self.producer.poll(0)
+            i, next_at = i + 1, next_at + 1 / self.RATE
         self.producer.flush(30)
 
     def stop(self) -> None:
