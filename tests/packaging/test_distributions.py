@@ -55,7 +55,10 @@ def wheels(name: str) -> Path:
 
 
 def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    # An inner pytest run keeps its hang dumps apart (conftest.py): sharing the outer run's
+    # folder, it took the outer run's in-progress dump of a test both were running for a hang.
+    unwanted = ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "FAKEBROKER_HANG_DUMPS")
+    env = {k: v for k, v in os.environ.items() if k not in unwanted}
     # pip (and the build's isolated environment) install from the wheelhouse only
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels("current")))
     # its own process group, ended whole on timeout: pip's and pytest's children go with it
