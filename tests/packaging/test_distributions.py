@@ -147,6 +147,7 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     assert 'Argument "brokers" to "FakeCluster" has incompatible type "str"; expected "int"' in typed.stdout
 
 
+@pytest.mark.timeout(600)  # the fast suite on one core, beside the rest of the run
 def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
     python310 = wheelhouse.oldest_python()
     if python310 is None:
@@ -175,7 +176,7 @@ def test_the_fast_suite_passes_on_the_oldest_supported_python(dists, tmp_path):
         "-o",
         "addopts=-p pytester",  # no xdist in this venv
         cwd=ROOT,
-        timeout=480,  # inside the ini's 600 s per test
+        timeout=480,  # inside this test's 600 s
     )
     tail = result.stdout.strip().splitlines()[-1:] or [""]
     print(f"Python 3.10 fast suite: {tail[0]}")

@@ -1,0 +1,69 @@
+"""The suite's own guards (the repository's conftest.py): a worker that dies is replaced and
+the run still ends, a test stuck in C code is ended, and a session past its limit stops with
+the names of the tests still running. Each runs an inner pytest over a few tiny files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CRASHING = {
+    "test_1_crash.py": "import os\ndef test_a(): pass\ndef test_crash():\n    os._exit(1)\ndef test_after(): pass\n",
+    "test_2_ok.py": "def test_fn(): pass\n",
+    "test_3_crash.py": "import os\ndef test_fn():\n    os._exit(1)\n",
+    "test_4_ok.py": "import time\ndef test_x(): time.sleep(0.5)\ndef test_y(): pass\n",
+}
+STUCK_IN_C = (
+    "import signal, time\n"
+    "def test_stuck():\n"
+    "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # pytest-timeout's signal never lands\n"
+    "    time.sleep(120)\n"
+    "def test_ok(): pass\n"
+)
+
+
+def inner_run(tmp_path: Path, files: dict[str, str], *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
+    ini = "[pytest]\naddopts = -p no:cacheprovider\ntimeout = 2\ntimeout_method = signal\n"
+    (tmp_path / "pytest.ini").write_text(ini)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    environ = {k: v for k, v in os.environ.items() if k not in ("FAKEBROKER_HANG_DUMPS", "PYTEST_XDIST_WORKER")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *args],
+        cwd=tmp_path,
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=90,  # the run under test must end by itself well before this
+    )
+
+
+def test_a_run_with_crashing_workers_under_loadfile_still_ends(tmp_path):
+    result = inner_run(tmp_path, CRASHING, "-n", "2", "--dist", "loadfile")
+    tail = result.stdout.strip().splitlines()[-1]
+    # each crash is reported once by xdist and once more when its test comes round again
+    assert "2 failed, 5 passed, 2 errors" in tail, result.stdout[-3000:]
+    assert result.stdout.count("node down") == 2
+
+
+def test_a_test_stuck_in_c_code_is_ended_and_its_stacks_reported(tmp_path):
+    result = inner_run(tmp_path, {"test_stuck.py": STUCK_IN_C}, "-n", "1", FAKEBROKER_HARD_MARGIN_S="1")
+    assert result.returncode == 1
+    assert "1 failed, 1 passed" in result.stdout.strip().splitlines()[-1], result.stdout[-3000:]
+    assert "hung test: test_stuck.py_test_stuck.txt" in result.stdout
+    assert "ended past 3 s with every thread's stack" in result.stdout
+    assert "in test_stuck" in result.stdout  # the stack names the test's own frame
+
+
+def test_a_session_past_its_limit_stops_and_names_what_was_running(tmp_path):
+    files = {"test_slow.py": "import time, pytest\n@pytest.mark.timeout(0)\ndef test_slow():\n    time.sleep(60)\n"}
+    result = inner_run(tmp_path, files, FAKEBROKER_SESSION_LIMIT_S="3")
+    assert result.returncode == 2  # interrupted
+    assert "the session ran over 3 s (FAKEBROKER_SESSION_LIMIT_S); running now:" in result.stdout
+    assert "test_slow.py::test_slow (started" in result.stdout
