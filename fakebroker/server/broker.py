@@ -20,6 +20,7 @@ log = logging.getLogger("fakebroker")
 RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 ACCEPT_BACKOFF_S = (0.01, 1.0)  # first and longest pause after such an error
 REAP_CHECK_S = 5.0  # the idle reaper looks at least this often (a changed connections.max.idle.ms)
+REAP_PAUSE_S = 0.01  # and at most this often (connections.max.idle.ms=0 must not spin the loop)
 
 
 def advertised_for(host: str) -> str:
@@ -118,7 +119,7 @@ class BrokerServer:
             if idle < math.inf:
                 for conn in list(self.connections):
                     wake = min(wake, conn.reap_if_idle(now, idle))
-            await anyio.sleep_until(wake)
+            await anyio.sleep_until(max(wake, now + REAP_PAUSE_S))
 
     def stop(self) -> None:
         """Close the listener and every connection."""

@@ -66,6 +66,17 @@ def test_idle_connections_are_closed_after_connections_max_idle_ms():
         assert any("connections.max.idle.ms" in r for r in reasons)
 
 
+def test_connections_max_idle_ms_zero_closes_idle_connections_without_spinning():
+    with FakeCluster(topics={"t": 1}, config={"connections.max.idle.ms": 0}).run_in_thread() as cluster:
+        idle = socket.create_connection(("127.0.0.1", cluster.servers[0].port))
+        idle.settimeout(5)
+        assert idle.recv(1) == b""  # closed by the broker at once
+        idle.close()
+        before = time.process_time()
+        time.sleep(1)
+        assert time.process_time() - before < 0.5  # the reaper sleeps between looks, it does not spin
+
+
 def test_concurrent_starts_and_stops_of_one_broker_take_turns():
     with FakeCluster(brokers=2).run_in_thread() as cluster:
         for _ in range(5):
