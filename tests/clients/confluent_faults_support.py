@@ -165,6 +165,9 @@ class Member:
 
     def close(self) -> None:
         if not self.closed:
+            # serve a rebalance that is already queued while the group handle still answers:
+            # close() serving it after can block forever (confluentinc/librdkafka#4884)
+            self.poll_once(0)
             self.closed = True
             self.consumer.close()
 
