@@ -24,3 +24,11 @@ def test_readme_example(index, monkeypatch):
 def test_pytest_plugin_example_is_the_tested_file():
     example = (ROOT / "examples" / "pytest_plugin" / "test_plugin_example.py").read_text()
     assert example in BLOCKS
+
+
+def test_the_plugin_readme_example_passes(pytester):
+    """pytest_plugin/README.md's example, run as a test file by an inner pytest session."""
+    text = (ROOT / "pytest_plugin" / "README.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    pytester.makepyfile(test_plugin_readme=example)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

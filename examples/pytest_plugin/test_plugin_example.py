@@ -2,7 +2,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from fakebroker.cluster import conditions as cond
-from fakebroker.testing import assert_assignment, lag, values
+from fakebroker.testing import assert_assignment, eventually, lag, values
 from fakebroker.timeline import timeline, write_timeline
 
 
@@ -28,6 +28,8 @@ def test_a_consumer_rejoins_after_heartbeat_errors(fakebroker, tmp_path):
     consumer.subscribe(["orders"])
     # wait on the broker's side while the consumer keeps polling (joining, rebalancing)
     before = fakebroker.wait_for_sync(cond.GroupState("billing", "Stable", members=1), poll=consumer.poll)
+    # and until librdkafka has applied its assignment (before that it ignores a rebalance signal)
+    eventually(lambda: consumer.poll(0.05) is None and len(consumer.assignment()) == 4)
 
     # a fault: the next heartbeat is answered REBALANCE_IN_PROGRESS, so the consumer rejoins
     fakebroker.faults.add(api="Heartbeat", group="billing", error="REBALANCE_IN_PROGRESS", times=1)
