@@ -147,11 +147,14 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
             record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors],
             log_start_offset=result.log_start_offset,
         )
-    return answer(
-        ErrorCode.NONE,
+    return _PARTITION(  # typed directly: the answer nearly every partition gets
+        index=index,
+        error_code=ErrorCode.NONE,
         base_offset=result.base_offset,
         log_append_time_ms=result.log_append_time_ms,
         log_start_offset=result.log_start_offset,
+        error_message=None,
+        current_leader=_LEADER(leader_id=-1, leader_epoch=-1),
     )
 
 

@@ -9,6 +9,7 @@ version carries, in wire order, followed by the tagged-field section in flexible
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import uuid
@@ -66,8 +67,8 @@ class FieldInfo:
     struct: type[Message] | None  # the class of struct / struct-array elements
     default: Callable[[], Any]
 
-    @property
-    def is_array(self) -> bool:
+    @functools.cached_property
+    def is_array(self) -> bool:  # cached: read for every field of every message typed
         return self.type.startswith("[]")
 
     def coerce(self, value: Any) -> Any:
