@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def python_blocks(path: Path) -> list[str]:
+    """The ```python blocks of a Markdown file, in order."""
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+
+
+BLOCKS = python_blocks(ROOT / "README.md")
 
 
 def test_readme_has_examples():
@@ -28,7 +35,6 @@ def test_pytest_plugin_example_is_the_tested_file():
 
 def test_the_plugin_readme_example_passes(pytester):
     """pytest_plugin/README.md's example, run as a test file by an inner pytest session."""
-    text = (ROOT / "pytest_plugin" / "README.md").read_text()
-    (example,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    (example,) = python_blocks(ROOT / "pytest_plugin" / "README.md")
     pytester.makepyfile(test_plugin_readme=example)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
