@@ -20,7 +20,7 @@ from ..core.timers import Pending
 from ..protocol.messages import Message, response_type
 
 
-@dataclass
+@dataclass(slots=True)
 class Effects:
     """What a request changed that others may wait on."""
 
@@ -33,7 +33,7 @@ class Effects:
         return self.data_changed or bool(self.partitions)
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     cluster: ClusterState
     broker_id: int

@@ -18,7 +18,7 @@ class CloseConnection(Exception):
     """Stop serving this connection (the reason goes to the event log)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Exchange:
     """A decoded request and where it came from."""
 

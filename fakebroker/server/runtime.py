@@ -82,7 +82,7 @@ class Runtime:
         self.cuts: set[tuple[str, int | None]] = set()  # (client id glob, broker or None for all)
         # parked fetches, by the partition they read (None: woken by any change of data)
         self._data_waiters: dict[tuple[str, int] | None, set[anyio.Event]] = {}
-        self._event_added = anyio.Event()
+        self._event_added: anyio.Event | None = None  # made when someone waits for the next event
         self._event_watches: EventIndex[EventWatch] = EventIndex()  # waits woken only by their events
         self._timers_changed = anyio.Event()
         self._ticker_deadline: int | None = None  # the earliest deadline the ticker sleeps towards
@@ -98,7 +98,8 @@ class Runtime:
         """Tell listeners of new events and wake what waits on them, on new data (parked
         fetches re-check at once, as Kafka's DelayedFetch does) or on an earlier timer.
         ``partitions`` wakes the fetches reading those partitions, ``data_changed`` all."""
-        new = self.state.events.take_new()
+        events = self.state.events
+        new = events.take_new() if events.has_new else ()
         debug = log.isEnabledFor(logging.DEBUG)  # describe() costs more than the rest of a heartbeat
         for event in new:
             if debug:
@@ -109,8 +110,9 @@ class Runtime:
                 except Exception:  # a test's listener must not take a broker down
                     log.exception("event listener %r failed on %s", listener, event.kind)
         if new:
-            self._event_added.set()
-            self._event_added = anyio.Event()
+            if self._event_added is not None:
+                self._event_added.set()
+                self._event_added = None
             if self._event_watches:
                 for event in new:
                     for watch in self._event_watches.watchers_of(event):
@@ -131,8 +133,11 @@ class Runtime:
     # -- waiting --------------------------------------------------------------------------------
     async def wait_event(self, timeout: float) -> None:
         """Until the next event or ``timeout`` seconds."""
+        if self._event_added is None:
+            self._event_added = anyio.Event()
+        added = self._event_added
         with anyio.move_on_after(timeout):
-            await self._event_added.wait()
+            await added.wait()
 
     def watch_events(self, keys: Collection[Key]) -> EventWatch:
         """File a wait under ``keys`` (see ``core.event_index``): from now on each event

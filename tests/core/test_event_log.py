@@ -1,0 +1,42 @@
+"""EventLog.append stamps a copy of the event it is given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fakebroker.core.events import KINDS, Event, EventLog, MemberJoined, RequestError
+
+MEMBER = "svc-0e9080ea-1111-4222-8333-444455556666"
+
+
+def test_append_stamps_a_copy_and_leaves_the_given_event_alone():
+    log = EventLog(now_ms=lambda: 7, wall=lambda: 1.5)
+    given = RequestError(broker=2, api="Heartbeat", client_id="c", error="UNKNOWN_MEMBER_ID", fault=None)
+    first = log.append(given)
+    second = log.append(given, now_ms=9)
+    assert given.seq == 0 and given.time_ms == 0 and given.wall == 0.0
+    assert (first.seq, first.time_ms, first.wall) == (1, 7, 1.5)
+    assert (second.seq, second.time_ms) == (2, 9)
+    assert first is not given and second is not first
+    assert (first.broker, first.api, first.client_id, first.error) == (2, "Heartbeat", "c", "UNKNOWN_MEMBER_ID")
+    assert list(log) == [first, second]
+
+
+def test_append_names_the_client_of_a_member_and_the_coordinator_of_a_group():
+    log = EventLog(coordinator_of=lambda group: 1)
+    joined = log.append(MemberJoined(group="g", member=MEMBER, instance=None))
+    assert (joined.broker, joined.client_id) == (1, "svc")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False, slots=True)
+class _SlottedEvent(Event):
+    note: str = ""
+
+
+del KINDS[_SlottedEvent.kind]  # a kind of this test only
+
+
+def test_a_kind_with_slots_is_stamped_too():
+    log = EventLog(now_ms=lambda: 3)
+    stamped = log.append(_SlottedEvent(note="n"))
+    assert (stamped.seq, stamped.time_ms, stamped.note, stamped.kind) == (1, 3, "n", "slotted_event")
