@@ -15,6 +15,12 @@ with a canned response of the same API and version (correlation id patched in) -
 trio server pays for framing and sockets alone. Targets are measured interleaved, ``--runs``
 times; the table shows medians. The last line is ``produce_requests_ratio_floor: X``, this
 tree's single-record produce rate over the floor's.
+
+``--one-core`` pins every server and the client to one CPU. On this kind of shared VM a
+request that wakes a server sleeping on another core costs that server 30-45 µs of CPU (the
+floor's 16 µs of work per round trip becomes 49): the default run's floor is mostly that
+cost. Pinned, a round trip costs the client and the server their own work, so the ratios
+there compare the servers' Python work alone.
 """
 
 from __future__ import annotations
@@ -205,6 +211,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", help="another checkout measured side by side (e.g. /work/main)")
+    parser.add_argument("--one-core", action="store_true", help="pin the servers and the client to one CPU")
     parser.add_argument("--serve", choices=["fakebroker", "mock", "floor"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -215,6 +222,8 @@ def main() -> None:
         targets.insert(0, ("fakebroker baseline", "fakebroker", Path(args.baseline)))
     targets += [("librdkafka mock", "mock", HERE), ("trio floor", "floor", HERE)]
     servers, clients = [], {}
+    if args.one_core:  # before the servers start: they and their threads inherit it
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     try:
         for name, kind, tree in targets:
             proc, addr = start_server(kind, tree)
