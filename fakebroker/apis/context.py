@@ -104,17 +104,21 @@ class Steps:
 
     def finish(self) -> Any:
         """Every slice at once, and the answer (for a caller that lets nobody else run between)."""
+        return _run(self.steps)
+
+
+def _run(steps: Generator[None, None, Any]) -> Any:
+    try:
         while True:
-            try:
-                next(self.steps)
-            except StopIteration as done:
-                return done.value
+            next(steps)
+    except StopIteration as done:
+        return done.value
 
 
 def in_steps(steps: Generator[None, None, Any], size: int) -> Any:
     """The answer at once when the request is small (``size`` items, one slice), else
     :class:`Steps` for the server to run slice by slice."""
-    return Steps(steps) if size > SLICE else Steps(steps).finish()
+    return Steps(steps) if size > SLICE else _run(steps)
 
 
 class _NoResponse:

@@ -114,34 +114,29 @@ def _error(index: int, error: ErrorCode, message: str | None = None, **extra) ->
 
 
 def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> Message:
-    def answer(error: ErrorCode, message: str | None = None, **extra) -> Message:
-        return _error(index, error, message, **extra)
-
     if topic is None:
-        return answer(ErrorCode.UNKNOWN_TOPIC_ID if ctx.api_version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        unknown = ErrorCode.UNKNOWN_TOPIC_ID if ctx.api_version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return _error(index, unknown)
     partition, error = led_partition(ctx, topic, index)
     if error:
-        return answer(
-            error,
-            current_leader=current_leader(partition)
-            if error == ErrorCode.NOT_LEADER_OR_FOLLOWER
-            else current_leader(None),
-        )
+        leader = partition if error == ErrorCode.NOT_LEADER_OR_FOLLOWER else None
+        return _error(index, error, current_leader=current_leader(leader))
     if ctx.api_version < 3:
         # 4.x advertises Produce from v0 for old librdkafka but refuses v0-2 (KAFKA-18659).
-        return answer(ErrorCode.UNSUPPORTED_VERSION)
+        return _error(index, ErrorCode.UNSUPPORTED_VERSION)
     if request.acks not in (-1, 0, 1):
-        return answer(ErrorCode.INVALID_REQUIRED_ACKS)
+        return _error(index, ErrorCode.INVALID_REQUIRED_ACKS)
     if ctx.cluster.topics[topic].internal:
         # ReplicaManager.appendToLocalLog: clients may not append to an internal topic
-        return answer(ErrorCode.INVALID_TOPIC_EXCEPTION)
+        return _error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     result = ctx.cluster.append(
         partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
     )
     if result.appended:
         ctx.data_changed(topic, index)  # wakes only the fetches parked on this partition
     if result.error:
-        return answer(
+        return _error(
+            index,
             result.error,
             result.message,
             record_errors=[{"batch_index": i, "batch_index_error_message": m} for i, m in result.record_errors],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
@@ -24,8 +25,7 @@ _RECORD_ERRORS = [
 ]
 
 
-@dataclass(frozen=True)
-class AppendResult:
+class AppendResult(NamedTuple):  # a tuple: made on every Produce, and a frozen dataclass costs ~1 us
     error: ErrorCode = ErrorCode.NONE
     message: str | None = None
     base_offset: int = -1

@@ -423,10 +423,11 @@ class ClusterState:
         now_ms: int,
     ) -> AppendResult:
         """Validate and append produced batches to a partition this broker leads."""
+        verify = None
+        if transactional_id:
 
-        def verify(producer_id: int, epoch: int) -> ErrorCode:
-            assert transactional_id is not None
-            return self._verify_txn(transactional_id, partition, producer_id, epoch, produce_version, now_ms)
+            def verify(producer_id: int, epoch: int) -> ErrorCode:
+                return self._verify_txn(transactional_id, partition, producer_id, epoch, produce_version, now_ms)
 
         return append_batches(
             self.events,
@@ -436,7 +437,7 @@ class ClusterState:
             produce_version=produce_version,
             transactional_id=transactional_id,
             now_ms=now_ms,
-            verify_txn=verify if transactional_id else None,
+            verify_txn=verify,
         )
 
     def ask_txn_coordinator(

@@ -421,12 +421,17 @@ class TopicConfig:
         self.broker = broker
         self.overrides: dict[str, str] = Store(overrides or {})
         self._cache: dict[str, str] = {}
+        self._ints: dict[str, int] = {}
         self._derived: dict[str, Any] = {}
         self._cache_generation = -1
 
+    def _fresh(self) -> None:
+        """Forget what was read: a setting somewhere changed since."""
+        self._cache, self._ints, self._derived, self._cache_generation = {}, {}, {}, _generation[0]
+
     def get(self, name: str) -> str:
         if self._cache_generation != _generation[0]:
-            self._cache, self._derived, self._cache_generation = {}, {}, _generation[0]
+            self._fresh()
         value = self._cache.get(name)
         if value is None:
             value = self._cache[name] = self._lookup(name)
@@ -436,7 +441,7 @@ class TopicConfig:
         """``compute(self)``, kept until any setting changes: what a hot path reads of several
         settings at once (every Produce reads eight) in one lookup."""
         if self._cache_generation != _generation[0]:
-            self._cache, self._derived, self._cache_generation = {}, {}, _generation[0]
+            self._fresh()
         try:
             return self._derived[key]
         except KeyError:
@@ -458,7 +463,12 @@ class TopicConfig:
         return "" if value is None else value
 
     def get_int(self, name: str) -> int:
-        return int(self.get(name).strip())
+        if self._cache_generation == _generation[0]:  # every append reads two (segment.bytes, segment.ms)
+            value = self._ints.get(name)
+            if value is not None:
+                return value
+        value = self._ints[name] = int(self.get(name).strip())
+        return value
 
     def entry(self, name: str, broker_id: int | None = None) -> ConfigEntry:
         default, kind = TOPIC_KEYS[name]

@@ -93,7 +93,10 @@ def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
 
 def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: int | None = None) -> None:
     """A ``request_error`` event for every error code an answer carries."""
-    for code in sorted(error_codes(response)):
+    codes = error_codes(response)
+    if not codes:
+        return
+    for code in sorted(codes):
         runtime.emit(
             ev.RequestError(
                 broker=exchange.broker_id,

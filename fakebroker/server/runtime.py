@@ -100,7 +100,7 @@ class Runtime:
         ``partitions`` wakes the fetches reading those partitions, ``data_changed`` all."""
         events = self.state.events
         new = events.take_new() if events.has_new else ()
-        debug = log.isEnabledFor(logging.DEBUG)  # describe() costs more than the rest of a heartbeat
+        debug = bool(new) and log.isEnabledFor(logging.DEBUG)  # describe() costs more than the rest of a heartbeat
         for event in new:
             if debug:
                 log.debug("%s", event.describe())

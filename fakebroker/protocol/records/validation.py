@@ -145,8 +145,32 @@ def checked_produce_headers(
 ) -> list[BatchHeader]:
     """:func:`check_produce_records`, returning the headers of the entries it passed (a trailing
     partial entry left out), so that the append need not walk them again."""
+    blob = _safe(data)
+    # nearly every partition: one whole v2 batch that passes every batch-level check of
+    # _validate (steps 1-3), so only its records are left to walk
+    one = _one_clean_v2_batch(blob, produce_version, max_message_size)
+    if one is not None:
+        rules = _RecordRules(
+            compacted,
+            now,
+            message_timestamp_type,
+            timestamp_before_max_ms,
+            timestamp_after_max_ms,
+            f" in topic partition {topic_partition}" if topic_partition else "",
+            one.base_offset,
+            one.base_timestamp,
+            one.max_timestamp,
+            one.timestamp_type,
+        )
+        try:
+            _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules), 0)
+        except RecordsError:
+            raise
+        except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
+            raise CorruptRecordsError(f"Malformed records: {exc}") from exc
+        return [one]
     return _validate(  # type: ignore[return-value]
-        data,
+        blob,
         False,
         produce_version=produce_version,
         compacted=compacted,
@@ -179,23 +203,6 @@ def _validate(
     blob = _safe(data)
     tp = f" in topic partition {topic_partition}" if topic_partition else ""
     try:
-        if not decode:
-            one = _one_clean_v2_batch(blob, produce_version, max_message_size)
-            if one is not None:  # every batch-level check passed: only the records are left
-                rules = _RecordRules(
-                    compacted,
-                    now,
-                    message_timestamp_type,
-                    timestamp_before_max_ms,
-                    timestamp_after_max_ms,
-                    tp,
-                    one.base_offset,
-                    one.base_timestamp,
-                    one.max_timestamp,
-                    one.timestamp_type,
-                )
-                _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules), 0)
-                return [one]
         headers = [h for h in iter_batch_headers(blob) if not h.truncated]
         # 1. ProduceRequest.validateRecords
         if produce_version is not None and produce_version >= 3:

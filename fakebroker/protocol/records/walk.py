@@ -90,7 +90,7 @@ def _walk_records(
             lo, hi = rules.now - rules.before, rules.now + rules.after  # type: ignore[operator]
         else:
             lo, hi = 1, 0  # nothing is surely fine: ask _timestamp_error for every record
-        key_message = f"Compacted topic cannot accept message without key{rules.tp}"
+        key_message = f"Compacted topic cannot accept message without key{rules.tp}" if compacted else ""
         base_timestamp, max_timestamp = rules.base_timestamp, rules.max_timestamp
 
     def invalid(message: str) -> InvalidRecordError:
