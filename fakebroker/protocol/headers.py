@@ -97,7 +97,13 @@ def decode_request_header(payload: bytes | bytearray | memoryview) -> tuple[Mess
     depends only on the flexible threshold, as on a real broker; an unknown API key gets
     header v1, which is what Kafka assumes too.
     """
-    api_key, api_version, correlation_id = peek_request(payload)
+    return decode_peeked_header(payload, *peek_request(payload))
+
+
+def decode_peeked_header(
+    payload: bytes | bytearray | memoryview, api_key: int, api_version: int, correlation_id: int
+) -> tuple[Message, io.BytesIO]:
+    """:func:`decode_request_header` for a caller that has just called :func:`peek_request`."""
     version = request_header_version(api_key, api_version)
     if version:
         found = _fast_request_header(payload, version, api_key, api_version, correlation_id)
@@ -127,7 +133,8 @@ def _fast_request_header(
         client_id = None
     elif 0 <= size <= end - pos:
         try:
-            client_id = bytes(payload[pos : pos + size]).decode("utf-8")
+            raw = payload[pos : pos + size]
+            client_id = (raw if type(raw) is bytes else bytes(raw)).decode("utf-8")
         except UnicodeDecodeError:
             return None
         pos += size

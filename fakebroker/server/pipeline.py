@@ -68,7 +68,7 @@ class Pipeline:
         """The response payload for one request payload, or None when none is owed."""
         runtime = self.runtime
         api_key, api_version, correlation_id = headers.peek_request(payload)
-        header, stream = headers.decode_request_header(payload)
+        header, stream = headers.decode_peeked_header(payload, api_key, api_version, correlation_id)
         if not peer.introduced:
             peer.client_id, peer.introduced = header.client_id, True
             runtime.emit(ev.ClientConnected(broker=self.broker_id, peer=peer.address, client_id=header.client_id))
