@@ -11,8 +11,9 @@ from .context import NO_RESPONSE, STEP, CloseInstead, RequestContext, in_steps
 from .registry import api
 
 _TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
-# the answer's classes: TopicProduceResponse, PartitionProduceResponse, LeaderIdAndEpoch
-_TOPIC = response_type(0).cls._by_attr["responses"].struct
+# the answer's classes: ProduceResponse, TopicProduceResponse, PartitionProduceResponse, LeaderIdAndEpoch
+_RESPONSE = response_type(0).cls
+_TOPIC = _RESPONSE._by_attr["responses"].struct
 _PARTITION = _TOPIC._by_attr["partition_responses"].struct  # type: ignore[union-attr]
 _LEADER = _PARTITION._by_attr["current_leader"].struct  # type: ignore[union-attr]
 
@@ -65,7 +66,7 @@ def _handle(ctx: RequestContext, request: Message):
         if failed:
             return CloseInstead(f"acks=0 produce failed: {failed[:3]}")
         return NO_RESPONSE
-    return ctx.response(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
+    return _RESPONSE(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
 
 
 def _transactional_producers(request: Message, found: set[tuple[int, int]]):

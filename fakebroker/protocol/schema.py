@@ -158,11 +158,16 @@ def _make_init(infos: list[FieldInfo]):
         else:
             env[f"_d{i}"] = info.default
             fallback = f"_d{i}()"
-        if info.struct is not None:
-            env[f"_f{i}"] = info.coerce
-            given = f"_f{i}({info.attr})"
+        a = info.attr
+        if info.struct is not None:  # FieldInfo.coerce, written out: every answer's structs pass here
+            env[f"_f{i}"] = info.struct.from_dict
+            if info.is_array:
+                items = f"[_f{i}(v) if isinstance(v, dict) else v for v in {a}]"
+                given = f"(None if {a} is None else {items} if {a} else [])"
+            else:
+                given = f"(_f{i}({a}) if isinstance({a}, dict) else {a})"
         else:
-            given = info.attr
+            given = a
         body.append(f"    self.{info.attr} = {fallback} if {info.attr} is _M else {given}")
     params.append("_unknown_tagged_fields=None")
     body.append("    self._unknown_tagged_fields = dict(_unknown_tagged_fields) if _unknown_tagged_fields else {}")

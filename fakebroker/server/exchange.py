@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..core import events as ev
 from ..protocol.error_codes import ErrorCode
@@ -78,17 +79,37 @@ def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
     """Every non-zero error code anywhere in a response (``error_code``, and the prefixed
     ones such as AddPartitionsToTxn's ``partition_error_code``)."""
     found = set() if found is None else found
-    for attr, struct in _error_fields(type(msg)):
-        value = getattr(msg, attr)
-        if not struct:
-            if isinstance(value, int) and value:
-                found.add(value)
-        elif isinstance(value, list):
-            for item in value:
-                error_codes(item, found)
-        elif value is not None:
-            error_codes(value, found)
+    _collector(type(msg))(msg, found)
     return found
+
+
+@functools.cache
+def _collector(cls: type[Message]) -> Callable[[Message, set[int]], None]:
+    """A function that adds the error codes of a ``cls`` message to a set, its loops over
+    ``_error_fields`` written out once (the answer to every request is walked)."""
+    lines = ["def collect(m0, found):"]
+    env: dict[str, Any] = {}
+
+    def walk(cls: type[Message], var: str, depth: int) -> None:
+        pad = "    " * depth
+        for attr, struct in _error_fields(cls):
+            if not struct:
+                lines.append(f"{pad}v = {var}.{attr}")
+                lines.append(f"{pad}if v and isinstance(v, int):\n{pad}    found.add(v)")
+                continue
+            info = cls._by_attr[attr]
+            child = f"m{depth}"
+            if info.is_array:
+                lines.append(f"{pad}for {child} in {var}.{attr} or ():")
+            else:
+                lines.append(f"{pad}{child} = {var}.{attr}")
+                lines.append(f"{pad}if {child} is not None:")
+            walk(info.struct, child, depth + 1)  # type: ignore[arg-type]
+
+    walk(cls, "m0", 1)
+    lines.append("    return None")
+    exec("\n".join(lines) + "\n", env)  # noqa: S102 - field names from the specs
+    return env["collect"]
 
 
 def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: int | None = None) -> None:

@@ -97,11 +97,10 @@ class Pipeline:
         exchange = Exchange(
             self.broker_id, api_key, api_version, correlation_id, header, peer.host, park=peer.park, flush=peer.flush
         )
-        handle = functools.partial(self.handler_stage, exchange)
         if len(runtime.faults):
-            result = await fault_stage(runtime, exchange, body, handle)
+            result = await fault_stage(runtime, exchange, body, functools.partial(self.handler_stage, exchange))
         else:
-            result = await handle(body)
+            result = await self.handler_stage(exchange, body)
         throttle = 0
         quota = applies(runtime, api_key) and not isinstance(result, CloseInstead)
         if quota and api_key == 0:
