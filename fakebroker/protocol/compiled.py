@@ -2,9 +2,9 @@
 
 The generic codec walks its field list for every message; these functions are generated
 once per struct and version with the fields written out: runs of fixed-width numbers read
-or written by one ``struct`` call, strings, bytes and arrays by one helper call each, and
+or written by one ``struct`` call, the lengths of strings, bytes and arrays inline, and
 nested structs through their own generated functions. They are only a fast path: on any
-exception (a helper raises ``_Short`` at anything unusual: a truncated field, a null where
+exception (the code raises ``_Short`` at anything unusual: a truncated field, a null where
 none may be, a long array) the stream goes back to where the struct began and the generic
 codec does the work again, so what is read, written and raised (with its field path) is the
 generic codec's, byte for byte.
@@ -29,56 +29,7 @@ _p16 = struct.Struct(">h").pack
 _p32 = struct.Struct(">i").pack
 
 
-# -- reading: a length or count (None for null), then the field -------------------------------
-def _length_compact(stream: io.BytesIO) -> int | None:
-    byte = stream.read(1)
-    if not byte:
-        raise _Short
-    n = byte[0]
-    if n >= 0x80:  # more than one byte (127 or more)
-        stream.seek(-1, 1)
-        n = read_uvarint(stream)
-    return None if n == 0 else n - 1
-
-
-def _length_fixed(stream: io.BytesIO, size: int, unpack: Any) -> int | None:
-    data = stream.read(size)
-    if len(data) != size:
-        raise _Short
-    n = unpack(data)[0]
-    if n < 0:
-        if n == -1:
-            return None
-        raise _Short
-    return n
-
-
-def _take(stream: io.BytesIO, n: int | None) -> bytes | None:
-    if n is None:
-        return None
-    data = stream.read(n)
-    if len(data) != n:
-        raise _Short
-    return data
-
-
-def _count(stream: io.BytesIO, n: int | None) -> int | None:
-    """An array's element count, if honest (the generic codec refuses one longer than the bytes left)."""
-    if n is not None and n > 64 and n > remaining(stream):
-        raise _Short
-    return n
-
-
 # -- writing ------------------------------------------------------------------------------------
-def _write_compact(write: Any, n: int | None) -> None:
-    if n is None:
-        write(b"\x00")
-    elif n < 0x7F:
-        write(ONE_BYTE[n + 1])
-    else:
-        write(uvarint_bytes(n + 1))
-
-
 def _write16(write: Any, n: int | None) -> None:
     if n is not None and n > 0x7FFF:
         raise _Short
@@ -89,12 +40,49 @@ def _write32(write: Any, n: int | None) -> None:
     write(_p32(-1 if n is None else n))
 
 
-_LENGTH_READERS = {
-    "compact": "_length_compact(stream)",
-    "wide": "_length_fixed(stream, 4, _i32)",
-    "short": "_length_fixed(stream, 2, _i16)",
-}
-_LENGTH_WRITERS = {"compact": "_write_compact", "wide": "_write32", "short": "_write16"}
+def _read_length(width: str) -> list[str]:
+    """Lines that leave a string's, bytes' or array's length (None for null) in ``n``, written
+    out rather than called: a request reads five or more."""
+    if width == "compact":
+        return [
+            "        n = stream.read(1)",
+            "        if not n:",
+            "            raise _Short",
+            "        n = n[0]",
+            "        if n >= 0x80:  # more than one byte (127 or more)",
+            "            stream.seek(-1, 1)",
+            "            n = _uvarint(stream)",
+            "        n = None if n == 0 else n - 1",
+        ]
+    size, unpack = (4, "_i32") if width == "wide" else (2, "_i16")
+    return [
+        f"        n = stream.read({size})",
+        f"        if len(n) != {size}:",
+        "            raise _Short",
+        f"        n, = {unpack}(n)",
+        "        if n < 0:",
+        "            if n != -1:",
+        "                raise _Short",
+        "            n = None",
+    ]
+
+
+def _write_length(width: str, value: str) -> list[str]:
+    """Lines that write the length ``value`` (an expression; None for null)."""
+    if width == "compact":
+        return [
+            f"        n = {value}",
+            "        if n is None:",
+            "            write(b'\\x00')",
+            "        elif n < 0x7F:",
+            "            write(_one[n + 1])",
+            "        else:",
+            "            write(_uvarint_bytes(n + 1))",
+        ]
+    return [f"        {_LENGTH_WRITERS[width]}(write, {value})"]
+
+
+_LENGTH_WRITERS = {"wide": "_write32", "short": "_write16"}
 
 
 def _width(sub: Any) -> str:
@@ -124,12 +112,12 @@ def compile_struct(codec: Any) -> tuple[Any, Any]:
         "_Short": _Short,
         "_codec": codec,
         "_io": io,
-        "_take": _take,
-        "_count": _count,
-        "_length_compact": _length_compact,
-        "_length_fixed": _length_fixed,
         "_i16": _i16,
         "_i32": _i32,
+        "_uvarint": read_uvarint,
+        "_uvarint_bytes": uvarint_bytes,
+        "_one": ONE_BYTE,
+        "_remaining": remaining,
         **{name: globals()[name] for name in _LENGTH_WRITERS.values()},
     }
     parse = ["def parse(stream, context, path):", "    start = stream.tell()", "    try:", "        obj = _new(_cls)"]
@@ -201,8 +189,8 @@ def _field_code(env: dict[str, Any], i: int, attr: str, sub: Any) -> tuple[list[
     """The lines that read and write one field that is not a fixed-width number."""
     value = f"obj.{attr}"
     if isinstance(sub, (KString, KBytes)) or (isinstance(sub, KArray) and _is_struct(sub.element)):
-        reader, writer = _LENGTH_READERS[_width(sub)], _LENGTH_WRITERS[_width(sub)]
-        parse: list[str] = []
+        width = _width(sub)
+        parse = _read_length(width)
         build = [f"        v = {value}"]
         if not sub.nullable:
             build.append("        if v is None:\n            raise _Short")
@@ -211,21 +199,30 @@ def _field_code(env: dict[str, Any], i: int, attr: str, sub: Any) -> tuple[list[
             env[f"_e{i}"] = element._fast_parse
             env[f"_w{i}"] = element._fast_build
             parse += [
-                f"        n = _count(stream, {reader})",
+                "        if n is not None and n > 64 and n > _remaining(stream):",
+                "            raise _Short  # an array longer than the bytes left: the generic codec refuses it",
                 f"        {value} = None if n is None else [_e{i}(stream, context, path) for _ in range(n)]",
             ]
+            build += _write_length(width, "None if v is None else len(v)")
             build += [
-                f"        {writer}(write, None if v is None else len(v))",
                 "        if v:",
                 f"            for item in v:\n                _w{i}(item, stream, context, path)",
             ]
         else:
             decode = ".decode('utf-8')" if isinstance(sub, KString) else ""
-            parse.append(f"        v = _take(stream, {reader})")
-            parse.append(f"        {value} = None if v is None else v{decode}")
+            parse += [
+                "        if n is None:",
+                f"            {value} = None",
+                "        else:",
+                "            v = stream.read(n)",
+                "            if len(v) != n:",
+                "                raise _Short",
+                f"            {value} = v{decode}",
+            ]
             if isinstance(sub, KString):
                 build.append("        v = None if v is None else v.encode('utf-8')")
-            build += [f"        {writer}(write, None if v is None else len(v))", "        if v:\n            write(v)"]
+            build += _write_length(width, "None if v is None else len(v)")
+            build.append("        if v:\n            write(v)")
         if not sub.nullable:
             parse.append(f"        if {value} is None:\n            raise _Short")
         return parse, build
