@@ -40,6 +40,8 @@ Modules (everything public is re-exported here; callers use ``records.X``):
 * ``batch``: :class:`RecordBatch`, :func:`read_batches`, :func:`build_batch`,
   :func:`build_control_batch`.
 * ``rewrite``: the in-place ``set_*`` functions.
+* ``rules``: what produce validation checks of each record (:class:`_RecordRules`).
+* ``uniform``: a records section of one layout checked in one regular-expression pass.
 * ``walk``: walking a v2 records section without building records (produce validation).
 * ``validation``: :func:`validate_produce_records`, :func:`check_produce_records`.
 

@@ -33,7 +33,8 @@ from .layout import (
     RECORD_BATCH_OVERHEAD,
 )
 from .legacy import LegacyMessage, _decode_legacy
-from .walk import _RecordRules, _timestamp_error, _walk_records
+from .rules import _RecordRules
+from .walk import _timestamp_error, _walk_records
 
 #: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the
 #: per-record ``max.decompressed.message.bytes``; it streams records instead of inflating a batch).

@@ -1,0 +1,128 @@
+"""A records section whose records all share one layout, checked in one regular-expression
+pass: :func:`uniform_and_clean`.
+
+A throughput test's producer sends records of one size: the same key size (or no key), the
+same value size, no headers. Such a section can be checked without walking it record by
+record in Python. Let the first record give the layout. Then one compiled pattern matches a
+record of that layout: its length varint, any attributes byte, a timestamp delta and an
+offset delta of one to three bytes each, that key and value size, and no header. The pattern
+has one alternative per pair of delta widths, and each alternative carries the exact length
+its widths make.
+
+If the pattern's matches tile the whole section and there are as many as the batch
+declares, Java's ``DefaultRecord.readFrom`` reads every record with those same fields and
+finds no error. The deltas' widths also bound every timestamp within 2^20 ms of the base
+timestamp, so the per-record timestamp checks need not run when that whole range is allowed.
+
+Anything else (another layout anywhere, a header, a tombstone on a compacted topic, a
+timestamp range that needs checking record by record) makes :func:`uniform_and_clean`
+answer False, and the walker (``walk.py``) reads the section and names the first error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .layout import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP
+from .rules import _RecordRules
+from .varints import _BadVarint, _varint32, _varint64, _zigzag_varint
+
+MIN_RECORDS = 32  # below this the walk is about as fast as building the layout's pattern
+MAX_DELTA_BYTES = 3  # timestamp and offset deltas of up to 3 bytes: |delta| <= 2^20
+TIMESTAMP_REACH = 1 << 20  # the largest |timestamp delta| a 3-byte zig-zag varlong holds
+_PATTERNS: dict[tuple[int | None, int | None], re.Pattern[bytes]] = {}
+_MAX_PATTERNS = 64  # distinct layouts kept compiled (a compile costs ~0.5 ms)
+
+
+def _varint_of_width(width: int) -> bytes:
+    """Any varint of exactly ``width`` bytes."""
+    return rb"[\x80-\xff]" * (width - 1) + rb"[\x00-\x7f]"
+
+
+def _sized(size: int | None) -> tuple[bytes, int]:
+    """(pattern, bytes) of a key or value field of ``size`` bytes (None: null)."""
+    if size is None:
+        return rb"\x01", 1  # zig-zag -1: what every producer writes for a null key or value
+    prefix = _zigzag_varint(size)
+    return re.escape(prefix) + b".{%d}" % size, len(prefix) + size
+
+
+def _pattern(key_size: int | None, value_size: int | None) -> re.Pattern[bytes]:
+    found = _PATTERNS.get((key_size, value_size))
+    if found is None:
+        key, key_bytes = _sized(key_size)
+        value, value_bytes = _sized(value_size)
+        alternatives = []
+        for ts_width in range(1, MAX_DELTA_BYTES + 1):
+            for offset_width in range(1, MAX_DELTA_BYTES + 1):
+                # attributes, the two deltas, key, value, a header count of 0
+                body = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
+                alternatives.append(
+                    re.escape(_zigzag_varint(body))
+                    + b"."
+                    + _varint_of_width(ts_width)
+                    + _varint_of_width(offset_width)
+                    + key
+                    + value
+                    + rb"\x00"
+                )
+        if len(_PATTERNS) >= _MAX_PATTERNS:
+            _PATTERNS.clear()
+        found = _PATTERNS[(key_size, value_size)] = re.compile(b"|".join(alternatives), re.DOTALL)
+    return found
+
+
+def _first_layout(buf: bytes) -> tuple[int | None, int | None] | None:
+    """(key size, value size) of the first record (None for null), or None when it has
+    headers or anything the pattern does not cover."""
+    try:
+        _, pos = _varint32(buf, 0)
+        _, pos = _varint64(buf, pos + 1)  # past the attributes byte: the timestamp delta
+        _, pos = _varint32(buf, pos)  # the offset delta
+        key_size, pos = _varint32(buf, pos)
+        if key_size >= 0:
+            pos += key_size
+        value_size, pos = _varint32(buf, pos)
+        if value_size >= 0:
+            pos += value_size
+        header_count, pos = _varint32(buf, pos)
+    except (IndexError, _BadVarint):
+        return None
+    if header_count != 0 or key_size < -1 or value_size < -1:
+        return None
+    return (None if key_size < 0 else key_size), (None if value_size < 0 else value_size)
+
+
+def _reach_allowed(rules: _RecordRules) -> bool:
+    """Whether every timestamp within ``TIMESTAMP_REACH`` of the batch's base timestamp
+    passes ``LogValidator``'s checks, so that no record's own needs reading."""
+    if rules.now is None:
+        return True
+    if rules.batch_timestamp_type == LOG_APPEND_TIME:
+        return False  # a LogAppendTime batch from a producer: the walker decides per record
+    if rules.message_timestamp_type != CREATE_TIME:
+        return True  # a LogAppendTime topic checks no CreateTime timestamp
+    base = rules.base_timestamp
+    low, high = base - TIMESTAMP_REACH, base + TIMESTAMP_REACH
+    if low <= NO_TIMESTAMP:
+        return False  # a record could land on -1 (no timestamp), which is judged differently
+    return rules.now - rules.before <= low and high <= rules.now + rules.after
+
+
+def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules: _RecordRules | None) -> bool:
+    """True when ``buf`` holds exactly ``count`` records of one layout (see the module's
+    docstring) that Kafka would accept as they are; False means "walk it"."""
+    if count < MIN_RECORDS:
+        return False
+    layout = _first_layout(buf)
+    if layout is None:
+        return False
+    key_size, value_size = layout
+    if rules is not None and (rules.compacted and key_size is None or not _reach_allowed(rules)):
+        return False
+    if max_record_size is not None:  # a compressed batch's bound on each record's length
+        longest = 1 + 2 * MAX_DELTA_BYTES + _sized(key_size)[1] + _sized(value_size)[1] + 1
+        if longest > max_record_size:
+            return False
+    left, matched = _pattern(key_size, value_size).subn(b"", buf)  # one C pass: every byte inside a match, and how many
+    return matched == count and not left
