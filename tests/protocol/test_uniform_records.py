@@ -32,10 +32,13 @@ def _uniform_batch(rnd: random.Random, mutate: bool, codec: int | None = None) -
     wide = rnd.random() < 0.2  # deltas past the pattern's three bytes here and there
     count = rnd.choice([32, 33, 40, 100, 300])
     with_header = rnd.randrange(count) if rnd.random() < 0.1 else -1  # one record with a header
+    untimed = rnd.random() < 0.2  # every timestamp delta 0 (with a base of -1: no timestamps at all)
     records = [
         Record(
             offset_delta=i if not wide or rnd.random() < 0.9 else rnd.choice([2**14, 2**20, 2**21, 2**31 - 1]),
-            timestamp_delta=rnd.choice([0, 1, 63, 64, 10_000])
+            timestamp_delta=0
+            if untimed
+            else rnd.choice([0, 1, 63, 64, 10_000])
             if not wide or rnd.random() < 0.9
             else rnd.choice([2**20, -(2**20), 2**20 + 1, 2**40]),
             key=key,
@@ -44,9 +47,10 @@ def _uniform_batch(rnd: random.Random, mutate: bool, codec: int | None = None) -
         )
         for i in range(count)
     ]
+    base = NOW + rnd.choice([0, 0, 0, -10_000_000, 10_000_000, 3_000_000, -NOW + 5])
     batch = R.build_batch(
         records,
-        base_timestamp=NOW + rnd.choice([0, 0, 0, -10_000_000, 10_000_000, 3_000_000, -NOW + 5]),
+        base_timestamp=-1 if untimed and rnd.random() < 0.7 else base,
         timestamp_type=rnd.choice([0, 0, 0, 1]),
     )
     if codec is None:  # the walk also reads a compressed batch's records

@@ -13,6 +13,7 @@ If the pattern's matches tile the whole section and there are as many as the bat
 declares, Java's ``DefaultRecord.readFrom`` reads every record with those same fields and
 finds no error. The deltas' widths also bound every timestamp within 2^20 ms of the base
 timestamp, so the per-record timestamp checks need not run when that whole range is allowed.
+A batch without timestamps (base -1) is taken when every delta is 0: no record then carries one.
 
 Anything else (another layout anywhere, a header, a tombstone on a compacted topic, a
 timestamp range that needs checking record by record) makes :func:`uniform_and_clean`
@@ -30,7 +31,7 @@ from .varints import _BadVarint, _varint32, _varint64, _zigzag_varint
 MIN_RECORDS = 32  # below this the walk is about as fast as building the layout's pattern
 MAX_DELTA_BYTES = 3  # timestamp and offset deltas of up to 3 bytes: |delta| <= 2^20
 TIMESTAMP_REACH = 1 << 20  # the largest |timestamp delta| a 3-byte zig-zag varlong holds
-_PATTERNS: dict[tuple[int | None, int | None], re.Pattern[bytes]] = {}
+_PATTERNS: dict[tuple[int | None, int | None, bool], re.Pattern[bytes]] = {}
 _MAX_PATTERNS = 64  # distinct layouts kept compiled (a compile costs ~0.5 ms)
 
 
@@ -47,20 +48,22 @@ def _sized(size: int | None) -> tuple[bytes, int]:
     return re.escape(prefix) + b".{%d}" % size, len(prefix) + size
 
 
-def _pattern(key_size: int | None, value_size: int | None) -> re.Pattern[bytes]:
-    found = _PATTERNS.get((key_size, value_size))
+def _pattern(key_size: int | None, value_size: int | None, zero_timestamps: bool) -> re.Pattern[bytes]:
+    """One record of the layout; with ``zero_timestamps``, only records whose timestamp
+    delta is 0."""
+    found = _PATTERNS.get((key_size, value_size, zero_timestamps))
     if found is None:
         key, key_bytes = _sized(key_size)
         value, value_bytes = _sized(value_size)
         alternatives = []
-        for ts_width in range(1, MAX_DELTA_BYTES + 1):
+        for ts_width in (1,) if zero_timestamps else range(1, MAX_DELTA_BYTES + 1):
             for offset_width in range(1, MAX_DELTA_BYTES + 1):
                 # attributes, the two deltas, key, value, a header count of 0
                 body = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
                 alternatives.append(
                     re.escape(_zigzag_varint(body))
                     + b"."
-                    + _varint_of_width(ts_width)
+                    + (rb"\x00" if zero_timestamps else _varint_of_width(ts_width))
                     + _varint_of_width(offset_width)
                     + key
                     + value
@@ -68,7 +71,7 @@ def _pattern(key_size: int | None, value_size: int | None) -> re.Pattern[bytes]:
                 )
         if len(_PATTERNS) >= _MAX_PATTERNS:
             _PATTERNS.clear()
-        found = _PATTERNS[(key_size, value_size)] = re.compile(b"|".join(alternatives), re.DOTALL)
+        found = _PATTERNS[(key_size, value_size, zero_timestamps)] = re.compile(b"|".join(alternatives), re.DOTALL)
     return found
 
 
@@ -93,20 +96,25 @@ def _first_layout(buf: bytes) -> tuple[int | None, int | None] | None:
     return (None if key_size < 0 else key_size), (None if value_size < 0 else value_size)
 
 
-def _reach_allowed(rules: _RecordRules) -> bool:
-    """Whether every timestamp within ``TIMESTAMP_REACH`` of the batch's base timestamp
-    passes ``LogValidator``'s checks, so that no record's own needs reading."""
-    if rules.now is None:
+def _timestamps_allowed(rules: _RecordRules | None) -> bool | None:
+    """Which timestamp deltas keep every record within ``LogValidator``'s checks, so that no
+    record's own timestamp needs reading: True for any delta the pattern allows (within
+    ``TIMESTAMP_REACH`` of the base), False for zero deltas only, None for "walk it"."""
+    if rules is None or rules.now is None:
         return True
     if rules.batch_timestamp_type == LOG_APPEND_TIME:
-        return False  # a LogAppendTime batch from a producer: the walker decides per record
+        return None  # a LogAppendTime batch from a producer: the walker decides per record
     if rules.message_timestamp_type != CREATE_TIME:
         return True  # a LogAppendTime topic checks no CreateTime timestamp
     base = rules.base_timestamp
+    if base == NO_TIMESTAMP:
+        return False  # records of no timestamp (-1 + 0) are not checked; others would be
     low, high = base - TIMESTAMP_REACH, base + TIMESTAMP_REACH
     if low <= NO_TIMESTAMP:
-        return False  # a record could land on -1 (no timestamp), which is judged differently
-    return rules.now - rules.before <= low and high <= rules.now + rules.after
+        return None  # a record could land on -1 (no timestamp), which is judged differently
+    if rules.now - rules.before <= low and high <= rules.now + rules.after:
+        return True
+    return None
 
 
 def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules: _RecordRules | None) -> bool:
@@ -118,11 +126,15 @@ def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules
     if layout is None:
         return False
     key_size, value_size = layout
-    if rules is not None and (rules.compacted and key_size is None or not _reach_allowed(rules)):
+    if rules is not None and rules.compacted and key_size is None:
+        return False  # keyless records on a compacted topic: the walker names each refused one
+    any_delta = _timestamps_allowed(rules)
+    if any_delta is None:
         return False
     if max_record_size is not None:  # a compressed batch's bound on each record's length
         longest = 1 + 2 * MAX_DELTA_BYTES + _sized(key_size)[1] + _sized(value_size)[1] + 1
         if longest > max_record_size:
             return False
-    left, matched = _pattern(key_size, value_size).subn(b"", buf)  # one C pass: every byte inside a match, and how many
+    # one C pass: whether every byte lies inside a match, and how many matches
+    left, matched = _pattern(key_size, value_size, not any_delta).subn(b"", buf)
     return matched == count and not left
