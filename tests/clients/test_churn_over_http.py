@@ -22,6 +22,8 @@ from confluent_kafka import Consumer, Producer
 from fakebroker.cluster import FakeCluster
 from fakebroker.http import ControlEndpoint
 
+from .confluent_faults_support import close_abandoned
+
 pytestmark = pytest.mark.clients
 CONTROL_LINE = re.compile(r"^control: (http://127\.0\.0\.1:\d+) token=(\S+)$")
 
@@ -218,5 +220,5 @@ def test_serve_stops_at_once_while_a_churn_waits_for_its_group():
     finally:
         if proc.poll() is None:
             proc.kill()
-        if consumer is not None:
-            consumer.close()
+        if consumer is not None:  # unpolled since the churn began, its broker gone
+            close_abandoned(consumer)

@@ -26,6 +26,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from fakebroker.cluster import FakeCluster
 
+from .confluent_faults_support import close_abandoned
 from .txn_support import assert_exactly_once, input_end, wait_until
 
 pytestmark = pytest.mark.clients
@@ -191,20 +192,6 @@ class Worker:
             self.consumer.seek(
                 TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
             )
-
-
-def close_abandoned(consumer: Consumer, timeout: float = 15) -> None:
-    """Close a consumer nobody polled since it was abandoned, without risking the test on a
-    librdkafka 2.16 deadlock: close serves the revocation the consumer never polled for, after
-    its group sub-system has already terminated, and confluent-kafka's automatic unassign then
-    waits forever for that sub-system (py-spy: Consumer_close -> rd_kafka_poll_cb ->
-    Consumer_rebalance_cb -> rd_kafka_assign -> rd_kafka_op_req; seen in about 1 run in 20 under
-    load, never with the broker owing an answer). A poll first serves a pending revocation while
-    the sub-system still runs; a close that still hangs is left to its daemon thread."""
-    consumer.poll(0.2)
-    closer = threading.Thread(target=consumer.close, name="close-abandoned", daemon=True)
-    closer.start()
-    closer.join(timeout)
 
 
 def run_until_done(cluster: FakeCluster, gid: str, workers: list[Worker], timeout: float = 40) -> None:
