@@ -36,6 +36,9 @@ from .legacy import LegacyMessage, _decode_legacy
 from .rules import _RecordRules
 from .walk import _timestamp_error, _walk_records
 
+# what reading malformed records raises below the RecordsError checks: CORRUPT_MESSAGE
+_MALFORMED = (IndexError, struct.error, ConstructError, OverflowError, UnicodeError)
+
 #: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the
 #: per-record ``max.decompressed.message.bytes``; it streams records instead of inflating a batch).
 MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024
@@ -167,7 +170,7 @@ def checked_produce_headers(
             _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules), 0)
         except RecordsError:
             raise
-        except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
+        except _MALFORMED as exc:  # safety net
             raise CorruptRecordsError(f"Malformed records: {exc}") from exc
         return [one]
     return _validate(  # type: ignore[return-value]
@@ -339,7 +342,7 @@ def _validate(
         return entries if decode else headers
     except RecordsError:
         raise
-    except (IndexError, struct.error, ConstructError, OverflowError, UnicodeError) as exc:  # safety net
+    except _MALFORMED as exc:  # safety net
         raise CorruptRecordsError(f"Malformed records: {exc}") from exc
 
 
