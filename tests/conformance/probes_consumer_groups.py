@@ -3,11 +3,15 @@ its error paths, ConsumerGroupDescribe, and OffsetCommit/OffsetFetch with member
 
 from __future__ import annotations
 
+import time
 import uuid
+
+from fakebroker.core.groups.placement import partition_for
 
 from .probing import OFFSET_COMMIT, Target, offset_fetch, probe
 
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, LIST_GROUPS, OFFSET_DELETE = 68, 69, 16, 47
+OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions of both targets (Kafka's default)
 
 
 def heartbeat(s: Target, label: str | None, ver: int, group: str, member: str, epoch: int, **fields):
@@ -47,6 +51,24 @@ def commit(s: Target, label: str, group: str, topic: str, epoch: int, member: st
     return s.req(label, OFFSET_COMMIT, 9, body, **kw)
 
 
+def wait_until_the_shard_sees(s: Target, group: str, join: dict) -> None:
+    """Kafka's group coordinator learns of a new topic from its own copy of the metadata image,
+    a moment after the broker answers for the topic: a group joining before then gets no
+    assignment and a later epoch bump. A throwaway group of the same ``__consumer_offsets``
+    partition (the same coordinator shard, whose events run in order) joins until it is
+    assigned the topic, then leaves; fakebroker assigns it at once."""
+    shard = partition_for(group, OFFSETS_PARTITIONS)
+    other = next(f"{group}-{i}" for i in range(10_000) if partition_for(f"{group}-{i}", OFFSETS_PARTITIONS) == shard)
+    member = str(uuid.uuid4())
+    r = heartbeat(s, None, 1, other, member, 0, **join)
+    for _ in range(100):
+        if owned(r) or r["error_code"]:
+            break
+        time.sleep(0.05)
+        r = heartbeat(s, None, 1, other, member, r["member_epoch"], topic_partitions=[])
+    heartbeat(s, None, 1, other, member, -1)
+
+
 @probe
 def probe_consumer_group_life(s: Target) -> None:
     """One member joins (v1: its own member id), heartbeats with its assignment, commits with
@@ -56,6 +78,7 @@ def probe_consumer_group_life(s: Target) -> None:
     s.create_topic(topic, 2)
     member = str(uuid.uuid4())
     join = {"rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic], "topic_partitions": []}
+    wait_until_the_shard_sees(s, group, join)
     r = heartbeat(s, "ConsumerGroupHeartbeat v1 join", 1, group, member, 0, **join, expect={"error_code": "NONE"})
     epoch = r["member_epoch"]
     for _ in range(20):  # the assignment may come with the join or a heartbeat later
