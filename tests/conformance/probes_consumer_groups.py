@@ -8,10 +8,10 @@ import uuid
 
 from fakebroker.core.groups.placement import partition_for
 
+from .kafka_broker import PARTITIONS as OFFSETS_PARTITIONS
 from .probing import OFFSET_COMMIT, Target, offset_fetch, probe
 
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, LIST_GROUPS, OFFSET_DELETE = 68, 69, 16, 47
-OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions of both targets (Kafka's default)
 
 
 def heartbeat(s: Target, label: str | None, ver: int, group: str, member: str, epoch: int, **fields):

@@ -15,7 +15,7 @@ finds no error. The deltas' widths also bound every timestamp within 2^20 ms of 
 timestamp, so the per-record timestamp checks need not run when that whole range is allowed.
 A batch without timestamps (base -1) is taken when every delta is 0: no record then carries one.
 
-Anything else (another layout anywhere, a header, a tombstone on a compacted topic, a
+Anything else (another layout anywhere, a header, keyless records on a compacted topic, a
 timestamp range that needs checking record by record) makes :func:`uniform_and_clean`
 answer False, and the walker (``walk.py``) reads the section and names the first error.
 """
@@ -48,20 +48,23 @@ def _sized(size: int | None) -> tuple[bytes, int]:
     return re.escape(prefix) + b".{%d}" % size, len(prefix) + size
 
 
+def _body_size(ts_width: int, offset_width: int, key_size: int | None, value_size: int | None) -> int:
+    """A record's length: attributes, the two deltas, key, value, a header count of 0."""
+    return 1 + ts_width + offset_width + _sized(key_size)[1] + _sized(value_size)[1] + 1
+
+
 def _pattern(key_size: int | None, value_size: int | None, zero_timestamps: bool) -> re.Pattern[bytes]:
     """One record of the layout; with ``zero_timestamps``, only records whose timestamp
     delta is 0."""
     found = _PATTERNS.get((key_size, value_size, zero_timestamps))
     if found is None:
-        key, key_bytes = _sized(key_size)
-        value, value_bytes = _sized(value_size)
+        key, _ = _sized(key_size)
+        value, _ = _sized(value_size)
         alternatives = []
         for ts_width in (1,) if zero_timestamps else range(1, MAX_DELTA_BYTES + 1):
             for offset_width in range(1, MAX_DELTA_BYTES + 1):
-                # attributes, the two deltas, key, value, a header count of 0
-                body = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
                 alternatives.append(
-                    re.escape(_zigzag_varint(body))
+                    re.escape(_zigzag_varint(_body_size(ts_width, offset_width, key_size, value_size)))
                     + b"."
                     + (rb"\x00" if zero_timestamps else _varint_of_width(ts_width))
                     + _varint_of_width(offset_width)
@@ -132,8 +135,7 @@ def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules
     if any_delta is None:
         return False
     if max_record_size is not None:  # a compressed batch's bound on each record's length
-        longest = 1 + 2 * MAX_DELTA_BYTES + _sized(key_size)[1] + _sized(value_size)[1] + 1
-        if longest > max_record_size:
+        if _body_size(MAX_DELTA_BYTES, MAX_DELTA_BYTES, key_size, value_size) > max_record_size:
             return False
     # one C pass: whether every byte lies inside a match, and how many matches
     left, matched = _pattern(key_size, value_size, not any_delta).subn(b"", buf)
