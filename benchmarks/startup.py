@@ -1,9 +1,9 @@
 """Start-up cost, side by side in one run: this tree, a baseline tree, librdkafka's mock.
 
-    python benchmarks/startup.py [--baseline /work/main] [--runs 7]
+    python benchmarks/startup.py [--baseline /work/main] [--runs 7] [--warm 200]
 
-Two measurements per way, each the median of ``--runs`` fresh processes (the ways take
-turns, so a busy moment of a shared machine hits them all):
+Cold, two measurements per way, each the median of ``--runs`` fresh processes (the ways
+take turns, so a busy moment of a shared machine hits them all):
 
 - ``process``: from spawning ``python -m fakebroker serve --port 0`` to the first Metadata
   answer on its port (for the mock: a process that creates a Producer with
@@ -18,6 +18,17 @@ warm-up run fills, as an installed package has its ``.pyc`` files. fakebroker's 
 ``cold`` row gives it a new empty directory every run. ``process CPU`` is the CPU time (user +
 system) of the process measured in the first column, until it is killed: on a busy shared
 machine it moves far less than wall time.
+
+Warm, in one process that has imported everything and started one cluster already (what every
+test after the first meets), median of ``--warm`` starts per way, the ways taking turns:
+
+- ``to Metadata``: from creating the cluster to the first Metadata answer on a plain socket
+  (for the mock, through ctypes into confluent-kafka's own librdkafka: ``rd_kafka_new`` and
+  ``rd_kafka_mock_cluster_new``, then the same socket request to its bootstrap address);
+- ``start and stop``: the same, then the cluster stopped (the mock destroyed);
+- ``client ready``: from creating the cluster to a confluent-kafka producer's ``list_topics``
+  returning (for the mock: a producer with ``test.mock.num.brokers=1``, which makes its own
+  mock cluster).
 """
 
 from __future__ import annotations
@@ -64,6 +75,109 @@ mock = confluent_kafka.Producer({"test.mock.num.brokers": 1, "log_level": 3})
 mock.list_topics(timeout=10)
 print("ELAPSED", time.perf_counter() - started, flush=True)
 """
+
+
+WARM = """
+import ctypes, glob, os, socket, statistics, struct, sys, time
+import confluent_kafka
+from fakebroker import FakeCluster
+REQUEST = {request!r}
+RUNS = {runs}
+
+
+def metadata(bootstrap):
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(struct.pack(">i", len(REQUEST)) + REQUEST)
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        assert len(sock.recv(size, socket.MSG_WAITALL)) == size
+
+
+lib = ctypes.CDLL(glob.glob(os.path.dirname(confluent_kafka.__file__) + ".libs/librdkafka*.so*")[0])
+lib.rd_kafka_conf_new.restype = ctypes.c_void_p
+lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+lib.rd_kafka_new.restype = ctypes.c_void_p
+lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
+lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
+lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
+lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
+lib.rd_kafka_mock_cluster_destroy.argtypes = [ctypes.c_void_p]
+lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
+error = ctypes.create_string_buffer(512)
+
+
+def fakebroker_raw():
+    started = time.perf_counter()
+    with FakeCluster().run_in_thread() as cluster:
+        metadata(cluster.bootstrap_servers)
+        answered = time.perf_counter()
+    return answered - started, time.perf_counter() - started
+
+
+def mock_raw():
+    started = time.perf_counter()
+    conf = lib.rd_kafka_conf_new()
+    lib.rd_kafka_conf_set(conf, b"log_level", b"0", error, 512)  # its no-bootstrap warning
+    handle = lib.rd_kafka_new(0, conf, error, 512)
+    mock = lib.rd_kafka_mock_cluster_new(handle, 1)
+    metadata(lib.rd_kafka_mock_cluster_bootstraps(mock).decode())
+    answered = time.perf_counter()
+    lib.rd_kafka_mock_cluster_destroy(mock)
+    lib.rd_kafka_destroy(handle)
+    return answered - started, time.perf_counter() - started
+
+
+def fakebroker_client():
+    started = time.perf_counter()
+    with FakeCluster().run_in_thread() as cluster:
+        producer = confluent_kafka.Producer({{"bootstrap.servers": cluster.bootstrap_servers, "log_level": 3}})
+        producer.list_topics(timeout=10)
+        ready = time.perf_counter() - started
+        del producer
+    return ready
+
+
+def mock_client():
+    started = time.perf_counter()
+    producer = confluent_kafka.Producer({{"test.mock.num.brokers": 1, "log_level": 3}})
+    producer.list_topics(timeout=10)
+    ready = time.perf_counter() - started
+    del producer
+    return ready
+
+
+figures = {{way: [] for way in ("fb_meta", "fb_cycle", "fb_client", "mock_meta", "mock_cycle", "mock_client")}}
+for run in range(RUNS + 1):  # run 0 starts the first cluster of the process, untimed
+    fb = fakebroker_raw(), fakebroker_client()
+    mock = mock_raw(), mock_client()
+    if run:
+        for prefix, ((meta, cycle), client) in (("fb", fb), ("mock", mock)):
+            figures[prefix + "_meta"].append(meta)
+            figures[prefix + "_cycle"].append(cycle)
+            figures[prefix + "_client"].append(client)
+for way, xs in figures.items():
+    print(way, statistics.median(xs), min(xs))
+import fakebroker
+print("FILE", fakebroker.__file__)
+"""
+
+
+def warm_figures(env: dict[str, str], cwd: Path, tree: Path, runs: int) -> dict[str, tuple[float, float]]:
+    """{way: (median, best)} of starts in one warm process of ``tree`` (fakebroker and mock)."""
+    code = WARM.format(request=METADATA_V1, runs=runs)
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    if "FILE" not in lines:
+        raise RuntimeError(f"warm child failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    if not lines["FILE"].startswith(f"{tree}{os.sep}"):
+        raise RuntimeError(f"the warm child for {tree} ran {lines['FILE']}")
+    figures = {}
+    for way, cells in lines.items():
+        if way != "FILE":
+            median, best = cells.split()
+            figures[way] = (float(median), float(best))
+    return figures
 
 
 def _env(tree: Path | None, pycache: Path, cache_dir: Path) -> dict[str, str]:
@@ -135,47 +249,73 @@ def child_elapsed(code: str, env: dict[str, str], cwd: Path, tree: Path | None =
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout of fakebroker")
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=7, help="fresh processes per way (0: warm figures only)")
+    parser.add_argument("--warm", type=int, default=200, help="starts per way in the warm process")
     args = parser.parse_args()
-    code = IN_PROCESS.format(request=METADATA_V1)
+    trees = {"this tree": HERE}
+    if args.baseline is not None:
+        trees["baseline"] = args.baseline.resolve()
+    if args.runs:  # --runs 0: the warm figures only
+        code = IN_PROCESS.format(request=METADATA_V1)
+        with tempfile.TemporaryDirectory() as folder:
+            tmp = Path(folder)
+            ways: dict[str, tuple[str, Path | None, bool]] = {}
+            for label, tree in trees.items():
+                ways[label] = ("fakebroker", tree, False)
+            ways["this tree, spec cache cold"] = ("fakebroker", HERE, True)
+            ways["librdkafka mock"] = ("mock", None, False)
+            process: dict[str, list[float]] = {w: [] for w in ways}
+            inside: dict[str, list[float]] = {w: [] for w in ways}
+            cpu: dict[str, list[float]] = {w: [] for w in ways}
+            for run in range(args.runs + 1):  # run 0 warms the bytecode and spec caches, untimed
+                for way, (kind, tree, cold) in ways.items():
+                    cache = tmp / (f"cold{run}-{way}" if cold else "cache") / str(tree).replace("/", "_")
+                    env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), cache)
+                    used = children_cpu()
+                    if kind == "mock":
+                        total, own = child_elapsed(MOCK_IN_PROCESS, env, tmp)
+                        used = children_cpu() - used
+                    else:
+                        total = serve_process(env, tmp)
+                        used = children_cpu() - used
+                        if cold:  # the in-process child must find the cache cold as well
+                            env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), Path(f"{cache}-in"))
+                        own = child_elapsed(code, env, tmp, tree)[1]
+                    if run:
+                        process[way].append(total)
+                        inside[way].append(own)
+                        cpu[way].append(used)
+        print(f"start-up to the first Metadata answer, ms: median of {args.runs} runs (best in brackets)")
+        print(f"{'':30} {'process':>15} {'in-process':>15} {'process CPU':>15}")
+        for way in ways:
+            cells = [
+                f"{statistics.median(xs) * 1000:.0f} ({min(xs) * 1000:.0f})"
+                for xs in (process[way], inside[way], cpu[way])
+            ]
+            print(f"{way:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        trees = {"this tree": HERE}
-        if args.baseline is not None:
-            trees["baseline"] = args.baseline.resolve()
-        ways: dict[str, tuple[str, Path | None, bool]] = {}
+        warm = {}
         for label, tree in trees.items():
-            ways[label] = ("fakebroker", tree, False)
-        ways["this tree, spec cache cold"] = ("fakebroker", HERE, True)
-        ways["librdkafka mock"] = ("mock", None, False)
-        process: dict[str, list[float]] = {w: [] for w in ways}
-        inside: dict[str, list[float]] = {w: [] for w in ways}
-        cpu: dict[str, list[float]] = {w: [] for w in ways}
-        for run in range(args.runs + 1):  # run 0 warms the bytecode and spec caches, untimed
-            for way, (kind, tree, cold) in ways.items():
-                cache = tmp / (f"cold{run}-{way}" if cold else "cache") / str(tree).replace("/", "_")
-                env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), cache)
-                used = children_cpu()
-                if kind == "mock":
-                    total, own = child_elapsed(MOCK_IN_PROCESS, env, tmp)
-                    used = children_cpu() - used
-                else:
-                    total = serve_process(env, tmp)
-                    used = children_cpu() - used
-                    if cold:  # the in-process child must find the cache cold as well
-                        env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), Path(f"{cache}-in"))
-                    own = child_elapsed(code, env, tmp, tree)[1]
-                if run:
-                    process[way].append(total)
-                    inside[way].append(own)
-                    cpu[way].append(used)
-    print(f"start-up to the first Metadata answer, ms: median of {args.runs} runs (best in brackets)")
-    print(f"{'':30} {'process':>15} {'in-process':>15} {'process CPU':>15}")
-    for way in ways:
+            env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), tmp / "cache")
+            warm[label] = warm_figures(env, tmp, tree, args.warm)
+    print()
+    print(f"warm, in one process: median of {args.warm} starts, µs (best in brackets)")
+    print(f"{'':30} {'to Metadata':>15} {'start and stop':>15} {'client ready':>15}")
+
+    def row(label: str, figures: dict[str, tuple[float, float]], prefix: str) -> None:
         cells = [
-            f"{statistics.median(xs) * 1000:.0f} ({min(xs) * 1000:.0f})" for xs in (process[way], inside[way], cpu[way])
+            f"{figures[prefix + k][0] * 1e6:.0f} ({figures[prefix + k][1] * 1e6:.0f})"
+            for k in ("meta", "cycle", "client")
         ]
-        print(f"{way:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+        print(f"{label:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+
+    for label, figures in warm.items():
+        row(label, figures, "fb_")
+    for label, figures in warm.items():
+        row(f"librdkafka mock (with {label})", figures, "mock_")
+    ours = warm["this tree"]
+    print(f"warm_start_ratio_mock: {ours['fb_meta'][0] / ours['mock_meta'][0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanag
 from typing import Any, TypeVar
 
 import anyio
-from anyio.from_thread import start_blocking_portal
 
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
@@ -39,6 +38,7 @@ from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, restore, snapshot
+from . import loops
 from .actions import BrokerActions, NetworkActions
 from .checks import check_options, quota_key_hint
 from .clock import ClockControl
@@ -241,14 +241,25 @@ class FakeCluster:
 
     @contextmanager
     def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:
-        """Run the cluster in a background thread; returns once every listener accepts."""
-        with start_blocking_portal(backend) as portal:
-            self._proxy.portal = portal
+        """Run the cluster in a background thread; returns once every listener accepts. An
+        exception raised in the ``with`` block stops the cluster and goes on unchanged.
+
+        The thread's event loop outlives the cluster: after a clean stop it waits, idle, for
+        the next cluster of the process (at most two wait; see :meth:`stop_idle_loops`)."""
+        with loops.lend(backend) as loop:
+            self._proxy.portal = loop.portal
             try:
-                with portal.wrap_async_context_manager(self):
+                with loop.hosting(self):
                     yield self
             finally:
                 self._proxy.portal = None
+
+    @staticmethod
+    def stop_idle_loops() -> int:
+        """Stop the idle event-loop threads that stopped ``run_in_thread()`` clusters left for
+        the next one (daemon threads named ``fakebroker-loop``; a check for threads left
+        behind by a test may call this first). Returns how many there were."""
+        return loops.stop_idle()
 
     def threads_may_call(self) -> AbstractAsyncContextManager[None]:
         """``async with cluster.threads_may_call():`` on the loop of a cluster started with

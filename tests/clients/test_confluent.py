@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -170,3 +171,21 @@ def test_wrong_broker_gets_not_leader_and_client_recovers(cluster3):
     assert errors == [None]
     assert [v for _, _, _, v in cluster3.records("orders", 0)] == [b"first", b"second"]
     assert any(e.details.get("error") == "NOT_LEADER_OR_FOLLOWER" for e in cluster3.events if e.kind == "request_error")
+
+
+def test_clusters_in_turn_on_one_kept_loop_each_serve_librdkafka_from_scratch():
+    """run_in_thread() keeps a stopped cluster's loop for the next one: three clusters in turn
+    run on one loop thread, and each answers a fresh producer and consumer as a new broker
+    would (its own topics, offsets from 0, no fault of the cluster before)."""
+    FakeCluster.stop_idle_loops()
+    threads = set()
+    for turn in range(3):
+        with FakeCluster(topics={f"turn-{turn}": 2}).run_in_thread() as cluster:
+            threads.add(cluster.call(threading.get_ident))
+            assert cluster.topics() == {f"turn-{turn}": 2}
+            assert cluster.faults.list() == []
+            cluster.faults.add(api="Produce", action="delay", delay=0.0)
+            reports = produce(cluster.bootstrap_servers, 20, 2, topic=f"turn-{turn}")
+            assert sorted(o for _, p, o in reports if p == 0) == list(range(10))
+            assert_round_trip(consume_all(cluster.bootstrap_servers, f"turn-{turn}", 2, 20), 20, 2)
+    assert len(threads) == 1

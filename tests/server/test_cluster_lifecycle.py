@@ -49,6 +49,7 @@ def test_async_with_under_asyncio():
 
 
 def test_run_in_thread_leaves_no_thread_or_socket_behind():
+    FakeCluster.stop_idle_loops()
     threads_before = set(threading.enumerate())
     with FakeCluster(brokers=2).run_in_thread() as cluster:
         ports = [s.port for s in cluster.servers]
@@ -56,6 +57,10 @@ def test_run_in_thread_leaves_no_thread_or_socket_behind():
         cluster.create_topic("from-test-thread", 3)  # control methods work from this thread
         assert cluster.topics() == {"from-test-thread": 3}
     gc.collect()
+    # only the loop kept for the next cluster: a daemon, and stop_idle_loops() ends it
+    (kept,) = set(threading.enumerate()) - threads_before
+    assert kept.daemon and kept.name == "fakebroker-loop"
+    assert FakeCluster.stop_idle_loops() == 1
     assert set(threading.enumerate()) == threads_before
     assert held.recv(1) == b""  # the broker closed it
     held.close()
