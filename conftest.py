@@ -29,6 +29,7 @@ import pytest
 # past a test's own timeout, which fails it more gently first
 HARD_MARGIN_S = float(os.environ.get("FAKEBROKER_HARD_MARGIN_S", 60))
 _DIR_VARIABLE = "FAKEBROKER_HANG_DUMPS"
+_STARTED_VARIABLE = "FAKEBROKER_RUN_STARTED"  # when the controller started: older dumps are not this run's
 _SESSION_LIMIT_VARIABLE = "FAKEBROKER_SESSION_LIMIT_S"
 SESSION_LIMIT_S = 75 * 60
 _session_report: list[str] = []
@@ -39,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _DIR_VARIABLE not in os.environ:
         os.environ[_DIR_VARIABLE] = tempfile.mkdtemp(prefix="fakebroker-hangs-")
     if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[_STARTED_VARIABLE] = repr(time.time())
         limit = float(os.environ.get(_SESSION_LIMIT_VARIABLE, SESSION_LIMIT_S))
         threading.Thread(target=_end_session_after, args=(limit,), name="session-limit", daemon=True).start()
 
@@ -46,13 +48,24 @@ def pytest_configure(config: pytest.Config) -> None:
 def _end_session_after(limit: float) -> None:
     time.sleep(limit)
     # a test's file holds one line while it runs, and its stacks once it hung
-    dumps = sorted(Path(os.environ[_DIR_VARIABLE]).glob("*.txt"))
-    running = [lines[0] for dump in dumps if len(lines := _lines(dump)) == 1]
+    running = [lines[0] for dump in _this_runs_dumps() if len(lines := _lines(dump)) == 1]
     report = f"\nthe session ran over {limit:g} s ({_SESSION_LIMIT_VARIABLE}); running now:\n"
     report += "".join(f"  {line}\n" for line in running) or "  (none)\n"
     _session_report.append(report)  # for the summary: the stderr of a run without xdist is captured
     os.write(2, report.encode())
     os.kill(os.getpid(), signal.SIGINT)  # pytest stops, prints its summary and exits non-zero
+
+
+def _this_run(path: Path) -> bool:
+    try:
+        return path.stat().st_mtime >= float(os.environ.get(_STARTED_VARIABLE, 0))
+    except OSError:  # its test has just ended
+        return False
+
+
+def _this_runs_dumps() -> list[Path]:
+    """The dump files of this run's tests (FAKEBROKER_HANG_DUMPS may name a folder used before)."""
+    return [dump for dump in sorted(Path(os.environ[_DIR_VARIABLE]).glob("*.txt")) if _this_run(dump)]
 
 
 def _lines(path: Path) -> list[str]:
@@ -118,7 +131,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     path = _dump_path(item)
-    if path.exists():
+    if _this_run(path):
         item.stash[_HUNG_BEFORE] = True
         return (yield)
     timeout = _timeout_of(item)  # 0: bounded some other way (its own frame count)
@@ -152,7 +165,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _session_report:
         terminalreporter.section("session limit")
         terminalreporter.write(_session_report[0])
-    for dump in sorted(Path(os.environ[_DIR_VARIABLE]).glob("*.txt")):
+    for dump in _this_runs_dumps():
         text = dump.read_text(errors="replace")
         hung = text.count("\n") > 1  # its stacks follow the first line
         terminalreporter.section(f"{'hung test' if hung else 'its worker died in'}: {dump.name}")

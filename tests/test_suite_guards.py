@@ -67,3 +67,17 @@ def test_a_session_past_its_limit_stops_and_names_what_was_running(tmp_path):
     assert result.returncode == 2  # interrupted
     assert "the session ran over 3 s (FAKEBROKER_SESSION_LIMIT_S); running now:" in result.stdout
     assert "test_slow.py::test_slow (started" in result.stdout
+
+
+def test_dumps_left_in_a_reused_folder_by_an_earlier_run_are_not_this_runs(tmp_path):
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    stale = dumps / "test_ok.py_test_fn.txt"
+    stale.write_text("test_ok.py::test_fn (started 05:09:16 on gw1; ended past 360 s with every thread's stack):\n")
+    os.utime(stale, (1_000_000, 1_000_000))  # long before this run
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    result = inner_run(run_dir, {"test_ok.py": "def test_fn(): pass\n"}, "-n", "1", FAKEBROKER_HANG_DUMPS=str(dumps))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "1 passed" in result.stdout.strip().splitlines()[-1]
+    assert "hung test" not in result.stdout and "worker died" not in result.stdout
