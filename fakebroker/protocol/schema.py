@@ -71,15 +71,6 @@ class FieldInfo:
     def is_array(self) -> bool:  # cached: read for every field of every message typed
         return self.type.startswith("[]")
 
-    def coerce(self, value: Any) -> Any:
-        """Accept plain dicts where a struct belongs, so messages can be written as literals."""
-        cls = self.struct
-        if cls is None or value is None:
-            return value
-        if self.is_array:
-            return [cls.from_dict(v) if isinstance(v, dict) else v for v in value]
-        return cls.from_dict(value) if isinstance(value, dict) else value
-
 
 class Message:
     """Base of every generated message and struct class.
@@ -95,17 +86,7 @@ class Message:
     _by_attr: ClassVar[dict[str, FieldInfo]] = {}
     _family: ClassVar[str] = ""
 
-    def __init__(self, **values: Any):
-        unknown = values.pop("_unknown_tagged_fields", None)
-        for f in self._fields:
-            if f.attr in values:
-                object.__setattr__(self, f.attr, f.coerce(values.pop(f.attr)))
-            else:
-                object.__setattr__(self, f.attr, f.default())
-        self._unknown_tagged_fields = dict(unknown) if unknown else {}
-        if values:
-            valid = ", ".join(f.attr for f in self._fields)
-            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(sorted(values))}; fields are: {valid}")
+    # No __init__ here: every generated class has its own, written out by _make_init.
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
@@ -159,7 +140,7 @@ def _make_init(infos: list[FieldInfo]):
             env[f"_d{i}"] = info.default
             fallback = f"_d{i}()"
         a = info.attr
-        if info.struct is not None:  # FieldInfo.coerce, written out: every answer's structs pass here
+        if info.struct is not None:  # plain dicts accepted where a struct belongs: messages as literals
             env[f"_f{i}"] = info.struct.from_dict
             if info.is_array:
                 items = f"[_f{i}(v) if isinstance(v, dict) else v for v in {a}]"
