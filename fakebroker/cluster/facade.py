@@ -39,7 +39,7 @@ from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, restore, snapshot
 from . import loops
-from .actions import BrokerActions, NetworkActions
+from .actions import BrokerActions, ClusterUsageError, NetworkActions
 from .checks import check_options, quota_key_hint
 from .clock import ClockControl
 from .faults import FaultControl
@@ -246,6 +246,9 @@ class FakeCluster:
 
         The thread's event loop outlives the cluster: after a clean stop it waits, idle, for
         the next cluster of the process (at most two wait; see :meth:`stop_idle_loops`)."""
+        if backend not in loops.BACKENDS:
+            valid = " and ".join(repr(b) for b in loops.BACKENDS)
+            raise ClusterUsageError(f"run_in_thread(backend={backend!r}): the backends are {valid}")
         with loops.lend(backend) as loop:
             self._proxy.portal = loop.portal
             try:

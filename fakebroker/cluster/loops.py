@@ -27,6 +27,7 @@ from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
 IDLE_LOOPS = 2  # enough for a test that runs two clusters side by side
+BACKENDS = ("trio", "asyncio")
 
 
 def _call_soon_threadsafe(backend: str) -> Callable[..., Any]:

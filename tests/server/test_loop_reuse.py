@@ -111,3 +111,9 @@ def test_a_forked_child_starts_its_own_loop():
         child.join(30)
     assert topics == {"child": 1}
     assert child.exitcode == 0
+
+
+def test_an_unknown_backend_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match="the backends are 'trio' and 'asyncio'"), FakeCluster().run_in_thread("curio"):
+        pass  # pragma: no cover - refused before the start
+    assert FakeCluster.stop_idle_loops() == 0
