@@ -10,9 +10,10 @@ handled (as Kafka handles the completed receives of a channel closed by its peer
 nothing of theirs waits any more. Answers to requests that arrived together (a client's
 pipelined Metadata and FindCoordinator) go out together, in order, in one write: each is held
 only while the next request is already here and runs without waiting, so the client reads
-them at once, as from a broker that answers in microseconds. A connection with no request for
-``connections.max.idle.ms`` (Kafka's default 600000) is closed, as Kafka's selector does: the
-broker's one reaper task asks each connection (:meth:`Connection.reap_if_idle`).
+them at once, as from a broker that answers in microseconds. A connection with no request in
+flight, none received and none ended for ``connections.max.idle.ms`` (Kafka's default 600000)
+is closed, as Kafka's selector does: the broker's one reaper task asks each connection
+(:meth:`Connection.reap_if_idle`).
 
 Anything that cannot be parsed closes this connection only, with an event; every other
 connection keeps being served.
@@ -191,6 +192,9 @@ class Connection:
                 reply = await self.pipeline.process(payload, self.peer)
             finally:
                 self._in_flight = False
+                # a request ending is activity (Kafka counts its answer's write): idle from now,
+                # not from its arrival, or the reaper may close it before the answer goes out
+                self.last_active = self._now()
                 if self._parked:
                     await self._stop_watching()
             if reply is not None and not self.peer_gone:

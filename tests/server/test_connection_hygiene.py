@@ -66,6 +66,24 @@ def test_idle_connections_are_closed_after_connections_max_idle_ms():
         assert any("connections.max.idle.ms" in r for r in reasons)
 
 
+def test_a_long_poll_that_ends_as_the_reaper_looks_still_gets_its_answer():
+    """A request ending is activity, as Kafka counts an answer's write. Here the loop stands
+    still past the Fetches' end and a reaper wake (it wakes every idle period while they are
+    in flight), so both run in one batch, in either order: each Fetch is still answered, not
+    closed as idle since it arrived."""
+    with FakeCluster(topics={"t": 1}, config={"connections.max.idle.ms": 100}).run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        for _ in range(6):  # the batch's order is trio's choice: six tries
+            clients = [RawClient(port) for _ in range(5)]
+            for client in clients:
+                client.send(FETCH, 12, fetch_body("t", 0, 0, max_wait_ms=300))
+            time.sleep(0.2)
+            cluster.call(time.sleep, 0.3)  # blocks the loop itself
+            for client in clients:
+                assert client.receive(FETCH, 12).responses[0].partitions[0].error_code == 0
+                client.close()
+
+
 def test_connections_max_idle_ms_zero_closes_idle_connections_without_spinning():
     with FakeCluster(topics={"t": 1}, config={"connections.max.idle.ms": 0}).run_in_thread() as cluster:
         idle = socket.create_connection(("127.0.0.1", cluster.servers[0].port))
