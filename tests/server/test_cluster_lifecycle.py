@@ -92,3 +92,29 @@ def test_a_coordinator_moves_load_time_is_for_that_move_only():
         cluster.move_coordinator("g")
         assert not cluster.call(lambda: state.txn_partition("tx") in state.txn_loading_until_ms)
         assert not cluster.call(lambda: state.group_partition("g") in state.loading_until_ms)
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1"])
+def test_a_cluster_listens_on_an_address_or_a_name(host):
+    """An IPv4 address gets a socket made by the broker itself; a name or an IPv6 address goes
+    through anyio's listener: both accept and answer."""
+    if host == "::1" and not _ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    with FakeCluster(host=host, topics={"t": 1}).run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        assert port > 0
+        family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+        with socket.socket(family) as sock:
+            sock.connect((host if host != "localhost" else "127.0.0.1", port))
+        assert cluster.topics() == {"t": 1}
+        if host != "::1":  # the helper connects over IPv4
+            assert anyio.run(metadata_over_anyio, port) == ["t"]
