@@ -12,7 +12,7 @@ import sys
 import anyio
 import sniffio
 import trio
-from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
+from anyio.abc import Listener, SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from .connection import Connection
 from .pipeline import Pipeline
@@ -40,11 +40,11 @@ def advertised_for(host: str) -> str:
     return host
 
 
-async def listen(host: str, port: int) -> SocketListener:
-    """A TCP listener on ``host``:``port``. For an IPv4 address the socket is made here as
-    anyio would make it (non-blocking, SO_REUSEADDR, the same backlog), skipping its name
-    lookup and per-address loop: 40 us of each broker's start. Any other host goes through
-    anyio, which resolves it and may listen on several addresses."""
+async def listen(host: str, port: int) -> Listener[SocketStream]:
+    """A TCP listener on ``host``:``port``. For an IPv4 address, one socket made here as anyio
+    would make it (non-blocking, SO_REUSEADDR, the same backlog), skipping its name lookup
+    and per-address loop: 40 us of each broker's start. Any other host goes through anyio,
+    which resolves it and may listen on several addresses (a ``MultiListener``)."""
     try:
         ipaddress.IPv4Address(host)
     except ValueError:
