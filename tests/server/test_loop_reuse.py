@@ -7,17 +7,15 @@ import multiprocessing
 import socket
 import threading
 
+import anyio
 import pytest
 
 from fakebroker.cluster import FakeCluster, loops
-from fakebroker.cluster.facade import FakeCluster as FacadeCluster
 
 from .test_cluster_lifecycle import metadata_over_anyio
 
 
 def _metadata_topics(port: int) -> list[str]:
-    import anyio
-
     return anyio.run(metadata_over_anyio, port)
 
 
@@ -86,8 +84,8 @@ def test_a_cluster_whose_stop_fails_does_not_hand_its_loop_on(monkeypatch):
         await original_exit(self, *exc_info)
         raise RuntimeError("stop failed")
 
-    original_exit = FacadeCluster.__aexit__
-    monkeypatch.setattr(FacadeCluster, "__aexit__", failing_exit)
+    original_exit = FakeCluster.__aexit__
+    monkeypatch.setattr(FakeCluster, "__aexit__", failing_exit)
     with pytest.raises(RuntimeError, match="stop failed"), FakeCluster().run_in_thread():
         pass
     assert FakeCluster.stop_idle_loops() == 0
