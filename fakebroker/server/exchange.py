@@ -75,10 +75,10 @@ def _error_fields(cls: type[Message]) -> tuple[tuple[str, bool], ...]:
     return tuple(walked)
 
 
-def error_codes(msg: Message, found: set[int] | None = None) -> set[int]:
+def error_codes(msg: Message) -> set[int]:
     """Every non-zero error code anywhere in a response (``error_code``, and the prefixed
     ones such as AddPartitionsToTxn's ``partition_error_code``)."""
-    found = set() if found is None else found
+    found: set[int] = set()
     _collector(type(msg))(msg, found)
     return found
 
