@@ -12,6 +12,10 @@ take turns, so a busy moment of a shared machine hits them all):
   FakeCluster`` to the first Metadata answer of a started cluster (for the mock: from before
   ``import confluent_kafka`` to ``list_topics`` returning).
 
+The ``bare trio server`` row is the floor of any broker written on trio and run beside a
+test: from before ``import trio`` to the first answer of a server in a thread of its own that
+does nothing but answer every frame with fixed bytes (in-process only).
+
 Children compile to a private bytecode cache (``PYTHONPYCACHEPREFIX``) that one untimed
 warm-up run fills, as an installed package has its ``.pyc`` files. fakebroker's spec cache
 (``FAKEBROKER_CACHE_DIR``) lives in a temporary directory: warm after the warm-up run, and the
@@ -29,6 +33,10 @@ test after the first meets), median of ``--warm`` starts per way, the ways takin
 - ``client ready``: from creating the cluster to a confluent-kafka producer's ``list_topics``
   returning (for the mock: a producer with ``test.mock.num.brokers=1``, which makes its own
   mock cluster).
+
+The warm ``bare trio server`` row is the floor again: on a trio loop kept running in a thread
+(as ``run_in_thread()`` keeps one), a listener opened and served by one task, answering the
+bytes fakebroker answered; its stop cancels that task. It cannot serve a real client.
 """
 
 from __future__ import annotations
@@ -67,6 +75,36 @@ import fakebroker
 print("FILE", fakebroker.__file__)
 """
 
+FLOOR_IN_PROCESS = """
+import socket, struct, threading, time
+started = time.perf_counter()
+import trio
+ANSWER = struct.pack(">ii", 4, 1)  # a frame of 4 bytes: correlation id 1
+
+
+async def answer(stream):
+    while await stream.receive_some(65536):
+        await stream.send_all(ANSWER)
+
+
+async def serve(ready):
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    ready.append(listeners[0].socket.getsockname()[1])
+    await trio.serve_listeners(answer, listeners)
+
+
+ready = []
+threading.Thread(target=trio.run, args=(serve, ready), daemon=True).start()
+while not ready:
+    time.sleep(0)
+sock = socket.create_connection(("127.0.0.1", ready[0]))
+request = {request!r}
+sock.sendall(struct.pack(">i", len(request)) + request)
+size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+sock.recv(size, socket.MSG_WAITALL)
+print("ELAPSED", time.perf_counter() - started, flush=True)
+"""
+
 MOCK_IN_PROCESS = """
 import time
 started = time.perf_counter()
@@ -78,8 +116,10 @@ print("ELAPSED", time.perf_counter() - started, flush=True)
 
 
 WARM = """
-import ctypes, glob, os, socket, statistics, struct, sys, time
+import ctypes, glob, os, socket, statistics, struct, sys, threading, time
 import confluent_kafka
+import trio
+import trio.from_thread
 from fakebroker import FakeCluster
 REQUEST = {request!r}
 RUNS = {runs}
@@ -90,7 +130,9 @@ def metadata(bootstrap):
     with socket.create_connection((host, int(port))) as sock:
         sock.sendall(struct.pack(">i", len(REQUEST)) + REQUEST)
         size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        assert len(sock.recv(size, socket.MSG_WAITALL)) == size
+        answer = sock.recv(size, socket.MSG_WAITALL)
+        assert len(answer) == size
+        return struct.pack(">i", size) + answer
 
 
 lib = ctypes.CDLL(glob.glob(os.path.dirname(confluent_kafka.__file__) + ".libs/librdkafka*.so*")[0])
@@ -128,6 +170,46 @@ def mock_raw():
     return answered - started, time.perf_counter() - started
 
 
+async def floor_loop(ready):
+    async with trio.open_nursery() as nursery:
+        ready.append((trio.lowlevel.current_trio_token(), nursery))
+        await trio.sleep_forever()
+
+
+floor_ready = []
+threading.Thread(target=trio.run, args=(floor_loop, floor_ready), daemon=True).start()
+while not floor_ready:
+    time.sleep(0.001)
+floor_token, floor_nursery = floor_ready[0]
+floor_answer = b""
+
+
+async def floor_serve(stream):
+    while await stream.receive_some(65536):
+        await stream.send_all(floor_answer)
+
+
+async def floor_start():
+    scope = trio.CancelScope()
+
+    async def run(task_status):
+        with scope:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            task_status.started(listeners[0].socket.getsockname()[1])
+            await trio.serve_listeners(floor_serve, listeners)
+
+    return await floor_nursery.start(run), scope
+
+
+def floor_raw():
+    started = time.perf_counter()
+    port, scope = trio.from_thread.run(floor_start, trio_token=floor_token)
+    assert metadata(f"127.0.0.1:{{port}}") == floor_answer
+    answered = time.perf_counter()
+    trio.from_thread.run_sync(scope.cancel, trio_token=floor_token)
+    return answered - started, time.perf_counter() - started
+
+
 def fakebroker_client():
     started = time.perf_counter()
     with FakeCluster().run_in_thread() as cluster:
@@ -147,15 +229,21 @@ def mock_client():
     return ready
 
 
+with FakeCluster().run_in_thread() as cluster:  # what the floor answers: fakebroker's bytes
+    floor_answer = metadata(cluster.bootstrap_servers)
 figures = {{way: [] for way in ("fb_meta", "fb_cycle", "fb_client", "mock_meta", "mock_cycle", "mock_client")}}
+figures.update(floor_meta=[], floor_cycle=[])
 for run in range(RUNS + 1):  # run 0 starts the first cluster of the process, untimed
     fb = fakebroker_raw(), fakebroker_client()
     mock = mock_raw(), mock_client()
+    floor = floor_raw()
     if run:
         for prefix, ((meta, cycle), client) in (("fb", fb), ("mock", mock)):
             figures[prefix + "_meta"].append(meta)
             figures[prefix + "_cycle"].append(cycle)
             figures[prefix + "_client"].append(client)
+        figures["floor_meta"].append(floor[0])
+        figures["floor_cycle"].append(floor[1])
 for way, xs in figures.items():
     print(way, statistics.median(xs), min(xs))
 import fakebroker
@@ -264,6 +352,7 @@ def main() -> None:
                 ways[label] = ("fakebroker", tree, False)
             ways["this tree, spec cache cold"] = ("fakebroker", HERE, True)
             ways["librdkafka mock"] = ("mock", None, False)
+            ways["bare trio server (floor)"] = ("floor", None, False)
             process: dict[str, list[float]] = {w: [] for w in ways}
             inside: dict[str, list[float]] = {w: [] for w in ways}
             cpu: dict[str, list[float]] = {w: [] for w in ways}
@@ -272,8 +361,9 @@ def main() -> None:
                     cache = tmp / (f"cold{run}-{way}" if cold else "cache") / str(tree).replace("/", "_")
                     env = _env(tree, tmp / "pyc" / str(tree).replace("/", "_"), cache)
                     used = children_cpu()
-                    if kind == "mock":
-                        total, own = child_elapsed(MOCK_IN_PROCESS, env, tmp)
+                    if kind in ("mock", "floor"):
+                        child = MOCK_IN_PROCESS if kind == "mock" else FLOOR_IN_PROCESS.format(request=METADATA_V1)
+                        total, own = child_elapsed(child, env, tmp)
                         used = children_cpu() - used
                     else:
                         total = serve_process(env, tmp)
@@ -292,6 +382,8 @@ def main() -> None:
                 f"{statistics.median(xs) * 1000:.0f} ({min(xs) * 1000:.0f})"
                 for xs in (process[way], inside[way], cpu[way])
             ]
+            if ways[way][0] == "floor":  # its process is a plain interpreter, no server command
+                cells[0] = cells[2] = "-"
             print(f"{way:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -305,7 +397,7 @@ def main() -> None:
 
     def row(label: str, figures: dict[str, tuple[float, float]], prefix: str) -> None:
         cells = [
-            f"{figures[prefix + k][0] * 1e6:.0f} ({figures[prefix + k][1] * 1e6:.0f})"
+            f"{figures[prefix + k][0] * 1e6:.0f} ({figures[prefix + k][1] * 1e6:.0f})" if prefix + k in figures else "-"
             for k in ("meta", "cycle", "client")
         ]
         print(f"{label:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
@@ -314,7 +406,10 @@ def main() -> None:
         row(label, figures, "fb_")
     for label, figures in warm.items():
         row(f"librdkafka mock (with {label})", figures, "mock_")
+    row("bare trio server (floor)", warm["this tree"], "floor_")
     ours = warm["this tree"]
+    print(f"warm_floor_ratio_mock: {ours['floor_meta'][0] / ours['mock_meta'][0]:.2f}")
+    print(f"warm_start_ratio_floor: {ours['fb_meta'][0] / ours['floor_meta'][0]:.2f}")
     print(f"warm_start_ratio_mock: {ours['fb_meta'][0] / ours['mock_meta'][0]:.2f}")
 
 
