@@ -146,3 +146,20 @@ def test_the_pytest_plugin_uses_only_fakebroker_public_modules():
             elif isinstance(node, ast.Import):
                 used |= {a.name for a in node.names if a.name.startswith("fakebroker")}
     assert used <= {"fakebroker", "fakebroker.timeline"}, used
+
+
+def test_a_start_loads_none_of_the_modules_kept_for_later():
+    """re2 (group regexes), cramjam (compressed batches), difflib (did-you-mean hints) and json
+    (the spec cache's slow path, a data directory) cost every start about 7 ms when imported
+    eagerly: a cluster that starts and creates a topic needs none of them."""
+    code = (
+        "import sys; before = set(sys.modules)\n"
+        "from fakebroker import FakeCluster\n"
+        "with FakeCluster(topics={'t': 2}).run_in_thread() as cluster:\n"
+        "    assert cluster.topics() == {'t': 2}\n"
+        "loaded = {m for m in set(sys.modules) - before if type(sys.modules[m]).__name__ != '_LazyModule'}\n"
+        "print(sorted(m for m in loaded if m.split('.')[0] in ('re2', 'cramjam', 'difflib', 'json')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout

@@ -4,12 +4,12 @@ naming what is wrong and what is valid (the CLI shows the same message as a usag
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from ..core.configs import start_setting_error
 from ..core.quotas import IP_KEYS, USER_CLIENT_KEYS
 from ..core.topics import MAX_TOPIC_NAME, topic_name_error
+from ..protocol.suggest import close_matches
 from .actions import ClusterUsageError
 
 TOPIC_NAME_RULE = (
@@ -120,5 +120,5 @@ def quota_key_hint(key: str) -> str:
     valid = [*USER_CLIENT_KEYS, *IP_KEYS]
     if key in valid:
         return ""
-    close = difflib.get_close_matches(key, valid, n=2)
+    close = close_matches(key, valid, n=2)
     return (f"; did you mean {' or '.join(map(repr, close))}?" if close else "") + f" (quota keys: {', '.join(valid)})"

@@ -14,11 +14,11 @@ changing semantics; they are listed in ``TEST_FRIENDLY`` and shown as settings g
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..protocol.suggest import close_matches
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
 
 T = TypeVar("T")
@@ -239,7 +239,7 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     known: dict[str, tuple[Any, ...]] = dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS}
     what = "topic config" if topic else "broker setting"
     if not isinstance(name, str) or name not in known:
-        close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.75)
+        close = close_matches(str(name), known, n=3, cutoff=0.75)
         catalogue = f"fakebroker.core.configs.{'TOPIC' if topic else 'BROKER'}_KEYS"
         hint = f"did you mean {' or '.join(map(repr, close))}?" if close else f"Kafka has no such {what} ({catalogue})"
         return f"unknown {what} {name!r}: {hint}"

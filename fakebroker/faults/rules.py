@@ -19,7 +19,6 @@ fakebroker.faults.rules.FaultRuleError: error= is not used by the action 'drop',
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import inspect
 import itertools
@@ -31,6 +30,7 @@ from typing import Any
 
 from ..protocol.error_codes import ErrorCode, error_code
 from ..protocol.messages import api_keys
+from ..protocol.suggest import close_matches
 from .request_view import Leaf, RequestView
 
 ACTIONS = {
@@ -76,7 +76,7 @@ def api_key_of(api: str | int) -> int:
             return by_name[candidate]
     if wanted.isdigit():
         return api_key_of(int(wanted))
-    close = difflib.get_close_matches(wanted, list(names.values()), n=3)
+    close = close_matches(wanted, list(names.values()), n=3)
     if close:  # the near names only; the whole list is one command away
         raise FaultRuleError(
             f"unknown API {wanted!r}. Did you mean {', '.join(close)}? (`fakebroker apis` lists all {len(names)})"
@@ -382,7 +382,7 @@ _IGNORED_WHEN_DEFAULT = {"error": None, "delay": 0.0, "duration": None, "throttl
 def _unknown_keywords(given: dict[str, Any]) -> str:
     parts = []
     for name in sorted(given):
-        close = difflib.get_close_matches(name, KEYWORDS, n=2, cutoff=0.6)
+        close = close_matches(name, KEYWORDS, n=2, cutoff=0.6)
         parts.append(f"{name!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
     return f"unknown fault rule keyword(s) {', '.join(parts)}; valid keywords: {', '.join(KEYWORDS)}"
 
@@ -400,7 +400,7 @@ def _action_of(action: Any, **arguments: Any) -> str:
             )
         action = implied
     if action not in ACTIONS:
-        close = difflib.get_close_matches(str(action), ACTIONS, n=2)
+        close = close_matches(str(action), ACTIONS, n=2)
         hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
         raise FaultRuleError(
             f"unknown action {action!r}{hint}; valid actions: " + "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())
@@ -425,7 +425,7 @@ def _error_of(error: Any) -> int:
         if not isinstance(error, str) or error.strip().lstrip("-").isdigit():
             raise FaultRuleError(f"error= {exc}") from None
     key = error.strip().upper().replace("-", "_").replace(" ", "_")
-    close = difflib.get_close_matches(key, ErrorCode.__members__, n=3)
+    close = close_matches(key, ErrorCode.__members__, n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise FaultRuleError(
         f"unknown Kafka error name {error!r}.{hint} (`fakebroker errors` lists all {len(ErrorCode)} names)"

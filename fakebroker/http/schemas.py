@@ -4,13 +4,13 @@ check of a body against its schema (``HTTPError`` 400 naming the field and what 
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from typing import Any
 
 from ..cluster import conditions as cond
 from ..faults.rules import ACTIONS
+from ..protocol.suggest import close_matches
 
 
 class HTTPError(Exception):
@@ -58,7 +58,7 @@ def check_body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
         if unknown:
             named = []
             for name in unknown:
-                close = difflib.get_close_matches(name, list(props), n=2, cutoff=0.6)
+                close = close_matches(name, list(props), n=2, cutoff=0.6)
                 named.append(repr(name) + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
             raise HTTPError(400, f"unknown field(s) {', '.join(named)}; valid fields: {', '.join(props)}")
     missing = [name for name in schema.get("required", []) if body.get(name) is None]

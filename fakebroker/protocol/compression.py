@@ -24,10 +24,28 @@ This module imports nothing from trio or the server.
 
 from __future__ import annotations
 
+import importlib.util
 import struct
+import sys
+from types import ModuleType
 from typing import Final
 
-import cramjam
+
+def _lazy(name: str) -> ModuleType:
+    """Module ``name``, loaded when first used: a start that meets no compressed batch does
+    not pay for cramjam (2 ms)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None, name
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+cramjam = _lazy("cramjam")
 
 __all__ = [
     "CODEC_NAMES",

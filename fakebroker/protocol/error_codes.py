@@ -20,8 +20,9 @@ The descriptions are short paraphrases written for this project.
 
 from __future__ import annotations
 
-import difflib
 import enum
+
+from .suggest import close_matches
 
 __all__ = ["ErrorCode", "error_code", "KAFKA_VERSION"]
 
@@ -226,7 +227,7 @@ def error_code(name_or_code: str | int) -> ErrorCode:
         member = _BY_NAME.get(key)
         if member is not None:
             return member
-        close = difflib.get_close_matches(key, _BY_NAME, n=3)
+        close = close_matches(key, _BY_NAME, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown Kafka error name {name_or_code!r}.{hint} Valid names: {', '.join(_BY_NAME)}")
     raise TypeError(f"error_code() expects a Kafka error name or int code, not {type(name_or_code).__name__}")

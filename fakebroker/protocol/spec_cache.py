@@ -18,7 +18,6 @@ are parsed, as without a cache. ``FAKEBROKER_CACHE_DIR=""`` turns the cache off.
 from __future__ import annotations
 
 import hashlib
-import json
 import marshal
 import os
 import re
@@ -49,6 +48,8 @@ def spec_root() -> Any:
 
 def parse_folders(folders: tuple[str, ...]) -> Raw:
     """Every ``.json`` file of each folder, comments stripped and parsed (the slow path)."""
+    import json  # only when the cache cannot serve
+
     root = spec_root()
     out: Raw = {}
     for folder in folders:

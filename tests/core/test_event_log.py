@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+
+import pytest
 
 from fakebroker.core.events import KINDS, Event, EventLog, MemberJoined, RequestError
 
@@ -40,3 +43,38 @@ def test_a_kind_with_slots_is_stamped_too():
     log = EventLog(now_ms=lambda: 3)
     stamped = log.append(_SlottedEvent(note="n"))
     assert (stamped.seq, stamped.time_ms, stamped.note, stamped.kind) == (1, 3, "n", "slotted_event")
+
+
+def test_a_kind_is_a_frozen_dataclass_with_keyword_fields():
+    joined = MemberJoined(group="g", member=MEMBER)
+    assert (joined.group, joined.member, joined.instance, joined.broker, joined.seq) == ("g", MEMBER, None, None, 0)
+    assert dataclasses.is_dataclass(joined) and type(joined).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError, match="'group'"):
+        joined.group = "h"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del joined.member  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing keyword argument 'member'"):
+        MemberJoined(group="g")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        MemberJoined(group="g", member=MEMBER, nope=1)  # type: ignore[call-arg]
+    moved = dataclasses.replace(joined, group="h")
+    assert (moved.group, moved.member) == ("h", MEMBER) and moved == MemberJoined(group="h", member=MEMBER)
+    assert hash(moved) == hash(MemberJoined(group="h", member=MEMBER)) and moved != joined
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PlainFrozenEvent(Event):
+    note: str
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+del KINDS[_PlainFrozenEvent.kind]  # a kind of this test only
+
+
+def test_a_frozen_dataclass_made_the_usual_way_is_a_kind_too():
+    event = _PlainFrozenEvent(note="n", broker=1)
+    assert (event.note, event.tags, event.broker, event.kind) == ("n", [], 1, "plain_frozen_event")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        event.note = "m"  # type: ignore[misc]
+    stamped = EventLog(now_ms=lambda: 4).append(event)
+    assert (stamped.seq, stamped.time_ms, stamped.note) == (1, 4, "n")

@@ -21,8 +21,7 @@ import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import re2
+from typing import Any
 
 from ....protocol import data
 from ....protocol.error_codes import ErrorCode as E
@@ -71,14 +70,21 @@ def revocation_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-revocation", group_id, member_id)
 
 
-_RE2 = re2.Options()
-_RE2.log_errors = False  # a client's bad regex is its error answer, not a line on our stderr
+@functools.lru_cache(maxsize=1)
+def _re2() -> tuple[Any, Any]:
+    """The re2 module and its options, imported when a group first names a regex (3 ms)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # a client's bad regex is its error answer, not a line on our stderr
+    return re2, options
 
 
 @functools.lru_cache(maxsize=256)
 def compile_regex(pattern: str):
     """RE2 syntax, as Kafka's RE2/J: what RE2 refuses (look-arounds, back-references) is refused."""
-    return re2.compile(pattern, options=_RE2)
+    re2, options = _re2()
+    return re2.compile(pattern, options=options)
 
 
 def new_member_id() -> str:
@@ -243,7 +249,7 @@ class ConsumerCoordinator:
         if regex is not None:
             try:
                 compile_regex(regex)
-            except re2.error as exc:
+            except _re2()[0].error as exc:
                 reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
                 raise HeartbeatError(
                     E.INVALID_REGULAR_EXPRESSION,
