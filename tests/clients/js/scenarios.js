@@ -18,9 +18,10 @@ const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 40000)
 const MAX_FETCH_ROUNDS = 100 // bound on the read-back loop (each round is one Fetch per leader)
 
 // ---------------------------------------------------------------------------------------------
-// Optional codecs: GZIP is built into kafkajs; Snappy and LZ4 come from codec packages. LZ4 needs
-// a native build (node-gyp) and is an optionalDependency, so it may be missing; ZSTD's package
-// (@kafkajs/zstd -> cppzst) does not build on current Node and is not installed at all.
+// Optional codecs: GZIP is built into kafkajs; Snappy, LZ4 and ZSTD come from codec packages. LZ4
+// needs a native build (node-gyp) and is an optionalDependency, so it may be missing. kafkajs's own
+// ZSTD package (@kafkajs/zstd -> cppzst) does not build on current Node: ZSTD is the zstd library
+// compiled to WebAssembly (@bokuweb/zstd-wasm), plugged in through kafkajs's codec interface.
 const available = { none: true, gzip: true, snappy: false, lz4: false, zstd: false }
 const unavailableReasons = {}
 try {
@@ -37,8 +38,18 @@ try {
   unavailableReasons.lz4 = String(e.message || e)
 }
 try {
-  const { ZstdCodec } = require('@kafkajs/zstd')
-  CompressionCodecs[CompressionTypes.ZSTD] = ZstdCodec()
+  const zstd = require('@bokuweb/zstd-wasm')
+  const ready = zstd.init() // loads the WebAssembly module once
+  CompressionCodecs[CompressionTypes.ZSTD] = () => ({
+    async compress (encoder) {
+      await ready
+      return Buffer.from(zstd.compress(encoder.buffer, 3)) // level 3: Kafka's default
+    },
+    async decompress (buffer) {
+      await ready
+      return Buffer.from(zstd.decompress(buffer))
+    },
+  })
   available.zstd = true
 } catch (e) {
   unavailableReasons.zstd = String(e.message || e)
