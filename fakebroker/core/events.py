@@ -105,7 +105,7 @@ class Event:
     time_ms: int = 0
     wall: float = 0.0
 
-    if not TYPE_CHECKING:
+    if not TYPE_CHECKING:  # a type checker sees each kind's own keyword __init__ (see _kind)
 
         def __init__(self, **values: Any) -> None:
             fields = self.__dict__
