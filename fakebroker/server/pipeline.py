@@ -8,6 +8,7 @@ socket. A request that cannot be parsed, or a stage that says so, ends with
 from __future__ import annotations
 
 import functools
+import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -21,17 +22,24 @@ from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type
+from ..protocol.produce_peek import partition_entries
 from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
 from .handler_stage import HandlerStage
 from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, throttle_fetch
 from .runtime import Runtime
 
-API_VERSIONS = 18
+PRODUCE, API_VERSIONS = 0, 18
 # A request this large (a Produce to 50,000 partitions, a DeleteTopics of 50,000 topics) is
 # decoded on a worker thread, as a sliced answer is encoded there: the thread gives the GIL
 # back every few ms, so the loop keeps answering every other connection meanwhile.
 OFF_LOOP_BYTES = 256 * 1024
+# A Produce up to this large with at most this many partition entries is large for its
+# records alone. It is decoded on the loop: about 0.45 ms for the entries and 0.3 ms to copy
+# 4 MB of records, less than the hand-off costs a client (librdkafka's 1 MB requests, embedded:
+# about 10% of its produce rate).
+ON_LOOP_PRODUCE_BYTES = 4 * 1024 * 1024
+ON_LOOP_PRODUCE_ENTRIES = 1000
 
 
 @dataclass
@@ -58,6 +66,13 @@ class _RequestTypes(dict):
 _request_types = _RequestTypes()
 
 
+def _cheap_to_decode(api_key: int, api_version: int, payload: bytes, stream: io.BytesIO) -> bool:
+    """Whether a large request is a Produce of a few partitions: large for its records alone."""
+    if api_key != PRODUCE or len(payload) > ON_LOOP_PRODUCE_BYTES:
+        return False
+    return partition_entries(stream, api_version, ON_LOOP_PRODUCE_ENTRIES) <= ON_LOOP_PRODUCE_ENTRIES
+
+
 class Pipeline:
     def __init__(self, runtime: Runtime, broker_id: int):
         self.runtime = runtime
@@ -79,7 +94,7 @@ class Pipeline:
         if window is None or not window[0] <= api_version <= window[1]:
             raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
         try:
-            if len(payload) >= OFF_LOOP_BYTES:
+            if len(payload) >= OFF_LOOP_BYTES and not _cheap_to_decode(api_key, api_version, payload, stream):
                 if peer.flush is not None:  # a long decode: the answers before it go out first
                     await peer.flush()
                 headers.prepare(api_key, api_version)

@@ -224,3 +224,45 @@ def test_a_failing_event_listener_does_not_fail_the_request(caplog):
 
     assert anyio.run(main, backend="trio").error_code == E.MEMBER_ID_REQUIRED
     assert "event listener" in caplog.text and "ZeroDivisionError" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "partitions, value_size, off_loop",
+    [
+        (1, 900_000, False),  # a batch of about 1 MB for one partition (as librdkafka sends): on the loop
+        (4, 256 << 10, False),
+        (1200, 300, True),  # more entries than the bound: decoded on a worker thread
+    ],
+)
+def test_a_large_produce_is_decoded_off_the_loop_only_when_it_has_many_partitions(
+    monkeypatch, partitions, value_size, off_loop
+):
+    from fakebroker.server import pipeline as pipeline_module
+
+    assert partitions * value_size >= pipeline_module.OFF_LOOP_BYTES
+    rt = runtime()
+    rt.state.create_topic("t", partitions)
+    threads: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(func, *args, **kwargs):
+        threads.append(func)
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    batch = rec.build_batch([(None, b"v" * value_size, [], 1_000)])
+    body = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": p, "records": batch} for p in range(partitions)]}],
+    }
+    payload = headers.encode_request(0, 9, 7, body, client_id="writer")
+
+    async def main():
+        return answer(0, 9, await Pipeline(rt, 0).process(payload, Peer()))
+
+    got = anyio.run(main, backend="trio")
+    assert [p.error_code for r in got.responses for p in r.partition_responses] == [E.NONE] * partitions
+    assert [rt.state.topics["t"].partitions[p].log.high_watermark for p in range(partitions)] == [1] * partitions
+    assert bool(threads) == off_loop, threads
