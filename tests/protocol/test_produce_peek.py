@@ -14,7 +14,7 @@ from fakebroker.protocol.messages import request_type
 from fakebroker.protocol.primitives import write_uvarint
 from fakebroker.protocol.produce_peek import MAX_TAGS, partition_entries
 
-VERSIONS = range(3, 14)
+VERSIONS = range(0, 14)
 
 
 def produce_body(version: int, topics: list[list[bytes | None]], txn: str | None) -> io.BytesIO:
