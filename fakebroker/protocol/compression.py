@@ -24,28 +24,18 @@ This module imports nothing from trio or the server.
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 from types import ModuleType
 from typing import Final
 
 
-def _lazy(name: str) -> ModuleType:
-    """Module ``name``, loaded when first used: a start that meets no compressed batch does
-    not pay for cramjam (2 ms)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.loader is not None, name
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def _cramjam() -> ModuleType:
+    """cramjam, imported at its first use (the import lock makes that safe from any thread): a
+    start that meets no compressed batch does not pay for it (2 ms)."""
+    import cramjam
 
+    return cramjam
 
-cramjam = _lazy("cramjam")
 
 __all__ = [
     "CODEC_NAMES",
@@ -129,12 +119,12 @@ def compress(codec: int, data: bytes, *, broken_lz4_checksum: bool = False) -> b
         if codec == NONE:
             return data
         if codec == GZIP:
-            return bytes(cramjam.gzip.compress(data))
+            return bytes(_cramjam().gzip.compress(data))
         if codec == SNAPPY:
             return _xerial_compress(data)
         if codec == LZ4:
             return _lz4_compress(data, broken_lz4_checksum)
-        return bytes(cramjam.zstd.compress(data, level=_ZSTD_LEVEL))
+        return bytes(_cramjam().zstd.compress(data, level=_ZSTD_LEVEL))
     except CompressionError:
         raise
     except Exception as exc:  # cramjam raises its own error types
@@ -165,7 +155,7 @@ def decompress(codec: int, data: bytes, *, broken_lz4_checksum: bool = False, ma
             return _snappy_decompress(data, max_size)
         if codec == LZ4 and broken_lz4_checksum:
             data = _lz4_fix_checksum(data)
-        module = {GZIP: cramjam.gzip, LZ4: cramjam.lz4, ZSTD: cramjam.zstd}[codec]
+        module = getattr(_cramjam(), {GZIP: "gzip", LZ4: "lz4", ZSTD: "zstd"}[codec])
         if max_size is None:
             return bytes(module.decompress(data))
         return _decompress_bounded(codec, module.decompress_into, data, max_size)
@@ -209,7 +199,7 @@ def _decompress_bounded(codec: int, decompress_into, data: bytes, max_size: int)
 def _xerial_compress(data: bytes) -> bytes:
     out = bytearray(_XERIAL_HEADER)
     for start in range(0, len(data), _XERIAL_BLOCK_SIZE):
-        block = bytes(cramjam.snappy.compress_raw(data[start : start + _XERIAL_BLOCK_SIZE]))
+        block = bytes(_cramjam().snappy.compress_raw(data[start : start + _XERIAL_BLOCK_SIZE]))
         out += struct.pack(">i", len(block))
         out += block
     return bytes(out)
@@ -220,12 +210,12 @@ def _snappy_decompress(data: bytes, max_size: int | None = None) -> bytes:
         return _xerial_decompress(data, max_size)
     if data.startswith(_SNAPPY_FRAMING_MAGIC):
         if max_size is None:
-            return bytes(cramjam.snappy.decompress(data))
-        return _decompress_bounded(SNAPPY, cramjam.snappy.decompress_into, data, max_size)
-    if max_size is not None and cramjam.snappy.decompress_raw_len(data) > max_size:
+            return bytes(_cramjam().snappy.decompress(data))
+        return _decompress_bounded(SNAPPY, _cramjam().snappy.decompress_into, data, max_size)
+    if max_size is not None and _cramjam().snappy.decompress_raw_len(data) > max_size:
         # a raw snappy block declares its length up front: refuse before allocating
         raise DecompressedTooLarge(SNAPPY, max_size, _raw_snappy_prefix(data, max_size))
-    return bytes(cramjam.snappy.decompress_raw(data))
+    return bytes(_cramjam().snappy.decompress_raw(data))
 
 
 def _raw_snappy_prefix(data: bytes, max_size: int) -> bytes:
@@ -251,10 +241,10 @@ def _xerial_decompress(data: bytes, max_size: int | None = None) -> bytes:
         if length < 0 or pos + length > n:
             raise CompressionError(SNAPPY, f"snappy: xerial block of {length} bytes at {pos - 4} exceeds the stream")
         block = data[pos : pos + length]
-        if max_size is not None and len(out) + cramjam.snappy.decompress_raw_len(block) > max_size:
+        if max_size is not None and len(out) + _cramjam().snappy.decompress_raw_len(block) > max_size:
             out += _raw_snappy_prefix(block, max_size - len(out))
             raise DecompressedTooLarge(SNAPPY, max_size, bytes(out))
-        out += cramjam.snappy.decompress_raw(block)
+        out += _cramjam().snappy.decompress_raw(block)
         pos += length
     return bytes(out)
 
@@ -268,7 +258,7 @@ def xxh32(data: bytes) -> int:
     cramjam exposes no hash function, but an LZ4 frame with the content-checksum flag ends
     with XXH32(content) little-endian: this avoids a hand-written hash.
     """
-    compressor = cramjam.lz4.Compressor(content_checksum=True)
+    compressor = _cramjam().lz4.Compressor(content_checksum=True)
     compressor.compress(bytes(data))
     frame = bytes(compressor.finish())
     return int.from_bytes(frame[-4:], "little")
@@ -290,7 +280,7 @@ def _lz4_descriptor_end(frame: bytes | bytearray) -> int:
 
 
 def _lz4_compress(data: bytes, broken_checksum: bool) -> bytes:
-    compressor = cramjam.lz4.Compressor(block_linked=False, content_checksum=False)
+    compressor = _cramjam().lz4.Compressor(block_linked=False, content_checksum=False)
     compressor.compress(data)
     frame = bytearray(compressor.finish())
     if broken_checksum:
