@@ -37,6 +37,13 @@ test after the first meets), median of ``--warm`` starts per way, the ways takin
 The warm ``bare trio server`` row is the floor again: on a trio loop kept running in a thread
 (as ``run_in_thread()`` keeps one), a listener opened and served by one task, answering the
 bytes fakebroker answered; its stop cancels that task. It cannot serve a real client.
+
+The warm ``bare trio socket (least)`` row is the least a trio loop can do: the listening
+socket is made in the test's thread, so nothing waits for the loop, and one task on the kept
+loop accepts on that raw trio socket and answers the same bytes, with no stream, listener or
+nursery of its own; its stop is the task ending once the client closes. Where uvloop is
+installed (``pip install uvloop``; nothing else here needs it), ``the same on uvloop`` is that
+server on an asyncio loop written in C, which trio cannot use: what a native loop would give.
 """
 
 from __future__ import annotations
@@ -210,6 +217,76 @@ def floor_raw():
     return answered - started, time.perf_counter() - started
 
 
+def least_raw():
+    started = time.perf_counter()
+    listening = socket.socket()  # made here, so the loop is not waited for
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(128)
+    stopped = threading.Event()
+
+    async def serve():
+        try:
+            with trio.socket.from_stdlib_socket(listening) as sock:
+                conn, _ = await sock.accept()
+            with conn:
+                while await conn.recv(65536):
+                    sent = 0
+                    while sent < len(floor_answer):
+                        sent += await conn.send(floor_answer[sent:])
+        finally:
+            stopped.set()
+
+    floor_token.run_sync_soon(floor_nursery.start_soon, serve)
+    assert metadata(f"127.0.0.1:{{listening.getsockname()[1]}}") == floor_answer
+    answered = time.perf_counter()
+    stopped.wait()  # the client's close ends the task
+    return answered - started, time.perf_counter() - started
+
+
+try:  # optional: the same least server on a native asyncio loop, which trio cannot use
+    import asyncio
+    import uvloop
+except ImportError:
+    uvloop = None
+else:
+    uv_ready = []
+
+    def uv_thread():
+        loop = uvloop.new_event_loop()
+        uv_ready.append(loop)
+        loop.run_forever()
+
+    threading.Thread(target=uv_thread, daemon=True).start()
+    while not uv_ready:
+        time.sleep(0.001)
+
+
+def uvloop_raw():
+    started = time.perf_counter()
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(128)
+    listening.setblocking(False)
+    stopped = threading.Event()
+    loop = uv_ready[0]
+
+    async def serve():
+        try:
+            with listening:
+                conn, _ = await loop.sock_accept(listening)
+            with conn:
+                while await loop.sock_recv(conn, 65536):
+                    await loop.sock_sendall(conn, floor_answer)
+        finally:
+            stopped.set()
+
+    loop.call_soon_threadsafe(loop.create_task, serve())
+    assert metadata(f"127.0.0.1:{{listening.getsockname()[1]}}") == floor_answer
+    answered = time.perf_counter()
+    stopped.wait()
+    return answered - started, time.perf_counter() - started
+
+
 def fakebroker_client():
     started = time.perf_counter()
     with FakeCluster().run_in_thread() as cluster:
@@ -232,11 +309,13 @@ def mock_client():
 with FakeCluster().run_in_thread() as cluster:  # what the floor answers: fakebroker's bytes
     floor_answer = metadata(cluster.bootstrap_servers)
 figures = {{way: [] for way in ("fb_meta", "fb_cycle", "fb_client", "mock_meta", "mock_cycle", "mock_client")}}
-figures.update(floor_meta=[], floor_cycle=[])
+figures.update(floor_meta=[], floor_cycle=[], least_meta=[], least_cycle=[])
 for run in range(RUNS + 1):  # run 0 starts the first cluster of the process, untimed
     fb = fakebroker_raw(), fakebroker_client()
     mock = mock_raw(), mock_client()
     floor = floor_raw()
+    least = least_raw()
+    native = uvloop_raw() if uvloop is not None else None
     if run:
         for prefix, ((meta, cycle), client) in (("fb", fb), ("mock", mock)):
             figures[prefix + "_meta"].append(meta)
@@ -244,6 +323,11 @@ for run in range(RUNS + 1):  # run 0 starts the first cluster of the process, un
             figures[prefix + "_client"].append(client)
         figures["floor_meta"].append(floor[0])
         figures["floor_cycle"].append(floor[1])
+        figures["least_meta"].append(least[0])
+        figures["least_cycle"].append(least[1])
+        if native is not None:
+            figures.setdefault("uvloop_meta", []).append(native[0])
+            figures.setdefault("uvloop_cycle", []).append(native[1])
 for way, xs in figures.items():
     print(way, statistics.median(xs), min(xs))
 import fakebroker
@@ -407,8 +491,12 @@ def main() -> None:
     for label, figures in warm.items():
         row(f"librdkafka mock (with {label})", figures, "mock_")
     row("bare trio server (floor)", warm["this tree"], "floor_")
+    row("bare trio socket (least)", warm["this tree"], "least_")
+    if "uvloop_meta" in warm["this tree"]:
+        row("the same on uvloop (asyncio)", warm["this tree"], "uvloop_")
     ours = warm["this tree"]
     print(f"warm_floor_ratio_mock: {ours['floor_meta'][0] / ours['mock_meta'][0]:.2f}")
+    print(f"warm_least_ratio_mock: {ours['least_meta'][0] / ours['mock_meta'][0]:.2f}")
     print(f"warm_start_ratio_floor: {ours['fb_meta'][0] / ours['floor_meta'][0]:.2f}")
     print(f"warm_start_ratio_mock: {ours['fb_meta'][0] / ours['mock_meta'][0]:.2f}")
 
