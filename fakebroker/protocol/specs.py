@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from . import spec_cache
+from . import spec_files
+from .spec_files import SPEC_SETS
 
-SPEC_SETS = ("message-4.4", "message", "message-3.9")  # newest first: it wins where several define a version
 # the spec sets each Kafka release reads, newest first (a release uses the first file that has a message)
 RELEASE_SPEC_SETS: dict[str, tuple[str, ...]] = {
     "4.4": ("message-4.4", "message"),
@@ -101,8 +101,8 @@ def load_spec_set(folder: str) -> dict[str, Spec]:
 
 
 @cache
-def _raw_specs() -> spec_cache.Raw:
-    return spec_cache.load(SPEC_SETS)  # parsed JSON of every shipped set, from the cache file when it is good
+def _raw_specs() -> spec_files.Raw:
+    return spec_files.load(SPEC_SETS)  # every shipped set, from the shipped parsed file when it is good
 
 
 @dataclass

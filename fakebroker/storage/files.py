@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import uuid
 from collections import OrderedDict
@@ -150,8 +151,6 @@ class DataDir:
         path = self.path / META_FILE
         if not path.exists():
             return None
-        import json  # only with a data directory: importing it costs every start 1 ms
-
         try:
             return json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -161,8 +160,6 @@ class DataDir:
         """Replace the metadata file atomically (a crash leaves the old or the new one)."""
         path = self.path / META_FILE
         tmp = path.with_suffix(".tmp")
-        import json
-
         tmp.write_text(json.dumps(meta, separators=(",", ":")))
         os.replace(tmp, path)
 

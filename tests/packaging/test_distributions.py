@@ -13,6 +13,8 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 from subprocess import PIPE
 
@@ -108,6 +110,11 @@ def test_both_distributions_pass_twine_check(dists):
     ]
     out = checked(sys.executable, "-m", "twine", "check", "--strict", *sorted(dists.iterdir()))
     assert out.count("PASSED") == 4
+    parsed = "fakebroker/protocol/specs/parsed.json"
+    with zipfile.ZipFile(dists / "fakebroker-0.1.0-py3-none-any.whl") as whl:
+        assert parsed in whl.namelist()
+    with tarfile.open(dists / "fakebroker-0.1.0.tar.gz") as sdist:
+        assert f"fakebroker-0.1.0/{parsed}" in sdist.getnames()
 
 
 def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
@@ -132,6 +139,14 @@ def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
     # installed, not editable: the venv's fakebroker is the wheel's
     where = checked(python, "-c", "import fakebroker, pytest_fakebroker; print(fakebroker.__file__)", cwd=project)
     assert str(tmp_path / "venv") in where
+    # the specs are read parsed from the wheel, not parsed from the spec files at every start
+    shipped = (
+        "from fakebroker.protocol import spec_files as f\n"
+        "f.parse_folders = None  # a fallback to parsing would fail here\n"
+        "from fakebroker.protocol import messages\n"
+        "print(f.parsed_file().is_file(), len(messages.all_message_names()) > 80)"
+    )
+    assert checked(python, "-c", shipped, cwd=project) == "True True\n"
     assert checked(tmp_path / "venv" / "bin" / "fakebroker", "--version", cwd=project) == "fakebroker 0.1.0\n"
     # typed: a type checker sees FakeCluster's real signature through the lazy top-level name
     (project / "typed.py").write_text(
