@@ -47,7 +47,7 @@ def test_a_cut_short_file_falls_back_to_the_spec_files(tmp_path, monkeypatch):
     assert spec_files.load(SPEC_SETS) == spec_files.parse_folders(SPEC_SETS)
 
 
-def test_the_script_checks_and_rewrites_the_file():
+def test_the_script_checks_the_file_and_refuses_an_unknown_flag():
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "parsed_specs.py"), "--check"], capture_output=True, text=True
     )
