@@ -219,34 +219,40 @@ def floor_raw():
     return answered - started, time.perf_counter() - started
 
 
-def least_raw():
+def least_start(spawn):
+    # a listener bound here and handed to `spawn`, which must not wait for its loop; then a
+    # Metadata request, and the wait for the server's task to end (the client's close ends it)
     started = time.perf_counter()
-    listening = socket.socket()  # made here, so the loop is not waited for
+    listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
     listening.listen(128)
+    listening.setblocking(False)
     stopped = threading.Event()
-
-    async def serve():
-        try:
-            with trio.socket.from_stdlib_socket(listening) as sock:
-                conn, _ = await sock.accept()
-            with conn:
-                while await conn.recv(65536):
-                    sent = 0
-                    while sent < len(floor_answer):
-                        sent += await conn.send(floor_answer[sent:])
-        finally:
-            stopped.set()
-
-    floor_token.run_sync_soon(floor_nursery.start_soon, serve)
+    spawn(listening, stopped)
     assert metadata(f"127.0.0.1:{{listening.getsockname()[1]}}") == floor_answer
     answered = time.perf_counter()
-    stopped.wait()  # the client's close ends the task
+    stopped.wait()
     return answered - started, time.perf_counter() - started
 
 
+async def least_trio(listening, stopped):
+    try:
+        with trio.socket.from_stdlib_socket(listening) as sock:
+            conn, _ = await sock.accept()
+        with conn:
+            while await conn.recv(65536):
+                sent = 0
+                while sent < len(floor_answer):
+                    sent += await conn.send(floor_answer[sent:])
+    finally:
+        stopped.set()
+
+
+def least_raw():
+    return least_start(lambda *args: floor_token.run_sync_soon(floor_nursery.start_soon, least_trio, *args))
+
+
 try:  # optional: the same least server on a native asyncio loop, which trio cannot use
-    import asyncio
     import uvloop
 except ImportError:
     uvloop = None
@@ -263,30 +269,20 @@ else:
         time.sleep(0.001)
 
 
-def uvloop_raw():
-    started = time.perf_counter()
-    listening = socket.socket()
-    listening.bind(("127.0.0.1", 0))
-    listening.listen(128)
-    listening.setblocking(False)
-    stopped = threading.Event()
+async def least_uvloop(listening, stopped):
     loop = uv_ready[0]
+    try:
+        with listening:
+            conn, _ = await loop.sock_accept(listening)
+        with conn:
+            while await loop.sock_recv(conn, 65536):
+                await loop.sock_sendall(conn, floor_answer)
+    finally:
+        stopped.set()
 
-    async def serve():
-        try:
-            with listening:
-                conn, _ = await loop.sock_accept(listening)
-            with conn:
-                while await loop.sock_recv(conn, 65536):
-                    await loop.sock_sendall(conn, floor_answer)
-        finally:
-            stopped.set()
 
-    loop.call_soon_threadsafe(loop.create_task, serve())
-    assert metadata(f"127.0.0.1:{{listening.getsockname()[1]}}") == floor_answer
-    answered = time.perf_counter()
-    stopped.wait()
-    return answered - started, time.perf_counter() - started
+def uvloop_raw():
+    return least_start(lambda *args: uv_ready[0].call_soon_threadsafe(uv_ready[0].create_task, least_uvloop(*args)))
 
 
 def fakebroker_client():
