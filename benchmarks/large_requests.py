@@ -1,6 +1,6 @@
 """How long a small request waits behind one large valid request on another connection.
 
-    python benchmarks/large_requests.py [--count 50000] [--baseline /work/main]
+    python benchmarks/large_requests.py [--count 50000] [--bomb-records 7700000] [--baseline /work/main]
 
 Large requests: a Produce of one one-record batch to each of ``--count`` partitions, a
 Metadata auto-creating ``--count`` topics, a CreateTopics (v7) of ``--count`` one-partition
@@ -26,6 +26,26 @@ except ImportError:  # run as a script: this folder is first on sys.path
 
 HERE = Path(__file__).resolve().parent.parent
 CREATE_CAP = 10_000  # one-partition topics one CreateTopics may create
+BOMB_BATCHES = 8  # partitions of the record bomb, each one batch
+
+
+def bomb_batch(count: int) -> bytes:
+    """A zstd v2 batch of ``count`` records alternating a null and an empty value."""
+    import struct
+
+    import crc32c
+
+    from fakebroker.protocol import compression, records
+
+    section = (b"\x0c\x00\x00\x00\x01\x01\x00\x0c\x00\x00\x00\x01\x00\x00" * (count // 2 + 1))[: 7 * count]
+    payload = compression.compress(compression.ZSTD, section)
+    header = bytearray(records.build_batch([(None, b"x")])[: records.RECORD_BATCH_OVERHEAD])
+    header[8:12] = struct.pack(">i", records.RECORD_BATCH_OVERHEAD - 12 + len(payload))
+    header[21:23] = struct.pack(">h", compression.ZSTD)
+    header[23:27] = struct.pack(">i", count - 1)
+    header[57:61] = struct.pack(">i", count)
+    header[17:21] = struct.pack(">I", crc32c.crc32c(payload, crc32c.crc32c(bytes(header[21:]))))
+    return bytes(header) + payload
 
 
 def worker(kind: str, count: int) -> dict:
@@ -36,6 +56,8 @@ def worker(kind: str, count: int) -> dict:
     per = 1000  # partitions per topic (a creation of more is refused)
     names = [f"wide-{t}" for t in range((count + per - 1) // per)]
     topics = {name: per for name in names} if kind == "produce" else {}
+    if kind == "bomb":
+        topics = {"bombed": BOMB_BATCHES}
     if kind == "delete":
         topics = {f"doomed-{i}": 1 for i in range(count)}
     with FakeCluster(topics=topics).run_in_thread() as cluster:
@@ -50,6 +72,16 @@ def worker(kind: str, count: int) -> dict:
                 "timeout_ms": 60_000,
                 "transactional_id": None,
                 "topic_data": data,
+            }
+        elif kind == "bomb":
+            batch = bomb_batch(count)
+            parts = [{"index": i, "records": batch} for i in range(BOMB_BATCHES)]
+            key, version = 0, 9
+            body = {
+                "acks": -1,
+                "timeout_ms": 60_000,
+                "transactional_id": None,
+                "topic_data": [{"name": "bombed", "partition_data": parts}],
             }
         elif kind == "metadata":
             key, version = 3, 12
@@ -89,7 +121,10 @@ def worker(kind: str, count: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=50_000)
-    parser.add_argument("--only", action="append", help="run only these kinds (produce, metadata, create, delete)")
+    parser.add_argument("--bomb-records", type=int, default=7_700_000, help="records in each batch of the bomb")
+    parser.add_argument(
+        "--only", action="append", help="run only these kinds (produce, metadata, create, delete, bomb)"
+    )
     parser.add_argument("--baseline", help="another checkout to measure first (e.g. /work/main)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -103,11 +138,13 @@ def main() -> None:
         ("metadata", f"Metadata creating {args.count:,}"),
         ("create", f"CreateTopics of {min(args.count, CREATE_CAP):,}"),
         ("delete", f"DeleteTopics of {args.count:,}"),
+        ("bomb", f"Produce {BOMB_BATCHES} x {args.bomb_records / 1e6:.1f}M records"),
     ):
         if args.only and kind not in args.only:
             continue
+        count = args.bomb_records if kind == "bomb" else args.count
         for name, tree in trees:
-            r = run_cell(__file__, tree, "--worker", kind, "--count", str(args.count))
+            r = run_cell(__file__, tree, "--worker", kind, "--count", str(count))
             print(f"{name:<12}{label:<32}{r['big_s']:>14.2f}{r['worst_small_ms']:>22.0f}{r['smalls']:>8}")
 
 

@@ -93,32 +93,47 @@ SLICE = 500  # a request naming more topics or partitions than this is worked ou
 STEP = 50
 
 
+# What a Steps generator yields: None at a point where it may pause, or a job: a call that
+# touches no state and may take long (checking a compressed batch of millions of records),
+# which the server runs off its event loop and whose value it sends back into the generator.
+Job = Callable[[], Any]
+StepsGenerator = Generator[Job | None, Any, Any]
+
+
 @dataclass
 class Steps:
     """A long answer worked out in slices (a Produce to 50,000 partitions, a Metadata creating
     50,000 topics): ``steps`` yields every ``STEP`` items and returns the answer; the server
     runs it a few ms at a time and lets every other connection run between two slices, so one
-    large request stalls nobody."""
+    large request stalls nobody. ``job``, when set, is the job ``steps`` yielded last and
+    waits for (see :data:`Job`)."""
 
-    steps: Generator[None, None, Any]
+    steps: StepsGenerator
+    job: Job | None = None
 
     def finish(self) -> Any:
-        """Every slice at once, and the answer (for a caller that lets nobody else run between)."""
-        return _run(self.steps)
+        """Every slice at once, jobs included, and the answer (for a caller that lets nobody
+        else run between)."""
+        try:
+            job = self.job
+            while True:
+                job = self.steps.send(job()) if job is not None else next(self.steps)
+        except StopIteration as done:
+            return done.value
 
 
-def _run(steps: Generator[None, None, Any]) -> Any:
+def in_steps(steps: StepsGenerator, size: int) -> Any:
+    """The answer at once when the request is small (``size`` items, one slice) and needs no
+    job, else :class:`Steps` for the server to run slice by slice."""
+    if size > SLICE:
+        return Steps(steps)
     try:
         while True:
-            next(steps)
+            job = next(steps)
+            if job is not None:
+                return Steps(steps, job)
     except StopIteration as done:
         return done.value
-
-
-def in_steps(steps: Generator[None, None, Any], size: int) -> Any:
-    """The answer at once when the request is small (``size`` items, one slice), else
-    :class:`Steps` for the server to run slice by slice."""
-    return Steps(steps) if size > SLICE else _run(steps)
 
 
 class _NoResponse:

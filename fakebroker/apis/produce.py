@@ -3,11 +3,12 @@ are the core's (``ClusterState.append``)."""
 
 from __future__ import annotations
 
+from ..core.appends import Checked
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, response_type
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
-from .context import NO_RESPONSE, STEP, CloseInstead, RequestContext, in_steps
+from .context import NO_RESPONSE, STEP, CloseInstead, Job, RequestContext, in_steps
 from .registry import api
 
 _TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
@@ -48,7 +49,11 @@ def _handle(ctx: RequestContext, request: Message):
             if refused:
                 parts.append(_error(pdata.index, refused))
                 continue
-            result = _append(ctx, request, name, pdata.index, pdata.records)
+            try:
+                result = _append(ctx, request, name, pdata.index, pdata.records)
+            except rec.OverBudget:  # too costly to check on the loop: on a worker thread, then again
+                checked = yield _check(ctx, name, pdata.index, pdata.records)
+                result = _append(ctx, request, name, pdata.index, pdata.records, checked)
             if result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and result.current_leader.leader_id >= 0:
                 leaders.add(result.current_leader.leader_id)
             parts.append(result)
@@ -114,7 +119,23 @@ def _error(index: int, error: ErrorCode, message: str | None = None, **extra) ->
     return _PARTITION(index=index, error_code=error, **values)
 
 
-def _append(ctx: RequestContext, request: Message, topic: str | None, index: int, data: bytes | None) -> Message:
+def _check(ctx: RequestContext, topic: str | None, index: int, data: bytes | None) -> Job:
+    """The job that validates records :func:`_append` found too costly to check on the loop."""
+    assert topic is not None  # OverBudget comes from the append, after every other check
+    partition = ctx.cluster.topics[topic].partitions[index]
+    return ctx.cluster.produce_check(partition, data, produce_version=ctx.api_version, now_ms=ctx.now_ms)
+
+
+def _append(
+    ctx: RequestContext,
+    request: Message,
+    topic: str | None,
+    index: int,
+    data: bytes | None,
+    checked: Checked | None = None,
+) -> Message:
+    """One partition's answer. Its checks run again after a job (``checked`` set): while the
+    records were checked elsewhere the topic may have gone or its leader moved."""
     if topic is None:
         unknown = ErrorCode.UNKNOWN_TOPIC_ID if ctx.api_version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return _error(index, unknown)
@@ -131,7 +152,12 @@ def _append(ctx: RequestContext, request: Message, topic: str | None, index: int
         # ReplicaManager.appendToLocalLog: clients may not append to an internal topic
         return _error(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     result = ctx.cluster.append(
-        partition, data, produce_version=ctx.api_version, transactional_id=request.transactional_id, now_ms=ctx.now_ms
+        partition,
+        data,
+        produce_version=ctx.api_version,
+        transactional_id=request.transactional_id,
+        now_ms=ctx.now_ms,
+        checked=checked,
     )
     if result.appended:
         ctx.data_changed(topic, index)  # wakes only the fetches parked on this partition

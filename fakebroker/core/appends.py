@@ -41,7 +41,7 @@ class AppendResult(NamedTuple):  # a tuple: made on every Produce, and a frozen 
 
 
 @dataclass(frozen=True, slots=True)
-class _ProduceLimits:
+class ProduceLimits:
     """The topic settings every append reads, read once per change of any setting."""
 
     log_append_time: bool
@@ -52,7 +52,7 @@ class _ProduceLimits:
     max_record_size: int
 
     @classmethod
-    def of(cls, config: TopicConfig) -> _ProduceLimits:
+    def of(cls, config: TopicConfig) -> ProduceLimits:
         return cls(
             config.get("message.timestamp.type") == "LogAppendTime",
             "compact" in config.get("cleanup.policy"),
@@ -68,6 +68,52 @@ TxnVerifier = Callable[[int, int], ErrorCode]
 NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message with INVALID_TXN_STATE
 
 
+# What validating one partition's records may cost on the broker's event loop: a few ms at
+# most (1 MiB decompressed, or 2,048 records not of one layout, walked in Python). Records that
+# need more (a compressed batch of millions of tiny records is within every limit) are checked
+# on a worker thread instead (``check_batches``), so nobody else waits for them.
+LOOP_BUDGET = rec.LoopBudget(bytes=1024 * 1024, records=2048)
+Checked = list[rec.BatchHeader] | rec.RecordsError  # check_batches' verdict
+
+
+def produce_limits(config: TopicConfig) -> ProduceLimits:
+    """The topic settings produce validation reads, as one immutable value."""
+    return config.derived("produce", ProduceLimits.of)
+
+
+def check_batches(
+    partition: Partition,
+    limits: ProduceLimits,
+    data: bytes | None,
+    *,
+    produce_version: int,
+    now_ms: int,
+    budget: rec.LoopBudget | None = None,
+) -> Checked:
+    """Kafka's produce-time validation of ``data`` for ``partition`` under ``limits``: the
+    headers of the batches to append, or the error. Pure and reads nothing that changes, so it
+    may run on any thread; with ``budget``, raises :class:`~..protocol.records.OverBudget`
+    instead of doing more work than it allows."""
+    try:
+        return rec.checked_produce_headers(  # validate_produce_records' verdict, building no records
+            data or b"",
+            produce_version=produce_version,
+            compacted=limits.compacted,
+            max_message_size=limits.max_message_size,
+            # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
+            now=now_ms,
+            message_timestamp_type=rec.LOG_APPEND_TIME if limits.log_append_time else rec.CREATE_TIME,
+            timestamp_before_max_ms=limits.before_max_ms,
+            timestamp_after_max_ms=limits.after_max_ms,
+            topic_partition=f"{partition.topic}-{partition.index}",
+            # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
+            max_record_size=limits.max_record_size,
+            budget=budget,
+        )
+    except rec.RecordsError as exc:
+        return exc
+
+
 def append_batches(
     events: EventLog,
     partition: Partition,
@@ -78,31 +124,26 @@ def append_batches(
     transactional_id: str | None,
     now_ms: int,
     verify_txn: TxnVerifier | None = None,
+    checked: Checked | None = None,
 ) -> AppendResult:
     """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it.
+
+    Validation runs here within :data:`LOOP_BUDGET` (beyond it
+    :class:`~..protocol.records.OverBudget` is raised, and the caller passes ``checked``, the
+    verdict of :func:`check_batches` run elsewhere, on a second call).
 
     A transaction's first batch in the partition is checked with its coordinator first
     (``verify_txn``, KIP-890), so a zombie or a producer that never added the partition
     cannot leave an open transaction behind."""
     topic, index = partition.topic, partition.index
-    limits = config.derived("produce", _ProduceLimits.of)
+    limits = produce_limits(config)
     log_append_time = limits.log_append_time
-    try:
-        headers = rec.checked_produce_headers(  # validate_produce_records' verdict, building no records
-            data or b"",
-            produce_version=produce_version,
-            compacted=limits.compacted,
-            max_message_size=limits.max_message_size,
-            # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
-            now=now_ms,
-            message_timestamp_type=rec.LOG_APPEND_TIME if log_append_time else rec.CREATE_TIME,
-            timestamp_before_max_ms=limits.before_max_ms,
-            timestamp_after_max_ms=limits.after_max_ms,
-            topic_partition=f"{topic}-{index}",
-            # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
-            max_record_size=limits.max_record_size,
+    if checked is None:
+        checked = check_batches(
+            partition, limits, data, produce_version=produce_version, now_ms=now_ms, budget=LOOP_BUDGET
         )
-    except rec.RecordsError as exc:
+    if isinstance(checked, rec.RecordsError):
+        exc = checked
         code = next(code for kind, code in _RECORD_ERRORS if isinstance(exc, kind))
         record_errors = tuple(getattr(exc, "record_errors", None) or ())
         if not record_errors and exc.record_index is not None:
@@ -122,7 +163,7 @@ def append_batches(
     payload = data or b""
     log = partition.log
     base_offset = append_time = -1
-    for header in headers:
+    for header in checked:
         if header.has_producer_id:
             if transactional_id is None and header.is_transactional:
                 return AppendResult(ErrorCode.INVALID_RECORD, "Transactional records need a transactional id")

@@ -8,13 +8,14 @@ event; handlers and the facade call these methods and never edit the state behin
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
 from . import topic_layout
-from .appends import AppendResult, append_batches
+from .appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
 from .event_ring import DEFAULT_CAPACITY
 from .events import EventLog
@@ -421,8 +422,11 @@ class ClusterState:
         produce_version: int,
         transactional_id: str | None,
         now_ms: int,
+        checked: Checked | None = None,
     ) -> AppendResult:
-        """Validate and append produced batches to a partition this broker leads."""
+        """Validate and append produced batches to a partition this broker leads. Records too
+        costly to check here raise :class:`~..protocol.records.OverBudget`: the caller then
+        runs :meth:`produce_check` where it may take long and calls again with its verdict."""
         verify = None
         if transactional_id:
 
@@ -438,7 +442,16 @@ class ClusterState:
             transactional_id=transactional_id,
             now_ms=now_ms,
             verify_txn=verify,
+            checked=checked,
         )
+
+    def produce_check(
+        self, partition: Partition, data: bytes | None, *, produce_version: int, now_ms: int
+    ) -> Callable[[], Checked]:
+        """The validation of :meth:`append` as a call without a budget that touches no state,
+        for a worker thread; its verdict goes to :meth:`append` as ``checked``."""
+        limits = produce_limits(self.topics[partition.topic].config)
+        return functools.partial(check_batches, partition, limits, data, produce_version=produce_version, now_ms=now_ms)
 
     def ask_txn_coordinator(
         self, tid: str, producer_id: int, epoch: int, tp: tuple[str, int], now_ms: int, *, adds: bool

@@ -17,12 +17,14 @@ from .runtime import Runtime
 
 log = logging.getLogger("fakebroker")
 STEP_BUDGET_S = 0.005  # CPU time a long handler gets before every other connection runs again
+JOB_THREADS = 1  # worker threads per broker for handlers' long jobs (see HandlerStage._job_limiter)
 
 
 class HandlerStage:
     def __init__(self, runtime: Runtime, broker_id: int):
         self.runtime = runtime
         self.broker_id = broker_id
+        self._jobs: anyio.CapacityLimiter | None = None
 
     async def __call__(self, exchange: Exchange, body: Message) -> Result:
         runtime = self.runtime
@@ -66,22 +68,37 @@ class HandlerStage:
 
     async def _steps(self, exchange: Exchange, ctx: RequestContext, steps: Steps) -> Result:
         """Run a long handler a few ms at a time (``STEP_BUDGET_S``), letting every other
-        connection (and the ticker) run between two slices; what each slice changed is told at once."""
+        connection (and the ticker) run between two slices; what each slice changed is told at
+        once. A job it yields runs on a worker thread while the loop goes on with the others."""
         if exchange.flush is not None:  # a long answer: the ones before it go out first
             await exchange.flush()
+        job = steps.job
         while True:
             budget = time.perf_counter() + STEP_BUDGET_S
             try:
-                next(steps.steps)
-                while time.perf_counter() < budget:
-                    next(steps.steps)
+                if job is not None:
+                    # a job touches no state: a stopping broker need not wait for it to end
+                    value = await anyio.to_thread.run_sync(job, limiter=self._job_limiter(), abandon_on_cancel=True)
+                    job = steps.steps.send(value)
+                else:
+                    job = next(steps.steps)
+                while job is None and time.perf_counter() < budget:
+                    job = next(steps.steps)
             except StopIteration as done:
                 return done.value
             except Exception as exc:  # a handler bug must not take the broker down
                 raise self._failed(exchange, exc) from exc
             self.runtime.settle(data_changed=ctx.effects.data_changed, partitions=ctx.effects.partitions)
             ctx.effects.data_changed, ctx.effects.partitions = False, set()
-            await anyio.sleep(0)
+            if job is None:
+                await anyio.sleep(0)
+
+    def _job_limiter(self) -> anyio.CapacityLimiter:
+        """One worker thread per broker for handlers' jobs: each holds the GIL while it runs,
+        and the loop gets it back every few ms only while it competes with few threads."""
+        if self._jobs is None:
+            self._jobs = anyio.CapacityLimiter(JOB_THREADS)
+        return self._jobs
 
     async def _wait(self, wait: Wait) -> Message:
         runtime = self.runtime

@@ -58,6 +58,8 @@ from .errors import (
     CorruptRecordsError,
     InvalidRecordError,
     InvalidTimestampError,
+    LoopBudget,
+    OverBudget,
     RecordsError,
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
@@ -130,6 +132,8 @@ __all__ = [
     "InvalidTimestampError",
     "UnsupportedCompressionTypeError",
     "RecordTooLargeError",
+    "OverBudget",
+    "LoopBudget",
     # reading
     "iter_batch_headers",
     "read_batches",

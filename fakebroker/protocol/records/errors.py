@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 # --------------------------------------------------------------------------------------------
 # Errors
@@ -88,3 +88,17 @@ class RecordTooLargeError(RecordsError):
 
     error_code = 10
     error_name = "MESSAGE_TOO_LARGE"
+
+
+class OverBudget(Exception):
+    """Not a verdict: checking these records would take longer than the caller's
+    :class:`LoopBudget` allows (the broker then checks them again off its event loop)."""
+
+
+class LoopBudget(NamedTuple):
+    """How much produce validation may do where it holds everybody up (the broker's event loop):
+    at most ``bytes`` of a records section (decompressed), and at most ``records`` records read
+    one by one (a section of one layout is checked in one C pass and does not count)."""
+
+    bytes: int
+    records: int

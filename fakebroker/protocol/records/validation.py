@@ -10,12 +10,14 @@ from construct import ConstructError
 
 from .. import compression as _compression
 from . import crc as _crc
-from .batch import RecordBatch, _decode_compressed, _decode_v2
-from .entries import BatchHeader, _safe, iter_batch_headers, verify_crc
+from .batch import RecordBatch, _decode_compressed, _decode_v2, _DecompressedTooLarge
+from .entries import BatchHeader, _decompress, _safe, iter_batch_headers, verify_crc
 from .errors import (
     CorruptRecordsError,
     InvalidRecordError,
     InvalidTimestampError,
+    LoopBudget,
+    OverBudget,
     RecordsError,
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
@@ -146,10 +148,18 @@ def checked_produce_headers(
     topic_partition: str = "",
     max_record_size: int | None = None,
     max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+    budget: LoopBudget | None = None,
 ) -> list[BatchHeader]:
     """:func:`check_produce_records`, returning the headers of the entries it passed (a trailing
-    partial entry left out), so that the append need not walk them again."""
+    partial entry left out), so that the append need not walk them again.
+
+    With ``budget``, records that would cost more than it allows to check raise
+    :class:`.errors.OverBudget` (no verdict) after at most ``budget.bytes`` of work: more
+    bytes than that, or decompressing to more, or more records than ``budget.records`` not all
+    of one layout."""
     blob = _safe(data)
+    if budget is not None and len(blob) > budget.bytes:
+        raise OverBudget(f"{len(blob)} bytes of records")
     # nearly every partition: one whole v2 batch that passes every batch-level check of
     # _validate (steps 1-3), so only its records are left to walk
     one = _one_clean_v2_batch(blob, produce_version, max_message_size)
@@ -167,7 +177,7 @@ def checked_produce_headers(
             one.timestamp_type,
         )
         try:
-            _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules), 0)
+            _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules, budget), 0)
         except RecordsError:
             raise
         except _MALFORMED as exc:  # safety net
@@ -186,6 +196,7 @@ def checked_produce_headers(
         topic_partition=topic_partition,
         max_record_size=max_record_size,
         max_decompressed_batch=max_decompressed_batch,
+        budget=budget,
     )
 
 
@@ -203,6 +214,7 @@ def _validate(
     topic_partition: str = "",
     max_record_size: int | None = None,
     max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+    budget: LoopBudget | None = None,
 ) -> list[RecordBatch | LegacyMessage] | None:
     blob = _safe(data)
     tp = f" in topic partition {topic_partition}" if topic_partition else ""
@@ -306,7 +318,7 @@ def _validate(
         entries: list[RecordBatch | LegacyMessage] = []
         for h in headers:
             if h.magic == 2 and not decode:
-                errors = _walk_v2(blob, h, max_record_size, max_decompressed_batch, rules(h))
+                errors = _walk_v2(blob, h, max_record_size, max_decompressed_batch, rules(h), budget)
                 _raise_record_errors(errors, h.position)
             elif h.magic == 2:
                 batch = _decode_v2(
@@ -373,9 +385,15 @@ def _one_clean_v2_batch(blob: bytes, produce_version: int | None, max_message_si
 
 
 def _walk_v2(
-    blob: bytes, header: BatchHeader, max_record_size: int | None, max_decompressed: int, rules: _RecordRules
+    blob: bytes,
+    header: BatchHeader,
+    max_record_size: int | None,
+    max_decompressed: int,
+    rules: _RecordRules,
+    budget: LoopBudget | None = None,
 ) -> list[tuple[int, str, bool]]:
-    """:func:`.batch._decode_v2` without building records: the record-level errors."""
+    """:func:`.batch._decode_v2` without building records: the record-level errors (or
+    :class:`.errors.OverBudget`, see :func:`checked_produce_headers`)."""
     count = header.records_count
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", offset=header.position)
@@ -383,10 +401,17 @@ def _walk_v2(
         return []
     payload = blob[header.position + RECORD_BATCH_OVERHEAD : header.end]
     codec = header.attributes & _COMPRESSION_MASK
+    max_walk = budget.records if budget is not None else None
+    if codec and budget is not None and max_decompressed > budget.bytes:
+        try:  # what fits in the budget decompresses whole, as in _decode_compressed's first try
+            raw = _decompress(codec, payload, header.position, 2, max_size=budget.bytes)
+        except _DecompressedTooLarge:
+            raise OverBudget(f"records decompressing to more than {budget.bytes} bytes") from None
+        return _walk_records(raw, count, header.position, max_record_size, rules, max_walk)
     if codec:
-        walk = functools.partial(_walk_records, rules=rules)
+        walk = functools.partial(_walk_records, rules=rules, max_walk=max_walk)
         return _decode_compressed(codec, payload, count, header.position, max_record_size, max_decompressed, walk)
-    return _walk_records(payload, count, header.position, rules=rules)
+    return _walk_records(payload, count, header.position, rules=rules, max_walk=max_walk)
 
 
 def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> None:

@@ -9,7 +9,7 @@ was ~80% of the broker's time on a 1,000-record Produce.
 
 from __future__ import annotations
 
-from .errors import InvalidRecordError
+from .errors import InvalidRecordError, OverBudget
 from .layout import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP
 from .rules import _RecordRules
 from .uniform import uniform_and_clean
@@ -49,15 +49,21 @@ def _walk_records(
     batch_pos: int,
     max_record_size: int | None = None,
     rules: _RecordRules | None = None,
+    max_walk: int | None = None,
 ) -> list[tuple[int, str, bool]]:
     """Walk ``count`` v2 records of ``buf`` exactly as :func:`.record._decode_records` reads
     them, raising its errors; return the record-level errors ``rules`` finds, as
     ``(index, message, is_timestamp)``, for :func:`.validation._raise_record_errors`.
 
     Record-level errors are only collected: a structural error anywhere in the batch wins,
-    as it does when the whole batch is decoded before any record is validated."""
+    as it does when the whole batch is decoded before any record is validated.
+
+    With ``max_walk``, a section of more records than that which is not of one layout raises
+    :class:`.errors.OverBudget` before any is read."""
     if uniform_and_clean(buf, count, max_record_size, rules):  # records of one layout, in one C pass
         return []
+    if max_walk is not None and count > max_walk:
+        raise OverBudget(f"{count} records of mixed layouts")
     n = len(buf)
     pos = 0
     i = 0
