@@ -41,6 +41,16 @@ class FrameDecoder:
         """Bytes received but not yet returned as a frame."""
         return len(self._buffer)
 
+    def pending_size(self) -> int:
+        """The declared size of the frame being received, once its size prefix is in; else 0
+        (also for a size :meth:`next_frame` refuses)."""
+        if self._need is not None:
+            return self._need
+        if len(self._buffer) < 4:
+            return 0
+        size = _size.unpack_from(self._buffer, 0)[0]
+        return size if 0 <= size <= self.max_frame_size else 0
+
     def next_frame(self) -> bytes | None:
         """The next whole frame's payload, or None until more bytes arrive."""
         if self._need is None:

@@ -34,6 +34,7 @@ from ..protocol.errors import ProtocolError
 from ..protocol.framing import FrameDecoder, frame
 from .exchange import CloseConnection
 from .pipeline import Peer, Pipeline
+from .request_memory import SMALL
 
 ENDINGS = (ProtocolError, CloseConnection, anyio.BrokenResourceError, anyio.ClosedResourceError)
 READ_AHEAD = 16  # frames read ahead of the one being processed (a client's pipelined requests)
@@ -63,6 +64,9 @@ class Connection:
         self._parked = False  # the request being processed waits (or waited)
         self._watch_scope: anyio.CancelScope | trio.CancelScope | None = None  # the running watcher's
         self._watch_done: anyio.Event | trio.Event | None = None  # set when that watcher has ended
+        self._memory = pipeline.request_memory  # queued.max.request.bytes
+        self._assembling = 0  # bytes reserved for the frame being received
+        self._reserved: deque[tuple[bytes, int]] = deque()  # received frames holding a reservation
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
         self.last_active = self._now()
@@ -108,6 +112,11 @@ class Connection:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:
+            for _, size in self._reserved:
+                self._memory.release(size)
+            self._memory.release(self._assembling)
+            self._reserved.clear()
+            self._assembling = 0
             with anyio.CancelScope(shield=True):
                 await self.stream.aclose()
 
@@ -153,12 +162,32 @@ class Connection:
             return self._pending.popleft()
         if self._read_error is not None:  # after the frames before it are handled
             raise self._read_error
-        return self._decoder.next_frame()
+        return self._received(self._decoder.next_frame())
+
+    def _received(self, payload: bytes | None) -> bytes | None:
+        """``payload``, the frame the reservation being made was for when it has one."""
+        if payload is not None and self._assembling:
+            self._reserved.append((payload, self._assembling))
+            self._assembling = 0
+        return payload
+
+    async def _reserve(self) -> None:
+        """Before reading a large frame's body: take its size from the broker's request memory
+        (Kafka mutes a connection while its memory pool is spent)."""
+        size = self._decoder.pending_size()
+        if size >= SMALL and not self._assembling:
+            await self._memory.reserve(size)
+            self._assembling = size
+
+    def _done_with(self, payload: bytes) -> None:
+        if self._reserved and self._reserved[0][0] is payload:
+            self._memory.release(self._reserved.popleft()[1])
 
     async def _receive(self) -> bool:
         """Read once between requests; False when the client has left."""
         if self.peer_gone:
             return False
+        await self._reserve()
         try:
             data = await self.stream.receive(65536)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -191,6 +220,7 @@ class Connection:
             try:
                 reply = await self.pipeline.process(payload, self.peer)
             finally:
+                self._done_with(payload)
                 self._in_flight = False
                 # a request ending is activity (Kafka counts its answer's write): idle from now,
                 # not from its arrival, or the reaper may close it before the answer goes out
@@ -242,6 +272,7 @@ class Connection:
 
     async def _read_ahead(self) -> None:
         while len(self._pending) < READ_AHEAD:
+            await self._reserve()
             try:
                 data = await self.stream.receive(65536)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -251,7 +282,7 @@ class Connection:
                 return
             self._decoder.feed(data)
             try:
-                while (payload := self._decoder.next_frame()) is not None:
+                while (payload := self._received(self._decoder.next_frame())) is not None:
                     self.last_active = self._now()
                     self._pending.append(payload)
             except ProtocolError as exc:  # raised after the frames before it are handled

@@ -27,6 +27,7 @@ from .exchange import CloseConnection, Exchange
 from .fault_stage import fault_stage
 from .handler_stage import HandlerStage
 from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, throttle_fetch
+from .request_memory import RequestMemory
 from .runtime import Runtime
 
 PRODUCE, API_VERSIONS = 0, 18
@@ -78,6 +79,7 @@ class Pipeline:
         self.runtime = runtime
         self.broker_id = broker_id
         self.handler_stage = HandlerStage(runtime, broker_id)
+        self.request_memory = RequestMemory(runtime.state.config.get_int("queued.max.request.bytes"))
 
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
         """The response payload for one request payload, or None when none is owed."""
