@@ -17,6 +17,7 @@ reaching the cluster through one :class:`~fakebroker.cluster.proxy.LoopProxy`.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import threading
 import uuid
@@ -37,7 +38,7 @@ from ..server.broker import BrokerServer
 from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
 from ..server.ticker import Ticker
-from ..storage import DataDir, restore, snapshot
+from ..storage import DataDir, Journal, restore, snapshot
 from . import loops
 from .actions import BrokerActions, ClusterUsageError, NetworkActions
 from .checks import check_options, quota_key_hint
@@ -50,7 +51,7 @@ from .views import BrokerView, GroupView, TopicView, broker_views, committed_off
 from .waiting import Waiting
 
 T = TypeVar("T")
-SAVE_META_INTERVAL_S = 1.0  # how often a data directory's metadata file is brought up to date
+log = logging.getLogger("fakebroker")
 
 
 def _cluster_id() -> str:
@@ -85,7 +86,10 @@ class FakeCluster:
     :param data_dir: keep partition logs on disk in this directory (created if missing) as
         segment files, with the topics and committed offsets beside them, so a cluster started
         again on the same directory finds its topics, records and offsets (and its cluster id).
-        Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used.
+        Every answered change is on disk before its answer goes out (a process killed at any
+        moment loses nothing answered); a damaged log is cut at its first bad batch on start.
+        Raises :class:`~fakebroker.storage.DataDirError` if the directory cannot be used (one
+        in use, a file, or partition logs without usable metadata).
     :param advertised_host: the address Metadata and ``bootstrap_servers`` name (default: ``host``
         when it is a concrete address, 127.0.0.1 for 0.0.0.0 and ::1 for ::).
     :param event_log_size: how many events the log keeps (default 100,000; None: all); past it
@@ -133,8 +137,13 @@ class FakeCluster:
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
         self._data_dir = DataDir(data_dir) if data_dir is not None else None
-        self._saved_meta = self._data_dir.read_meta() if self._data_dir is not None else None
-        self._saved_at = -1  # how many events there were when the metadata file was last written
+        self._journal: Journal | None = None  # makes each answered change durable (with a data dir)
+        try:  # a damaged or missing metadata file refuses the directory before anything is touched
+            self._saved_meta = self._data_dir.read_meta() if self._data_dir is not None else None
+        except BaseException:
+            assert self._data_dir is not None
+            self._data_dir.close()
+            raise
         if self._saved_meta and cluster_id is None:
             cluster_id = self._saved_meta.get("cluster_id")
         if max_frame_size == DEFAULT_MAX_FRAME_SIZE:
@@ -195,19 +204,24 @@ class FakeCluster:
                 restore(self.state, self._saved_meta, self.clock.now_ms())
             if self._data_dir is not None:
                 kept = {(t.name, p.index) for t in self.state.topics.values() for p in t.partitions}
-                self._data_dir.remove_others(kept)
+                for name, stray in self._data_dir.set_aside(kept):
+                    log.warning("fakebroker: %s is a log of no partition the metadata names: renamed %s", name, stray)
             if self._warm:
                 self.state.offsets_topic()  # as the first FindCoordinator would create it
             for name, spec in self._initial_topics.items():
                 if name not in self.state.topics:  # a topic kept in the data directory stays as it was
                     self._topics.create(name, spec)
+            if self._data_dir is not None:
+                self._save_meta()  # the restored state, as one snapshot; the journal follows it
+                self._journal = Journal(self.state, self._data_dir.journal, self._save_meta, len(self.state.events))
+                self.runtime.listeners.append(self._journal.on_event)
         except BaseException:
             tg.cancel_scope.cancel()
             await stack.aclose()
+            if self._data_dir is not None:
+                self._data_dir.close()
             raise
         tg.start_soon(self._ticker.run)
-        if self._data_dir is not None:
-            tg.start_soon(self._save_meta_loop)
         self.runtime.settle()
         self._stack = stack
         return self
@@ -222,22 +236,17 @@ class FakeCluster:
         finally:
             self._proxy.task_group = None
             if self._data_dir is not None:
+                if self._journal is not None:
+                    self.runtime.listeners.remove(self._journal.on_event)
+                    self._journal.closed = True
                 self._save_meta()
                 self._data_dir.close()
 
     def _save_meta(self) -> None:
+        """Write the data directory's metadata snapshot from the state (at start, at stop, and
+        when the journal of changes since the last one has grown)."""
         assert self._data_dir is not None
         self._data_dir.write_meta(snapshot(self.state))
-        self._saved_at = len(self.state.events)
-
-    async def _save_meta_loop(self) -> None:
-        """Rewrite the data directory's metadata file within a second of any change (topics,
-        configs, committed offsets and log start offsets all record an event)."""
-        self._save_meta()
-        while True:
-            await anyio.sleep(SAVE_META_INTERVAL_S)
-            if len(self.state.events) != self._saved_at:
-                self._save_meta()
 
     @contextmanager
     def run_in_thread(self, backend: str = "trio") -> Iterator[FakeCluster]:

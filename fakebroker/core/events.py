@@ -500,6 +500,14 @@ class OffsetCommitted(GroupEvent):
 
 
 @_kind
+class OffsetDeleted(GroupEvent):
+    """OffsetDelete removed a group's committed offset of a partition."""
+
+    topic: str
+    partition: int
+
+
+@_kind
 class GroupConverted(GroupEvent):
     """A group changed protocol online (``group.consumer.migration.policy``): to "consumer"
     when a KIP-848 member joined a classic group, to "classic" when only classic members remain."""

@@ -38,10 +38,11 @@ __all__ = [
 import bisect
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..protocol import records as rec
+from .recovery import LogCut, scan_segment
 from .segments import MAX_INDEX_ENTRIES, LogStorage, MemorySegmentStore, MemoryStorage, Segment, SegmentStore
 
 HEADER = rec.RECORD_BATCH_OVERHEAD  # enough bytes of an entry to know its offsets and length
@@ -103,6 +104,7 @@ class PartitionLog:
         self.open_txns: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.aborted_txns: list[AbortedTxn] = []  # in marker order
         self._open_epochs: dict[int, int] = {}  # while recovering: producer id -> epoch of its open transaction
+        self.cut: LogCut | None = None  # where the last recover() cut a bad stored log
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -467,34 +469,51 @@ class PartitionLog:
     def recover(self, now_ms: int, log_start_offset: int = 0) -> dict[int, int]:
         """Rebuild what the log keeps in memory from the segments already in its store (a
         restart): offsets, sizes, timestamps, the sparse indexes and the transaction indexes.
-        A partial batch at the end of the last segment (a crash mid-write) is cut off.
+        Every batch is checked (``core.recovery``: size, magic, CRC, offsets in order); at the
+        first bad one the log is cut, as Kafka's recovery cuts it: that segment truncated there,
+        every later segment deleted, and :attr:`cut` says where and why (None: nothing cut).
         Returns the producers (id -> epoch) whose transactions the stored log leaves open."""
         self._open_epochs.clear()
         self.segments.clear()
         self._bases.clear()
         self.open_txns.clear()
         self.aborted_txns.clear()
+        self.cut = None
         bases = self.store.bases()
+        expected: int | None = None  # where the previous segment ended
         for n, base in enumerate(bases):
+            size = self.store.size(base)
+            if self.cut is not None:  # after the first bad batch: the whole segment goes
+                self.cut = replace(
+                    self.cut,
+                    bytes_dropped=self.cut.bytes_dropped + size,
+                    segments_deleted=self.cut.segments_deleted + 1,
+                )
+                self.store.delete(base)
+                continue
             segment = Segment(base, now_ms, index_interval=max(1, self.config.get_int("index.interval.bytes")))
-            segment.size = self.store.size(base)
-            good = 0
-            try:
-                for header in self._walk(segment):
-                    if header.truncated:
-                        break
-                    self._note_header(segment, header)
-                    good = header.position + header.size
-            except rec.RecordsError:
-                pass  # garbage after the last whole batch: cut, as Kafka's recovery truncates
-            if good != segment.size:
-                self.store.truncate(base, good)
+            good, fault = scan_segment(
+                self.store,
+                base,
+                size,
+                expected,
+                lambda header, chunk, start: self._note_header(segment, header, chunk, start),
+            )
             segment.size = good
             modified = self.store.modified_ms(base)
             segment.last_modified_ms = modified if modified is not None else now_ms
-            if segment.size == 0 and n < len(bases) - 1:
+            if fault is not None:
+                dropped = not good and expected is not None  # nothing good left of it: the one before goes on
+                lost = expected if dropped else segment.next_offset
+                self.cut = LogCut(base, good, lost, fault, size - good, 0)
+                if dropped:
+                    self.store.delete(base)
+                    continue
+                self.store.truncate(base, good)
+            elif segment.size == 0 and n < len(bases) - 1:
                 self.store.delete(base)  # an empty segment before others is of no use
                 continue
+            expected = segment.next_offset
             self.segments.append(segment)
             self._bases.append(base)
         if self.segments:
@@ -507,10 +526,11 @@ class PartitionLog:
         self._open_epochs.clear()
         return left_open
 
-    def _note_header(self, segment: Segment, header: rec.BatchHeader) -> None:
+    def _note_header(self, segment: Segment, header: rec.BatchHeader, chunk: bytes, start: int) -> None:
         if segment.batches == 0:
             segment.first_batch_timestamp = header.max_timestamp
         segment.index(header.base_offset, header.position, header.size)
+        segment.size = header.position + header.size
         segment.batches += 1
         segment.next_offset = header.last_offset + 1
         segment.max_timestamp = max(segment.max_timestamp, header.max_timestamp)
@@ -519,8 +539,7 @@ class PartitionLog:
             self._open_epochs[header.producer_id] = header.producer_epoch
         elif header.is_control:
             first = self.open_txns.pop(header.producer_id, None)
-            data = self.store.read(segment.base_offset, header.position, header.size)
-            if first is not None and not _is_commit(data):
+            if first is not None and not _is_commit(chunk[start : start + header.size]):
                 self.aborted_txns.append(AbortedTxn(header.producer_id, first, header.base_offset))
 
 

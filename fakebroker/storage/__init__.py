@@ -2,11 +2,14 @@
 
 The core defines what a log needs of its storage (``core.log.SegmentStore`` and
 ``LogStorage``); this package implements it with files under a data directory, and saves
-and restores what the core keeps in memory only (topics, committed offsets). The facade
-``cluster`` injects it (``FakeCluster(data_dir=...)``, ``fakebroker serve --data-dir``).
+and restores what the core keeps in memory only (topics, configs, committed offsets): a
+snapshot, and a journal that makes each answered change durable before the answer goes out.
+The facade ``cluster`` injects it (``FakeCluster(data_dir=...)``, ``fakebroker serve --data-dir``).
 """
 
-from .files import DataDir, DataDirError, FileSegmentStore
+from .files import DataDir, FileSegmentStore
+from .journal import Journal
+from .metadata import DataDirError
 from .snapshot import restore, snapshot
 
-__all__ = ["DataDir", "DataDirError", "FileSegmentStore", "restore", "snapshot"]
+__all__ = ["DataDir", "DataDirError", "FileSegmentStore", "Journal", "restore", "snapshot"]

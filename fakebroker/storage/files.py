@@ -1,29 +1,35 @@
 """Segment files under a data directory, laid out as Kafka lays out ``log.dirs``:
 ``<dir>/<topic>-<partition>/<base offset, 20 digits>.log`` holding the stored batches'
 bytes, appended as produced. Nothing else of a segment is on disk: the log rebuilds its
-small sparse index by walking the batch headers when it reopens (``PartitionLog.recover``).
+small sparse index by checking every batch when it reopens (``PartitionLog.recover``).
 
-Writes go straight to the file (no fsync: a dev server, not a database); reads are
-``pread`` slices, so a Fetch costs one system call and no copy of the segment.
+Writes go straight to the file before the answer (no fsync: a ``kill -9`` keeps the page
+cache; only power loss can take what the kernel had not written yet); reads are ``pread``
+slices, so a Fetch costs one system call and no copy of the segment.
+
+A partition directory the metadata does not name (a topic created moments before a crash
+whose metadata line never got written, or files copied in) is set aside as Kafka sets aside a
+stray log: renamed ``<topic>-<partition>.<unique id>-stray``, never deleted, and never read
+as a partition again.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
+import re
 import uuid
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
+
+from .metadata import DataDirError, MetadataFiles
 
 MAX_OPEN_FILES = 64  # segment files kept open per partition; others reopen on demand
-META_FILE = "fakebroker-meta.json"
 LOCK_FILE = ".lock"
-
-
-class DataDirError(Exception):
-    """The data directory cannot be used; the message says why in one line."""
+STRAY_SUFFIX = "-stray"  # Kafka's LocalLog.StrayDirSuffix
+PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 
 
 class FileSegmentStore:
@@ -100,6 +106,7 @@ class DataDir:
         self.path = Path(path)
         self._stores: dict[tuple[str, int], FileSegmentStore] = {}
         self._lock = -1
+        self.meta = MetadataFiles(self.path)
         if self.path.exists() and not self.path.is_dir():
             raise DataDirError(f"data directory {self.path} is a file, not a directory")
         try:
@@ -133,37 +140,47 @@ class DataDir:
                 path.unlink(missing_ok=True)
             directory.rmdir()
 
-    def remove_others(self, keep: set[tuple[str, int]]) -> list[str]:
-        """Delete partition directories of no topic in ``keep`` (a topic created moments before
-        a crash, whose metadata was never written); returns their names."""
-        names = {f"{topic}-{partition}" for topic, partition in keep}
-        gone = []
+    def partition_logs(self) -> list[str]:
+        """Names of the partition directories holding segment files (strays left out)."""
+        out = []
         for directory in sorted(self.path.iterdir()):
-            if directory.is_dir() and directory.name not in names and any(directory.glob("*.log")):
-                topic, _, partition = directory.name.rpartition("-")
-                if partition.isdigit():
-                    self.remove(topic, uuid.UUID(int=0), int(partition))
-                    gone.append(directory.name)
-        return gone
+            if PARTITION_DIR.match(directory.name) and directory.is_dir() and any(directory.glob("*.log")):
+                out.append(directory.name)
+        return out
+
+    def set_aside(self, keep: set[tuple[str, int]]) -> list[tuple[str, str]]:
+        """Rename the partition directories of no partition in ``keep`` as Kafka renames a stray
+        log (``UnifiedLog.logStrayDirName``): ``<topic>-<partition>.<uuid without dashes>-stray``,
+        the topic cut so the name stays within 255 characters. Returns (old name, new name)."""
+        names = {f"{topic}-{partition}" for topic, partition in keep}
+        moved = []
+        for name in self.partition_logs():
+            if name in names:
+                continue
+            match = PARTITION_DIR.match(name)
+            assert match is not None
+            suffix = f"-{match.group(2)}.{uuid.uuid4().hex}{STRAY_SUFFIX}"
+            stray = match.group(1)[: 255 - len(suffix)] + suffix
+            os.rename(self.path / name, self.path / stray)
+            moved.append((name, stray))
+        return moved
 
     # -- metadata ----------------------------------------------------------------------------------
-    def read_meta(self) -> dict | None:
-        path = self.path / META_FILE
-        if not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise DataDirError(f"{path} cannot be read: {exc}") from None
+    def read_meta(self) -> dict[str, Any] | None:
+        """The metadata (snapshot and journal), None for a new directory; raises
+        :class:`DataDirError` if it is missing beside partition logs, or damaged."""
+        return self.meta.load(self.partition_logs())
 
-    def write_meta(self, meta: dict) -> None:
-        """Replace the metadata file atomically (a crash leaves the old or the new one)."""
-        path = self.path / META_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, separators=(",", ":")))
-        os.replace(tmp, path)
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        """Replace the metadata snapshot (the journal starts again after it)."""
+        self.meta.compact(meta)
+
+    def journal(self, change: list[Any]) -> bool:
+        """Append one change to the metadata journal; True when it is due for compaction."""
+        return self.meta.append(change)
 
     def close(self) -> None:
+        self.meta.close()
         for store in self._stores.values():
             store.close()
         self._stores.clear()

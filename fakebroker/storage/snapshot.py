@@ -3,11 +3,14 @@
 the brokers' dynamic settings, the committed offsets of every group and the next producer id.
 
 Kafka keeps these in its metadata log, ``log-start-offset-checkpoint`` and ``__consumer_offsets``;
-here one file, rewritten whole by the facade when something changed and at shutdown.
+here one snapshot file, and a journal of the changes made since it (``storage.journal``), which
+the snapshot absorbs when it is rewritten. :func:`problem` says what makes a snapshot unusable,
+so a damaged one is refused before anything on disk is touched.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -15,37 +18,52 @@ from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
 
 VERSION = 1
+log = logging.getLogger("fakebroker")
 
 
-def snapshot(state: ClusterState) -> dict[str, Any]:
-    topics = {}
-    for topic in state.topics.values():
-        if topic.internal:
-            continue  # created again on first use; committed offsets are saved below
-        topics[topic.name] = {
-            "id": str(topic.topic_id),
-            "configs": dict(topic.config.overrides),
-            "partitions": [
-                {
-                    "replicas": list(p.replicas),
-                    "leader_epoch": p.leader_epoch,
-                    "log_start_offset": p.log.log_start_offset,
-                }
-                for p in topic.partitions
-            ],
-        }
-    offsets = {
-        group: [
-            [t, p, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, o.expire_timestamp_ms]
-            for (t, p), o in sorted(stored.items())
-        ]
-        for group, stored in state.offsets.offsets.items()
-        if stored
+def topic_entry(state: ClusterState, name: str) -> dict[str, Any] | None:
+    """One topic as the snapshot keeps it (None: no such topic, or an internal one)."""
+    topic = state.topics.get(name)
+    if topic is None or topic.internal:
+        return None  # an internal topic is created again on first use; its offsets are kept apart
+    return {
+        "id": str(topic.topic_id),
+        "configs": dict(topic.config.overrides),
+        "partitions": [partition_entry(state, name, p.index) for p in topic.partitions],
     }
+
+
+def partition_entry(state: ClusterState, topic: str, index: int) -> dict[str, Any] | None:
+    p = state.partition(topic, index)
+    if p is None:
+        return None
+    return {"replicas": list(p.replicas), "leader_epoch": p.leader_epoch, "log_start_offset": p.log.log_start_offset}
+
+
+def offset_rows(state: ClusterState, group: str) -> list[list[Any]]:
+    """A group's committed offsets: [topic, partition, offset, leader epoch, metadata,
+    commit time, expire time] each, in partition order."""
+    stored = state.offsets.offsets.get(group) or {}
+    return [offset_row(t, p, o) for (t, p), o in sorted(stored.items())]
+
+
+def offset_row(topic: str, partition: int, o: CommittedOffset) -> list[Any]:
+    return [topic, partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, o.expire_timestamp_ms]
+
+
+def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
+    topics = {}
+    for name in state.topics:
+        entry = topic_entry(state, name)
+        if entry is not None:
+            topics[name] = entry
+    offsets = {group: offset_rows(state, group) for group, stored in state.offsets.offsets.items() if stored}
     return {
         "version": VERSION,
+        "journal": generation,
         "cluster_id": state.cluster_id,
         "dynamic_config": dict(state.config.dynamic),
+        "broker_configs": {str(b): dict(s) for b, s in sorted(state.config.per_broker.items()) if s},
         "next_producer_id": state.producer_ids.next_id,
         "topics": topics,
         "offsets": offsets,
@@ -53,12 +71,15 @@ def snapshot(state: ClusterState) -> dict[str, Any]:
 
 
 def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
-    """Bring topics (reopening their logs from the storage) and offsets back into ``state``."""
+    """Bring topics (reopening their logs from the storage) and offsets back into ``state``;
+    a log that recovery cut is said in one line on the ``fakebroker`` logger (WARNING)."""
     state.config.dynamic.update(meta.get("dynamic_config") or {})
+    for broker, settings in (meta.get("broker_configs") or {}).items():
+        state.config.broker_store(int(broker)).update(settings)
     state.producer_ids.skip_to(int(meta.get("next_producer_id", 0)))
     for name, spec in (meta.get("topics") or {}).items():
         parts = spec["partitions"]
-        state.restore_topic(
+        topic = state.restore_topic(
             name,
             uuid.UUID(spec["id"]),
             [p["replicas"] for p in parts],
@@ -68,7 +89,100 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
             internal=False,
             now_ms=now_ms,
         )
+        for p in topic.partitions:
+            if p.log.cut is not None:
+                log.warning("fakebroker: %s", p.log.cut.describe(f"{name}-{p.index}"))
     for group, rows in (meta.get("offsets") or {}).items():
         stored = state.offsets.offsets.setdefault(group, {})
         for topic, partition, offset, epoch, metadata, committed_ms, expire_ms in rows:
             stored[(topic, partition)] = CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
+
+
+# -- what makes a snapshot unusable ------------------------------------------------------------
+
+
+def _int(value: Any, low: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def problem(meta: Any) -> str | None:
+    """What is wrong with a snapshot (as read from JSON), in a few words; None if it is usable."""
+    if not isinstance(meta, dict):
+        return f"holds {'null' if meta is None else type(meta).__name__}, not an object"
+    if meta.get("version") != VERSION:
+        return f"version {meta.get('version')!r} is not {VERSION}, the one this fakebroker reads"
+    if not isinstance(meta.get("cluster_id"), str) or not meta["cluster_id"]:
+        return "cluster_id is missing or not a string"
+    if "journal" in meta and not _int(meta["journal"]):
+        return "journal is not a generation number"
+    if "next_producer_id" in meta and not _int(meta["next_producer_id"]):
+        return "next_producer_id is not a number >= 0"
+    if "dynamic_config" in meta and not _strings(meta["dynamic_config"]):
+        return "dynamic_config is not an object of strings"
+    brokers = meta.get("broker_configs", {})
+    if not isinstance(brokers, dict):
+        return "broker_configs is not an object"
+    for broker, settings in brokers.items():
+        if not broker.isdigit() or not _strings(settings):
+            return f"broker_configs.{broker} is not a broker id with an object of strings"
+    topics = meta.get("topics")
+    if not isinstance(topics, dict):
+        return "topics is missing or not an object"
+    for name, spec in topics.items():
+        found = topic_problem(spec)
+        if found:
+            return f"topics.{name}: {found}"
+    offsets = meta.get("offsets", {})
+    if not isinstance(offsets, dict):
+        return "offsets is not an object"
+    for group, rows in offsets.items():
+        if not isinstance(rows, list) or not all(row_problem(row) is None for row in rows):
+            return f"offsets.{group} is not a list of [topic, partition, offset, epoch, metadata, time, expiry]"
+    return None
+
+
+def topic_problem(spec: Any) -> str | None:
+    if not isinstance(spec, dict):
+        return "not an object"
+    try:
+        uuid.UUID(spec.get("id"))
+    except (TypeError, ValueError, AttributeError):
+        return f"id {spec.get('id')!r} is not a UUID"
+    if not _strings(spec.get("configs", {})):
+        return "configs is not an object of strings"
+    parts = spec.get("partitions")
+    if not isinstance(parts, list) or not parts:
+        return "partitions is not a non-empty list"
+    for i, p in enumerate(parts):
+        found = partition_problem(p)
+        if found:
+            return f"partition {i}: {found}"
+    return None
+
+
+def partition_problem(p: Any) -> str | None:
+    if not isinstance(p, dict):
+        return "not an object"
+    replicas = p.get("replicas")
+    if not isinstance(replicas, list) or not replicas or not all(_int(r) for r in replicas):
+        return "replicas is not a non-empty list of broker ids"
+    if not _int(p.get("leader_epoch", 0)):
+        return "leader_epoch is not a number >= 0"
+    if not _int(p.get("log_start_offset", 0)):
+        return "log_start_offset is not a number >= 0"
+    return None
+
+
+def row_problem(row: Any) -> str | None:
+    if not isinstance(row, list) or len(row) != 7:
+        return "not a list of 7"
+    topic, partition, offset, epoch, metadata, committed, expire = row
+    if not isinstance(topic, str) or not _int(partition) or not _int(offset, -1) or not _int(epoch, -1):
+        return "topic, partition, offset or epoch of the wrong type"
+    if not isinstance(metadata, str) or not _int(committed, -1) or not _int(expire, -1):
+        return "metadata, time or expiry of the wrong type"
+    return None

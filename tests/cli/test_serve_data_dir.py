@@ -31,10 +31,11 @@ def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, str]:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        first = Path(out.name).read_text().partition("\n")[0]
-        if first.startswith("bootstrap: "):
-            return proc, first.split()[1]
+    while time.monotonic() < deadline:  # a warning on stderr (a log cut by recovery) may come first
+        lines = Path(out.name).read_text().split("\n")[:-1]
+        found = [line for line in lines if line.startswith("bootstrap: ")]
+        if found:
+            return proc, found[0].split()[1]
         assert proc.poll() is None, Path(out.name).read_text()
         time.sleep(0.05)
     proc.kill()
@@ -161,3 +162,86 @@ def test_the_toml_file_names_the_data_dir_and_the_command_line_wins(tmp_path):
     proc, _ = start(tmp_path, "--config", str(config), "--data-dir", str(tmp_path / "given"))
     stop(proc)
     assert (tmp_path / "given" / "fakebroker-meta.json").exists()
+
+
+def serve_once(data: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_a_data_dir_with_logs_and_damaged_or_missing_metadata_is_refused_in_one_line(tmp_path):
+    data = tmp_path / "data"
+    proc, bootstrap = start(tmp_path, "--data-dir", str(data), "--topic", "orders:2")
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(10):
+        producer.produce("orders", value=b"v%d" % i, partition=i % 2)
+    assert producer.flush(10) == 0
+    stop(proc)
+    meta = data / "fakebroker-meta.json"
+    good = meta.read_bytes()
+    logs = {p: p.read_bytes() for p in data.glob("*/*.log")}
+    for content, why in (
+        (None, "is missing, but the directory holds partition logs (orders-0, orders-1)"),
+        (b"", "is empty"),
+        (b"null", "holds null, not an object"),
+        (b"{", "is not valid JSON"),
+        (b'{"version": 1, "cluster_id": "x", "topics": {"orders": {"id": "x", "partitions": []}}}', "not a UUID"),
+    ):
+        if content is None:
+            meta.unlink()
+        else:
+            meta.write_bytes(content)
+        done = serve_once(data)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith(f"fakebroker: {meta}") and why in done.stderr, done.stderr
+        assert {p: p.read_bytes() for p in data.glob("*/*.log")} == logs  # left as they were
+        assert not [p for p in data.iterdir() if p.name.endswith("-stray")]
+    meta.write_bytes(good)
+    proc, bootstrap = start(tmp_path, "--data-dir", str(data))
+    try:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "x"})
+        assert consumer.get_watermark_offsets(TopicPartition("orders", 1), timeout=10) == (0, 5)
+        consumer.close()
+    finally:
+        stop(proc)
+
+
+def test_serve_says_in_one_line_on_stderr_where_recovery_cut_a_damaged_log(tmp_path):
+    data = tmp_path / "data"
+    proc, bootstrap = start(tmp_path, "--data-dir", str(data), "--topic", "orders:1")
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i in range(20):
+        producer.produce("orders", value=b"x" * 100, partition=0)
+        assert producer.flush(10) == 0  # a batch each
+    stop(proc)
+    segment = data / "orders-0" / "00000000000000000000.log"
+    blob = bytearray(segment.read_bytes())
+    size = len(blob) // 20  # the batches are alike
+    blob[12 * size + 70] ^= 0x01  # a byte of a record of batch 12
+    segment.write_bytes(bytes(blob))
+    out = tmp_path / "recovered.err"
+    with open(out, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--data-dir", str(data)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            while "log recovery" not in out.read_text():
+                assert time.monotonic() < deadline and proc.poll() is None, out.read_text()
+                time.sleep(0.05)
+            time.sleep(0.3)  # anything else it would say at start
+        finally:
+            stop(proc)
+    [line] = out.read_text().splitlines()
+    crc = int.from_bytes(blob[12 * size + 17 : 12 * size + 21], "big")
+    assert line == (
+        f"fakebroker: orders-0: log recovery cut the log at offset 12 (segment 00000000000000000000.log, "
+        f"byte {12 * size}): CRC mismatch (stored {crc:#010x}); {8 * size} bytes dropped"
+    )

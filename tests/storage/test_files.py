@@ -4,6 +4,7 @@ in-memory index kept small, the metadata file, and a data directory that cannot 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 
 import pytest
@@ -134,11 +135,20 @@ def test_a_cluster_on_a_data_dir_finds_its_topics_records_offsets_and_id_again(t
         assert [e.kind for e in c.events if e.kind in ("topic_restored", "topic_created")] == ["topic_restored"]
 
 
-def test_segment_files_of_a_topic_the_metadata_never_named_are_removed_at_start(tmp_path):
-    orphan = FileSegmentStore(tmp_path / "lost-0")  # created just before a crash
+def test_segment_files_of_a_topic_the_metadata_never_named_are_set_aside_as_kafka_sets_stray_logs(tmp_path):
+    with FakeCluster(data_dir=tmp_path).run_in_thread():
+        pass  # the metadata exists, naming no topic
+    orphan = FileSegmentStore(tmp_path / "lost-0")  # created just before a crash, never named
     orphan.create(100)
     orphan.append(100, make_batch(1))
     orphan.close()
+    kept = (tmp_path / "lost-0" / "00000000000000000100.log").read_bytes()
     with FakeCluster(data_dir=tmp_path, topics={"lost": 1}).run_in_thread() as c:
-        assert not (tmp_path / "lost-0" / "00000000000000000100.log").exists()
-        assert c.offsets("lost", 0) == (0, 0)
+        [stray] = [p for p in tmp_path.iterdir() if p.name.endswith("-stray")]
+        assert re.fullmatch(r"lost-0\.[0-9a-f]{32}-stray", stray.name)  # Kafka's topic-partition.uniqueId-stray
+        assert (stray / "00000000000000000100.log").read_bytes() == kept  # never deleted
+        assert c.offsets("lost", 0) == (0, 0)  # the new topic starts empty
+        c.create_topic("other")
+    with FakeCluster(data_dir=tmp_path).run_in_thread() as c:  # a stray is never a partition again
+        assert sorted(c.topics()) == ["lost", "other"] and c.offsets("lost", 0) == (0, 0)
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith("-stray")] == [stray.name]

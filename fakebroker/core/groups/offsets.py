@@ -244,7 +244,7 @@ class OffsetStore:
                 if tp[0] in subscribed:
                     out[tp] = E.GROUP_SUBSCRIBED_TO_TOPIC
                 else:
-                    stored.pop(tp, None)
+                    self._delete(group_id, stored, tp)
                     out[tp] = E.NONE
             return E.NONE, out
         if group is None or group.is_state(S.DEAD):
@@ -258,9 +258,13 @@ class OffsetStore:
             if not group.is_state(S.EMPTY) and (subscribed is None or tp[0] in subscribed):
                 out[tp] = E.GROUP_SUBSCRIBED_TO_TOPIC
             else:
-                stored.pop(tp, None)
+                self._delete(group_id, stored, tp)
                 out[tp] = E.NONE
         return E.NONE, out
+
+    def _delete(self, group_id: str, stored: dict[tuple[str, int], CommittedOffset], tp: tuple[str, int]) -> None:
+        if stored.pop(tp, None) is not None:
+            self.coordinator.emit(ev.OffsetDeleted(group=group_id, topic=tp[0], partition=tp[1]))
 
     def forget(self, group_ids: list[str]) -> None:
         for gid in group_ids:

@@ -1,0 +1,211 @@
+"""Every answered change made durable before its answer goes out: a journal of changes beside
+the metadata snapshot, one JSON line per change, replayed over the snapshot at start.
+
+The hook is the event log: every change of what a restart keeps records an event, and the
+server tells the runtime's listeners of new events right after each handler ran, before the
+answer is encoded (``Runtime.settle``). :class:`Journal` is such a listener, attached only when
+the cluster keeps a data directory, so a cluster without one pays nothing. For each event of a
+durable kind it writes the *current* value of what the event names (the topic, the partition,
+the group's offset), so replaying the lines in order ends where the cluster was, and a line
+written twice does no harm. Lines are written with one ``os.write`` each and no fsync: a
+``kill -9`` keeps the page cache; only power loss can take what was not yet flushed.
+
+Lines (JSON arrays): ``["journal", 1, G]`` first (G: the snapshot generation it follows),
+then ``["topic", name, entry|null]``, ``["part", topic, index, entry]``, ``["dyn", settings]``,
+``["broker", id, settings]``, ``["off", group, topic, partition, row|null]``,
+``["group", group, rows]`` and ``["pid", next producer id]``. A torn last line (a crash in the
+middle of a write) is ignored; any other line that cannot be read refuses the directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..core.cluster_state import ClusterState
+from ..core.events import Event
+from . import snapshot as snap
+
+JOURNAL_VERSION = 1
+
+
+def header(generation: int) -> list[Any]:
+    return ["journal", JOURNAL_VERSION, generation]
+
+
+# -- writing: an event -> the lines that make it durable -----------------------------------------
+
+
+class Journal:
+    """The listener that journals durable changes (see the module's docstring).
+
+    :param write: appends one line to the data directory's journal; True when the journal is
+        due for compaction.
+    :param compact: rewrites the snapshot from the state and starts a new journal.
+    :param seen: how many events the snapshot just written already covers.
+    """
+
+    def __init__(
+        self, state: ClusterState, write: Callable[[list[Any]], bool], compact: Callable[[], None], seen: int
+    ) -> None:
+        self.state = state
+        self._write = write
+        self.compact = compact
+        self.seen = seen
+        self.next_pid = state.producer_ids.next_id
+        self.closed = False
+
+    def on_event(self, event: Event) -> None:
+        if self.closed or event.seq <= self.seen:
+            return
+        gap = event.seq != self.seen + 1  # the event log dropped some before they were told
+        self.seen = event.seq
+        if gap:
+            self.compact()  # the snapshot holds whatever they changed
+            self.next_pid = self.state.producer_ids.next_id
+            return
+        handler = _HANDLERS.get(event.kind)
+        if handler is not None:
+            handler(self, event)
+        if self.state.producer_ids.next_id != self.next_pid:
+            self.next_pid = self.state.producer_ids.next_id
+            self.write(["pid", self.next_pid])
+
+    def write(self, change: list[Any]) -> None:
+        if self._write(change):
+            self.compact()
+
+    # one method per durable kind of event
+    def topic(self, event: Any) -> None:
+        self.write(["topic", event.topic, snap.topic_entry(self.state, event.topic)])
+
+    def partition(self, event: Any) -> None:
+        entry = snap.partition_entry(self.state, event.topic, event.partition)
+        topic = self.state.topics.get(event.topic)
+        if entry is not None and topic is not None and not topic.internal:
+            self.write(["part", event.topic, event.partition, entry])
+
+    def configs(self, event: Any) -> None:
+        resource = event.resource
+        config = self.state.config
+        if resource == "(cluster)":
+            self.write(["dyn", dict(config.dynamic)])
+            return
+        if resource in self.state.topics:
+            self.topic(_Named(resource))
+        if resource.isdigit() and int(resource) in config.per_broker:
+            self.write(["broker", int(resource), dict(config.per_broker[int(resource)])])
+
+    def offset(self, event: Any) -> None:
+        stored = (self.state.offsets.offsets.get(event.group) or {}).get((event.topic, event.partition))
+        row = None if stored is None else snap.offset_row(event.topic, event.partition, stored)
+        self.write(["off", event.group, event.topic, event.partition, row])
+
+    def group(self, event: Any) -> None:
+        self.write(["group", event.group, snap.offset_rows(self.state, event.group)])
+
+    def everything(self, event: Any) -> None:
+        self.compact()  # a change the event does not name in full (offsets expired in every group)
+
+
+class _Named:
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+
+
+_HANDLERS: dict[str, Callable[[Journal, Any], None]] = {
+    "topic_created": Journal.topic,
+    "topic_deleted": Journal.topic,
+    "partitions_created": Journal.topic,
+    "leader_moved": Journal.partition,
+    "records_deleted": Journal.partition,
+    "partition_reassigned": Journal.partition,
+    "configs_altered": Journal.configs,
+    "offset_committed": Journal.offset,
+    "offset_deleted": Journal.offset,
+    "group_deleted": Journal.group,
+    "group_forgotten": Journal.group,
+    "offsets_expired": Journal.everything,
+}
+
+
+# -- reading: the lines replayed over the snapshot --------------------------------------------------
+
+
+class JournalError(ValueError):
+    """A line that cannot be applied; the message says why in a few words."""
+
+
+def replay(meta: dict[str, Any], lines: list[bytes]) -> int:
+    """Apply journal lines (the header first, then changes) to a snapshot read from JSON, in
+    place; the caller checks the result with ``snapshot.problem``. Returns how many changes
+    were applied; raises :class:`JournalError` naming the line (1-based) of one that cannot be.
+    A journal of an older generation than the snapshot (the snapshot was rewritten, the crash
+    came before the journal was started again) is already in the snapshot: nothing is applied."""
+    if not lines:
+        return 0
+    try:
+        first = json.loads(lines[0])
+    except ValueError:
+        raise JournalError("line 1 is not JSON") from None
+    if not (isinstance(first, list) and len(first) == 3 and first[:2] == ["journal", JOURNAL_VERSION]):
+        raise JournalError(f"line 1 is not a journal header {header(0)[:2]}")
+    generation = meta.get("journal", 0)
+    if first[2] != generation:
+        if isinstance(first[2], int) and first[2] < generation:
+            return 0
+        raise JournalError(f"line 1: journal generation {first[2]!r} does not follow the snapshot's {generation}")
+    offsets: dict[str, dict[tuple[str, int], list[Any]]] = {
+        g: {(r[0], r[1]): r for r in rows} for g, rows in (meta.get("offsets") or {}).items()
+    }
+    for number, line in enumerate(lines[1:], 2):
+        try:
+            op = json.loads(line)
+            _apply(meta, offsets, op)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise JournalError(f"line {number} cannot be applied ({exc.__class__.__name__}: {exc})") from None
+    meta["offsets"] = {g: [r for _, r in sorted(rows.items())] for g, rows in offsets.items() if rows}
+    return len(lines) - 1
+
+
+def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[Any]]], op: Any) -> None:
+    if not isinstance(op, list) or not op or not isinstance(op[0], str):
+        raise ValueError("not a journal line")
+    kind, args = op[0], op[1:]
+    topics = meta["topics"]
+    if kind == "topic":
+        name, entry = args
+        if entry is None:
+            topics.pop(name, None)
+        else:
+            topics[name] = entry
+    elif kind == "part":
+        name, index, entry = args
+        parts = topics[name]["partitions"] if name in topics else []
+        if 0 <= index < len(parts):
+            parts[index] = entry
+    elif kind == "dyn":
+        (meta["dynamic_config"],) = args
+    elif kind == "broker":
+        broker, settings = args
+        meta.setdefault("broker_configs", {})[str(broker)] = settings
+    elif kind == "off":
+        group, topic, partition, row = args
+        stored = offsets.setdefault(group, {})
+        if row is None:
+            stored.pop((topic, partition), None)
+        else:
+            if snap.row_problem(row) is not None:
+                raise ValueError(f"offset row {row!r}: {snap.row_problem(row)}")
+            stored[(topic, partition)] = row
+    elif kind == "group":
+        group, rows = args
+        if any(snap.row_problem(r) is not None for r in rows):
+            raise ValueError(f"offset rows of group {group!r} of the wrong shape")
+        offsets[group] = {(r[0], r[1]): r for r in rows}
+    elif kind == "pid":
+        (next_id,) = args
+        meta["next_producer_id"] = max(int(meta.get("next_producer_id", 0)), int(next_id))
+    else:
+        raise ValueError(f"unknown change {kind!r}")
