@@ -49,7 +49,13 @@ HEADER = rec.RECORD_BATCH_OVERHEAD  # enough bytes of an entry to know its offse
 SCAN_CHUNK = 64 * 1024  # bytes read at a time while walking batch headers
 
 # Topic settings the log reads (names and defaults of Kafka's topic configs).
-LOG_DEFAULTS = {"segment.bytes": 1073741824, "segment.ms": 604800000, "index.interval.bytes": 4096}
+LOG_DEFAULTS = {
+    "segment.bytes": 1073741824,
+    "segment.ms": 604800000,
+    "index.interval.bytes": 4096,
+    "flush.messages": 2**63 - 1,
+    "flush.ms": 2**63 - 1,
+}
 
 
 _INT64, _INT32 = struct.Struct(">q"), struct.Struct(">i")  # a v2 batch's base offset, leader epoch
@@ -105,6 +111,8 @@ class PartitionLog:
         self.aborted_txns: list[AbortedTxn] = []  # in marker order
         self._open_epochs: dict[int, int] = {}  # while recovering: producer id -> epoch of its open transaction
         self.cut: LogCut | None = None  # where the last recover() cut a bad stored log
+        self._unflushed = 0  # messages appended since the last fsync (a durable store only)
+        self._last_flush_ms = -1
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -193,6 +201,22 @@ class PartitionLog:
         self.store.append(segment.base_offset, data)
         self._note(segment, data, base, last, max_ts, now_ms)
         self.log_end_offset = last + 1
+        if self.store.durable:
+            self._maybe_flush(segment, last + 1 - base, now_ms)
+
+    def _maybe_flush(self, segment: Segment, appended: int, now_ms: int) -> None:
+        """fsync the active segment as ``flush.messages`` asks (``UnifiedLog.append``: once that
+        many messages are unflushed) and ``flush.ms`` (here checked as records arrive, where
+        Kafka's flush scheduler checks it on a timer). Kafka's defaults never flush: durability
+        comes from replicas, and here a process killed at any moment loses nothing written."""
+        self._unflushed += appended
+        if self._last_flush_ms < 0:
+            self._last_flush_ms = now_ms
+        if self._unflushed >= self.config.get_int(
+            "flush.messages"
+        ) or now_ms - self._last_flush_ms >= self.config.get_int("flush.ms"):
+            self.store.flush(segment.base_offset)
+            self._unflushed, self._last_flush_ms = 0, now_ms
 
     @staticmethod
     def _note(segment: Segment, data: bytes | bytearray, base: int, last: int, max_ts: int, now_ms: int) -> None:

@@ -45,9 +45,19 @@ class SegmentStore(Protocol):
 
     def delete(self, base_offset: int) -> None: ...
 
+    #: whether :meth:`flush` means anything (a store on disk): only then does the log count
+    #: what ``flush.messages`` and ``flush.ms`` ask for
+    durable: bool
+
+    def flush(self, base_offset: int) -> None:
+        """Force what was appended to a segment onto stable storage (fsync)."""
+        ...
+
 
 class MemorySegmentStore:
     """Segments as bytearrays: the default store, for tests and in-memory clusters."""
+
+    durable = False
 
     def __init__(self) -> None:
         self._segments: dict[int, bytearray] = {}
@@ -76,6 +86,9 @@ class MemorySegmentStore:
 
     def delete(self, base_offset: int) -> None:
         self._segments.pop(base_offset, None)
+
+    def flush(self, base_offset: int) -> None:
+        pass
 
 
 class LogStorage(Protocol):

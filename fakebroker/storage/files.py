@@ -35,6 +35,8 @@ PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 class FileSegmentStore:
     """One partition's segments, one file each (``core.log.SegmentStore``)."""
 
+    durable = True
+
     def __init__(self, directory: Path):
         self.directory = directory
         self._fds: OrderedDict[int, int] = OrderedDict()
@@ -74,6 +76,9 @@ class FileSegmentStore:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+
+    def flush(self, base_offset: int) -> None:
+        os.fsync(self._fd(base_offset))
 
     def read(self, base_offset: int, position: int, size: int) -> bytes:
         return os.pread(self._fd(base_offset), size, position)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.log import PartitionLog, StoredBatch
+from fakebroker.core.log import LOG_DEFAULTS, PartitionLog, StoredBatch
 from fakebroker.protocol import records as R
 
 from ..conftest import examples
@@ -71,7 +71,7 @@ class Config:
     """Topic settings for a log; ``segment.bytes`` 1 rolls a segment per batch."""
 
     def __init__(self, **settings: int):
-        self.settings = {"segment.bytes": 1 << 30, "segment.ms": 604800000, "index.interval.bytes": 4096}
+        self.settings = dict(LOG_DEFAULTS, **{"segment.bytes": 1 << 30})
         self.settings.update({k.replace("_", "."): v for k, v in settings.items()})
 
     def get_int(self, name: str) -> int:

@@ -152,3 +152,22 @@ def test_segment_files_of_a_topic_the_metadata_never_named_are_set_aside_as_kafk
     with FakeCluster(data_dir=tmp_path).run_in_thread() as c:  # a stray is never a partition again
         assert sorted(c.topics()) == ["lost", "other"] and c.offsets("lost", 0) == (0, 0)
         assert [p.name for p in tmp_path.iterdir() if p.name.endswith("-stray")] == [stray.name]
+
+
+def test_flush_messages_and_flush_ms_fsync_the_active_segment(tmp_path, monkeypatch):
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    log = PartitionLog(FileSegmentStore(tmp_path / "t-0"), Config(flush_messages=3))
+    for i in range(7):
+        append(log, make_batch(1, tag=f"v{i}"), now=i)
+    assert len(synced) == 2  # after the 3rd and the 6th record, as UnifiedLog.append flushes
+    synced.clear()
+    log = PartitionLog(FileSegmentStore(tmp_path / "t-1"), Config(flush_ms=100))
+    for now in (0, 50, 99, 100, 150, 250):
+        append(log, make_batch(2), now=now)
+    assert len(synced) == 2  # at 100 and at 250: 100 ms after the last flush
+    synced.clear()
+    log = PartitionLog(FileSegmentStore(tmp_path / "t-2"), Config())  # Kafka's defaults: never
+    for i in range(20):
+        append(log, make_batch(5), now=i * 10**9)
+    assert synced == []
