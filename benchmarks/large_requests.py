@@ -4,8 +4,10 @@
 
 Large requests: a Produce of one one-record batch to each of ``--count`` partitions, a
 Metadata auto-creating ``--count`` topics, a CreateTopics (v7) of ``--count`` one-partition
-topics (at most 10,000: Kafka's cap on the partitions one request may create) and a
-DeleteTopics (v6) of ``--count`` topics. While each is handled, another connection sends a
+topics (at most 10,000: Kafka's cap on the partitions one request may create), a
+DeleteTopics (v6) of ``--count`` topics, and a record bomb: a Produce to 8 partitions, each a
+zstd batch of ``--bomb-records`` 7-byte records of two layouts (7.7 million: 8.5 KB that
+decompress to 54 MB, within every limit, so accepted). While each is handled, another connection sends a
 small Metadata request every 10 ms; the table shows the large request's time and the small
 ones' longest wait. Each cell runs in its own process with that tree's ``fakebroker`` first
 on ``sys.path``, so ``--baseline`` (e.g. main) and this tree are measured side by side.

@@ -19,11 +19,11 @@ from click.core import ParameterSource
 
 from . import serve_config
 from .cluster import ClusterUsageError, FakeCluster
-from .cluster.checks import TOPIC_NAME_RULE, check_options
+from .cluster.checks import PARTITIONS_RULE, TOPIC_NAME_RULE, check_options
 from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
-from .core.topics import topic_name_error
+from .core.topics import MAX_PARTITIONS_PER_REQUEST, topic_name_error
 from .protocol.error_codes import ErrorCode
 from .protocol.messages import api_keys
 from .server.broker import advertised_for
@@ -58,6 +58,8 @@ def _parse_topic(text: str) -> tuple[str, int]:
         raise click.BadParameter(
             f"{text!r}: the partition count must be a whole number >= 1, e.g. {name}:6", param_hint="'--topic'"
         )
+    if partitions > MAX_PARTITIONS_PER_REQUEST:  # what one CreateTopics may create
+        raise click.BadParameter(f"{text!r}: the partition count must be {PARTITIONS_RULE}", param_hint="'--topic'")
     return name, partitions
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.configs import start_setting_error
 from ..core.quotas import IP_KEYS, USER_CLIENT_KEYS
-from ..core.topics import MAX_TOPIC_NAME, topic_name_error
+from ..core.topics import MAX_PARTITIONS_PER_REQUEST, MAX_TOPIC_NAME, topic_name_error
 from ..protocol.suggest import close_matches
 from .actions import ClusterUsageError
 
@@ -16,6 +16,8 @@ TOPIC_NAME_RULE = (
     f"a topic name is 1..{MAX_TOPIC_NAME} characters of ASCII letters, digits, '.', '_' and '-', and not '.' or '..'"
 )
 TOPIC_SPEC_KEYS = ("partitions", "replication_factor", "config")
+# the most partitions one CreateTopics may create (Kafka's controller bounds one operation's records)
+PARTITIONS_RULE = f"a whole number in 1..{MAX_PARTITIONS_PER_REQUEST}"
 
 
 def _whole(value: Any) -> bool:
@@ -46,9 +48,9 @@ def check_topic_name(name: Any) -> None:
         raise ClusterUsageError(f"bad topic name {name!r}: {TOPIC_NAME_RULE} ({reason})")
 
 
-def check_topic(name: Any, spec: Any, brokers: int) -> None:
+def check_topic(name: Any, spec: Any, brokers: int, default_partitions: int = 1) -> None:
     """A topic to create at start: ``6`` or ``{"partitions": 6, "replication_factor": 3, "config": {...}}``
-    (-1 or a missing count takes the broker default, as CreateTopics does)."""
+    (-1 or a missing count takes the broker default, ``default_partitions``, as CreateTopics does)."""
     check_topic_name(name)
     if _whole(spec):
         spec = {"partitions": spec}
@@ -64,6 +66,14 @@ def check_topic(name: Any, spec: Any, brokers: int) -> None:
     partitions = spec.get("partitions", -1)
     if not _whole(partitions) or (partitions < 1 and partitions != -1):
         raise ClusterUsageError(f"topic {name!r}: partitions must be a whole number >= 1, not {partitions!r}")
+    if partitions > MAX_PARTITIONS_PER_REQUEST:
+        raise ClusterUsageError(f"topic {name!r}: partitions must be {PARTITIONS_RULE}, not {partitions!r}")
+    if partitions == -1 and default_partitions > MAX_PARTITIONS_PER_REQUEST:
+        raise ClusterUsageError(
+            f"topic {name!r}: its partition count would be num.partitions, {default_partitions}, and one topic may "
+            f"have at most {MAX_PARTITIONS_PER_REQUEST} partitions; give partitions in 1..{MAX_PARTITIONS_PER_REQUEST}"
+            " or a smaller num.partitions"
+        )
     replication = spec.get("replication_factor", -1)
     if not _whole(replication) or (replication < 1 and replication != -1):
         raise ClusterUsageError(f"topic {name!r}: replication_factor must be a whole number >= 1, not {replication!r}")
@@ -111,8 +121,9 @@ def check_options(
     check_settings(config or {})
     if topics is not None and not isinstance(topics, dict):
         raise ClusterUsageError(f"topics must be a dict of name -> partitions or spec, not {topics!r}")
+    default_partitions = int(str((config or {}).get("num.partitions", 1)).strip())  # checked above
     for name, spec in (topics or {}).items():
-        check_topic(name, spec, brokers)
+        check_topic(name, spec, brokers, default_partitions)
 
 
 def quota_key_hint(key: str) -> str:

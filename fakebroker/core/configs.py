@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from ..protocol.suggest import close_matches
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
+from .kafka_config_ranges import BROKER_RANGES, TOPIC_RANGES
 
 T = TypeVar("T")
 
@@ -114,39 +115,22 @@ CONFIG_TYPES = {
 
 _INT_LIMITS = {"INT": (-(2**31), 2**31 - 1), "SHORT": (-(2**15), 2**15 - 1), "LONG": (-(2**63), 2**63 - 1)}
 _COMPRESSION = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
-# Kafka's validators of the topic configs (and of their broker synonyms): (lowest, highest) or a set of choices
+# Kafka's validators of the numeric topic configs and broker settings (Kafka 4.4's ConfigDef ranges, as
+# data in .kafka_config_ranges): (lowest, highest), None where open. A name both kinds have has one range.
 RANGES: dict[str, tuple[float | None, float | None]] = {
-    "segment.bytes": (1024 * 1024, None),
-    "segment.ms": (1, None),
-    "segment.jitter.ms": (0, None),
-    "segment.index.bytes": (4, None),
-    "flush.messages": (1, None),
-    "flush.ms": (0, None),
-    "retention.ms": (-1, None),
-    "max.message.bytes": (0, None),
-    "index.interval.bytes": (0, None),
-    "delete.retention.ms": (0, None),
-    "min.compaction.lag.ms": (0, None),
-    "max.compaction.lag.ms": (1, None),
-    "file.delete.delay.ms": (0, None),
-    "min.cleanable.dirty.ratio": (0, 1),
-    "min.insync.replicas": (1, None),
-    "compression.gzip.level": (-1, 9),
-    "compression.lz4.level": (1, 17),
-    "compression.zstd.level": (-131072, 22),
-    "message.timestamp.before.max.ms": (0, None),
-    "message.timestamp.after.max.ms": (0, None),
-    "local.retention.ms": (-2, None),
-    "local.retention.bytes": (-2, None),
-    "max.decompressed.message.bytes": (0, None),
-    "remote.copy.lag.ms": (-1, None),
-    "remote.copy.lag.bytes": (-1, None),
-    "num.partitions": (1, None),
+    **TOPIC_RANGES,
+    **BROKER_RANGES,
+    "compression.gzip.level": (-1, 9),  # Kafka's lambda: -1 (the codec's default) or 1..9
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "cleanup.policy": ("compact", "delete"),
     "compression.type": _COMPRESSION,
     "message.timestamp.type": ("CreateTime", "LogAppendTime"),
+    "group.coordinator.rebalance.protocols": ("consumer", "classic", "share", "streams"),
+}
+# Kafka's CaseInsensitiveValidString validators
+CHOICES_ANY_CASE: dict[str, tuple[str, ...]] = {
+    "group.consumer.migration.policy": ("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL"),
 }
 for _topic_key, _broker_key in TOPIC_SYNONYMS.items():
     if _topic_key in RANGES:
@@ -200,6 +184,11 @@ def validate(name: str, value: str | None, *, topic: bool) -> str | None:
                     )
         return None
     else:
+        if name in CHOICES_ANY_CASE and text.upper() not in CHOICES_ANY_CASE[name]:
+            return (
+                f"Invalid value {value} for configuration {name}: "
+                f"String must be one of (case insensitive): {', '.join(CHOICES_ANY_CASE[name])}"
+            )
         if name in CHOICES and text not in CHOICES[name]:
             return f"Invalid value {value} for configuration {name}: String must be one of: {', '.join(CHOICES[name])}"
         return None
@@ -234,8 +223,9 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     """Why a setting given at start (``FakeCluster(config=...)``, ``serve --set``, the TOML file; with
     ``topic``, a topic config) is refused, or None. Stricter than Kafka, which starts with an unknown
     name and only logs it: here a name Kafka does not know is refused with the nearest known names,
-    and a value not of the setting's type says the type. (AlterConfigs answers with
-    :func:`validate`, Kafka's own checks, unchanged.)"""
+    a value not of the setting's type says the type, and a value out of Kafka's range for the setting
+    (``socket.request.max.bytes=-5``) gets Kafka's own message, naming the range. (AlterConfigs answers
+    with :func:`validate`, Kafka's own checks, unchanged.)"""
     known: dict[str, tuple[Any, ...]] = dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS}
     what = "topic config" if topic else "broker setting"
     if not isinstance(name, str) or name not in known:
@@ -247,7 +237,11 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     kind = known[name][1]
     if not _of_type(kind, text.strip()):
         return f"{what} {name} must be of type {TYPE_HINTS[kind]}, not {value!r}"
-    return None if name in FAKEBROKER_KEYS else validate(name, text, topic=topic)
+    reason = None if name in FAKEBROKER_KEYS else validate(name, text, topic=topic)
+    low, high = RANGES.get(name, (None, None))
+    if reason and low is not None and high is not None and reason.endswith((f"at least {low}", f"than {high}")):
+        reason += f" (valid: {low}..{high})"  # Kafka's text names only the bound that was crossed
+    return reason
 
 
 def _of_type(kind: str, text: str) -> bool:

@@ -47,6 +47,16 @@ __all__ = ["ROUTES", "ControlApp", "Route", "loopback_host", "openapi_document",
 log = logging.getLogger(__name__)
 
 MAX_BODY = 1 << 20  # a control call is a few hundred bytes; refuse anything silly
+MAX_DEPTH = 32  # JSON nesting a body may have (a control call's is 3 or 4 levels)
+# A request's headers must arrive within HEADERS_TIMEOUT_S of the connection opening (or of the
+# previous answer on a kept-alive connection): hypercorn's keep-alive timer, which runs until
+# the headers are in. Its body must then arrive within BODY_TIMEOUT_S, or the answer is 408 and
+# the connection is closed. At most MAX_BODY_READERS requests read a body at once (the others
+# wait for a turn within their BODY_TIMEOUT_S), so bodies held in memory stay under
+# MAX_BODY_READERS * MAX_BODY. Read when used: a test may set them lower.
+HEADERS_TIMEOUT_S = 5.0
+BODY_TIMEOUT_S = 10.0
+MAX_BODY_READERS = 16
 SHUTDOWN_GRACE_S = 1.0  # how long open requests (a long POST /wait) may finish when the cluster stops
 
 
@@ -57,6 +67,7 @@ class ControlApp:
     def __init__(self, cluster: FakeCluster, token: str):
         self.cluster = cluster
         self._token = token.encode()
+        self._readers: anyio.Semaphore | None = None  # made on the loop, at the first body read
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]
@@ -121,7 +132,7 @@ class ControlApp:
                     405, f"{method} is not allowed here (allowed: {allowed})", [(b"allow", allowed.encode())]
                 )
             raise HTTPError(404, f"no resource {raw}; GET /openapi.json lists them")
-        body = await self._read_body(receive)
+        body = await self._read_body(scope, receive)
         if route.body is not None:
             body = check_body(route.body, body if body is not None else {})
         elif body not in (None, {}):
@@ -158,7 +169,24 @@ class ControlApp:
                 [(b"www-authenticate", b'Bearer realm="fakebroker"')],
             )
 
-    async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> Any:
+    async def _read_body(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> Any:
+        """The body as JSON (None if empty), read within BODY_TIMEOUT_S, at most MAX_BODY bytes
+        nested at most MAX_DEPTH deep; HTTPError otherwise (and hypercorn closes a connection whose
+        body was not read to its end)."""
+        declared = next((v for n, v in scope.get("headers", []) if n.lower() == b"content-length"), b"0")
+        if declared.strip().isdigit() and int(declared) > MAX_BODY:
+            raise HTTPError(413, f"request body over {MAX_BODY} bytes", [(b"connection", b"close")])
+        if self._readers is None:
+            self._readers = anyio.Semaphore(MAX_BODY_READERS)
+        timeout = BODY_TIMEOUT_S
+        with anyio.move_on_after(timeout):
+            async with self._readers:
+                return self._parse(await self._receive_all(receive))
+        raise HTTPError(
+            408, f"the request body did not arrive within {timeout:g} s; send it whole", [(b"connection", b"close")]
+        )
+
+    async def _receive_all(self, receive: Callable[[], Awaitable[dict]]) -> bytes:
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -167,17 +195,40 @@ class ControlApp:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY:
-                raise HTTPError(413, f"request body over {MAX_BODY} bytes")
+                raise HTTPError(413, f"request body over {MAX_BODY} bytes", [(b"connection", b"close")])
             chunks.append(chunk)
             if not message.get("more_body", False):
-                break
-        data = b"".join(chunks).strip()
+                return b"".join(chunks).strip()
+
+    @staticmethod
+    def _parse(data: bytes) -> Any:
         if not data:
             return None
         try:
-            return json.loads(data)
+            body = json.loads(data)
+        except RecursionError:
+            raise HTTPError(400, f"the body is JSON nested too deep: at most {MAX_DEPTH} levels") from None
         except ValueError as exc:
             raise HTTPError(400, f"the body is not JSON: {exc}") from None
+        if nesting(body) > MAX_DEPTH:
+            raise HTTPError(400, f"the body is JSON nested too deep: at most {MAX_DEPTH} levels")
+        return body
+
+
+def nesting(value: Any) -> int:
+    """How deep JSON arrays and objects nest in ``value`` (0 for a scalar), without recursion; it
+    stops counting past MAX_DEPTH."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        todo.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 # -- serving ------------------------------------------------------------------------------------
@@ -253,6 +304,7 @@ async def serve(
     config.errorlog = log  # a Logger is used as is: hypercorn adds no stderr handler
     config.accesslog = None
     config.graceful_timeout = SHUTDOWN_GRACE_S
+    config.keep_alive_timeout = HEADERS_TIMEOUT_S  # also bounds the wait for a request's headers
     config.include_server_header = False
     app = ControlApp(cluster, token)
     stop = anyio.Event()

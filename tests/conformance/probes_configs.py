@@ -416,6 +416,9 @@ def probe_broker_configs_alter(s: Target) -> None:
     incremental(s, "cluster DELETE", 1, BROKER, "", [("log.retention.bytes", DELETE, None)])
     after("DELETE")
     incremental(s, "cluster SET out of range", 1, BROKER, "", [("log.segment.bytes", SET, "10")])
+    # dynamic settings whose only check is a ConfigDef range (atLeast(1), atLeast(0)): refused as Kafka refuses them
+    incremental(s, "cluster SET below range", 1, BROKER, "", [("background.threads", SET, "0")])
+    incremental(s, "broker SET below range", 1, BROKER, bid, [("log.cleaner.threads", SET, "-1")])
     incremental(s, "cluster SET bad choice", 1, BROKER, "", [("log.cleanup.policy", SET, "shred")])
     incremental(s, "broker SET read-only", 1, BROKER, bid, [("num.partitions", SET, "2")])
     incremental(s, "cluster SET read-only", 1, BROKER, "", [("num.partitions", SET, "2")])
