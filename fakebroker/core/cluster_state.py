@@ -27,7 +27,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.offsets import OffsetStore
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from .log import LogStorage, MemoryStorage, PartitionLog
-from .producers import ProducerIds
+from .producers import PartitionProducers, ProducerIds
 from .quotas import ClientQuotas
 from .reassignments import Reassignment, complete_ready
 from .releases import DEFAULT_RELEASE, release
@@ -315,11 +315,14 @@ class ClusterState:
         partitions = []
         for i, r in enumerate(replicas):
             log = self._open_log(name, topic_id, i, config)
-            open_txns = log.recover(now_ms, log_start_offsets[i])
+            producers = PartitionProducers()
+            open_txns = log.recover(now_ms, log_start_offsets[i], producers.replay)
             for producer_id, epoch in open_txns.items():
                 # their coordinator's state is gone: abort, as its timeout would have
                 log.append_marker(producer_id, epoch, False, 0, leader_epoch=leader_epochs[i], now_ms=now_ms)
-            partitions.append(Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log))
+                producers.record_marker(producer_id, epoch, 0, now_ms)
+            partition = Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log, producers=producers)
+            partitions.append(partition)
         topic = self.topics[name] = Topic(name, topic_id, partitions, config, internal)
         self.topics_by_id[topic_id] = topic
         if not internal:

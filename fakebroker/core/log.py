@@ -490,13 +490,17 @@ class PartitionLog:
         self.aborted_txns.clear()
 
     # -- reopening a stored log ----------------------------------------------------------------
-    def recover(self, now_ms: int, log_start_offset: int = 0) -> dict[int, int]:
+    def recover(
+        self, now_ms: int, log_start_offset: int = 0, on_batch: Callable[[rec.BatchHeader], None] | None = None
+    ) -> dict[int, int]:
         """Rebuild what the log keeps in memory from the segments already in its store (a
         restart): offsets, sizes, timestamps, the sparse indexes and the transaction indexes.
         Every batch is checked (``core.recovery``: size, magic, CRC, offsets in order); at the
         first bad one the log is cut, as Kafka's recovery cuts it: that segment truncated there,
         every later segment deleted, and :attr:`cut` says where and why (None: nothing cut).
-        Returns the producers (id -> epoch) whose transactions the stored log leaves open."""
+        Returns the producers (id -> epoch) whose transactions the stored log leaves open;
+        ``on_batch`` is shown every batch kept, in offset order (the producers' state is
+        rebuilt from them, as Kafka rebuilds it from the log)."""
         self._open_epochs.clear()
         self.segments.clear()
         self._bases.clear()
@@ -516,13 +520,13 @@ class PartitionLog:
                 self.store.delete(base)
                 continue
             segment = Segment(base, now_ms, index_interval=max(1, self.config.get_int("index.interval.bytes")))
-            good, fault = scan_segment(
-                self.store,
-                base,
-                size,
-                expected,
-                lambda header, chunk, start: self._note_header(segment, header, chunk, start),
-            )
+
+            def note(header: rec.BatchHeader, chunk: bytes, start: int, segment: Segment = segment) -> None:
+                self._note_header(segment, header, chunk, start)
+                if on_batch is not None:
+                    on_batch(header)
+
+            good, fault = scan_segment(self.store, base, size, expected, note)
             segment.size = good
             modified = self.store.modified_ms(base)
             segment.last_modified_ms = modified if modified is not None else now_ms

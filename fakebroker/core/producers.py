@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..protocol.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from ..protocol.records import BatchHeader
 
 MAX_CACHED_BATCHES = 5  # Kafka keeps the last five batches per producer and partition
 INT32_MAX = 2**31 - 1
@@ -102,6 +106,32 @@ class PartitionProducers:
         timestamp = log_append_time if log_append_time >= 0 else max_timestamp
         entry.batches.append(CachedBatch(base_seq, last_seq, base_offset, timestamp))
         entry.last_timestamp = timestamp
+
+    def replay(self, header: BatchHeader) -> None:
+        """A stored batch, met in offset order while a log is recovered: the producer state
+        Kafka rebuilds from the log on a restart (``ProducerStateManager``, from the log start
+        when it has no snapshot), so an idempotent producer's retry of a batch written before
+        the crash is still answered as a duplicate, and its next sequence still follows."""
+        if not header.has_producer_id:
+            return
+        if header.is_control:  # a marker's coordinator epoch is in its record: not needed here
+            entry = self.entries.get(header.producer_id)
+            self.record_marker(
+                header.producer_id,
+                header.producer_epoch,
+                entry.coordinator_epoch if entry is not None else -1,
+                header.max_timestamp,
+            )
+            return
+        self.record(
+            header.producer_id,
+            header.producer_epoch,
+            header.base_sequence,
+            header.last_offset_delta,
+            header.base_offset,
+            -1,
+            header.max_timestamp,
+        )
 
     def expire(self, now_ms: int, expiration_ms: int, keep: set[int] | dict[int, int]) -> int:
         """``ProducerStateManager.removeExpiredProducers``: forget producers silent for
