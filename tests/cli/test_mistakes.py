@@ -168,16 +168,23 @@ def test_a_taken_control_port_names_that_port_and_its_option():
     assert f"another process uses port {port}; pick another with --control-port, or --control-port 0" in result.stderr
 
 
-def test_a_mistake_in_a_subprocess_is_a_message_not_a_traceback():
+@pytest.mark.parametrize(
+    "topic, message",
+    [
+        ("orders:0", "the partition count must be a whole number >= 1"),
+        ("t:10001", "the partition count must be a whole number in 1..10000"),  # one CreateTopics' most
+    ],
+)
+def test_a_mistake_in_a_subprocess_is_a_message_not_a_traceback(topic, message):
     result = subprocess.run(
-        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--topic", "orders:0"],
+        [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--topic", topic],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert "the partition count must be a whole number >= 1" in result.stderr
+    assert message in result.stderr
 
 
 def test_run_refuses_a_bad_cluster_before_the_command_starts(tmp_path):
