@@ -318,7 +318,9 @@ class ClusterState:
             producers = PartitionProducers()
             open_txns = log.recover(now_ms, log_start_offsets[i], producers.replay)
             for producer_id, epoch in open_txns.items():
-                # their coordinator's state is gone: abort, as its timeout would have
+                if self.transactions.knows_open(producer_id, (name, i)):
+                    continue  # the restored coordinator ends it (markers, or its timeout)
+                # a transaction its coordinator does not know: abort, as its timeout would have
                 log.append_marker(producer_id, epoch, False, 0, leader_epoch=leader_epochs[i], now_ms=now_ms)
                 producers.record_marker(producer_id, epoch, 0, now_ms)
             partition = Partition(name, i, list(r), r[0], leader_epoch=leader_epochs[i], log=log, producers=producers)

@@ -359,6 +359,15 @@ class TxnOffsetsAdded(TxnEvent):
 
 
 @_kind
+class TxnPrepared(TxnEvent):
+    """EndTxn was answered: PrepareCommit or PrepareAbort is written; the markers follow."""
+
+    producer_id: int
+    epoch: int
+    commit: bool
+
+
+@_kind
 class TxnCommitted(TxnEvent):
     producer_id: int
     epoch: int
@@ -378,6 +387,11 @@ class TxnFenced(TxnEvent):
     epoch: int
     new_epoch: int
     reason: str
+
+
+@_kind
+class TxnForgotten(TxnEvent):
+    """The transactional id was dropped without a trace (the pytest plugin cleaning up after a test)."""
 
 
 @_kind

@@ -13,8 +13,14 @@ written twice does no harm. Lines are written with one ``os.write`` each and no 
 Lines (JSON arrays): ``["journal", 1, G]`` first (G: the snapshot generation it follows),
 then ``["topic", name, entry|null]``, ``["part", topic, index, entry]``, ``["dyn", settings]``,
 ``["broker", id, settings]``, ``["off", group, topic, partition, row|null]``,
-``["group", group, rows]`` and ``["pid", next producer id]``. A torn last line (a crash in the
-middle of a write) is ignored; any other line that cannot be read refuses the directory.
+``["group", group, rows]``, ``["pid", next producer id]`` and ``["txn", transactional id,
+entry|null]`` (the transaction coordinator's state of that id and its transaction's pending
+offsets, ``storage.txn_state``; written at every event of the id, EndTxn's ``txn_prepared``
+among them, so an answered commit whose markers were still to be written survives).
+``["cgroup", group, entry|null]`` is a classic group's record (``storage.group_state``), written
+after any event of the group once the coordinator has a new record of it. A torn last line (a
+crash in the middle of a write) is ignored; any other line that cannot be read refuses the
+directory.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.events import Event
+from . import group_state, txn_state
 from . import snapshot as snap
 
 JOURNAL_VERSION = 1
@@ -54,6 +61,7 @@ class Journal:
         self.compact = compact
         self.seen = seen
         self.next_pid = state.producer_ids.next_id
+        self.group_records = dict(state.groups.snapshots)  # the classic groups' records written
         self.closed = False
 
     def on_event(self, event: Event) -> None:
@@ -64,10 +72,17 @@ class Journal:
         if gap:
             self.compact()  # the snapshot holds whatever they changed
             self.next_pid = self.state.producer_ids.next_id
+            self.group_records = dict(self.state.groups.snapshots)
             return
         handler = _HANDLERS.get(event.kind)
         if handler is not None:
             handler(self, event)
+        group = getattr(event, "group", None)
+        if isinstance(group, str) and self.state.groups.snapshots.get(group) is not self.group_records.get(group):
+            record = self.group_records[group] = self.state.groups.snapshots.get(group)  # a new group record
+            if record is None:
+                del self.group_records[group]
+            self.write(["cgroup", group, group_state.group_entry(self.state, group)])
         if self.state.producer_ids.next_id != self.next_pid:
             self.next_pid = self.state.producer_ids.next_id
             self.write(["pid", self.next_pid])
@@ -105,6 +120,11 @@ class Journal:
     def group(self, event: Any) -> None:
         self.write(["group", event.group, snap.offset_rows(self.state, event.group)])
 
+    def txn(self, event: Any) -> None:
+        tid = event.transactional_id
+        if tid is not None:  # an idempotent producer's id is kept by the ["pid"] line alone
+            self.write(["txn", tid, txn_state.txn_entry(self.state, tid)])
+
     def everything(self, event: Any) -> None:
         self.compact()  # a change the event does not name in full (offsets expired in every group)
 
@@ -127,6 +147,21 @@ _HANDLERS: dict[str, Callable[[Journal, Any], None]] = {
     "group_deleted": Journal.group,
     "group_forgotten": Journal.group,
     "offsets_expired": Journal.everything,
+    **dict.fromkeys(
+        (
+            "producer_id",
+            "txn_began",
+            "txn_partitions_added",
+            "txn_offsets_added",
+            "txn_prepared",
+            "txn_committed",
+            "txn_aborted",
+            "txn_fenced",
+            "txn_timed_out",
+            "txn_forgotten",
+        ),
+        Journal.txn,
+    ),
 }
 
 
@@ -204,6 +239,22 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
         if any(snap.row_problem(r) is not None for r in rows):
             raise ValueError(f"offset rows of group {group!r} of the wrong shape")
         offsets[group] = {(r[0], r[1]): r for r in rows}
+    elif kind == "txn":
+        tid, entry = args
+        if entry is None:
+            meta.setdefault("transactions", {}).pop(tid, None)
+        elif txn_state.entry_problem(entry) is not None:
+            raise ValueError(f"transaction {tid!r}: {txn_state.entry_problem(entry)}")
+        else:
+            meta.setdefault("transactions", {})[tid] = entry
+    elif kind == "cgroup":
+        group, entry = args
+        if entry is None:
+            meta.setdefault("groups", {}).pop(group, None)
+        elif group_state.entry_problem(entry) is not None:
+            raise ValueError(f"group {group!r}: {group_state.entry_problem(entry)}")
+        else:
+            meta.setdefault("groups", {})[group] = entry
     elif kind == "pid":
         (next_id,) = args
         meta["next_producer_id"] = max(int(meta.get("next_producer_id", 0)), int(next_id))

@@ -1,11 +1,13 @@
 """What a restart needs besides the segment files, as JSON: the cluster id, the topics
 (names, ids, partitions with their replicas, leader epochs and log start offsets, configs),
-the brokers' dynamic settings, the committed offsets of every group and the next producer id.
+the brokers' dynamic settings, the committed offsets of every group, the next producer id, the
+transaction coordinator's state (``storage.txn_state``) and the classic groups' records
+(``storage.group_state``).
 
-Kafka keeps these in its metadata log, ``log-start-offset-checkpoint`` and ``__consumer_offsets``;
-here one snapshot file, and a journal of the changes made since it (``storage.journal``), which
-the snapshot absorbs when it is rewritten. :func:`problem` says what makes a snapshot unusable,
-so a damaged one is refused before anything on disk is touched.
+Kafka keeps these in its metadata log, ``log-start-offset-checkpoint``, ``__consumer_offsets``
+and ``__transaction_state``; here one snapshot file, and a journal of the changes made since it
+(``storage.journal``), which the snapshot absorbs when it is rewritten. :func:`problem` says what
+makes a snapshot unusable, so a damaged one is refused before anything on disk is touched.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
+from . import group_state, txn_state
+from .rows import is_count, offset_row, row_problem
+
+__all__ = ["offset_row", "problem", "restore", "row_problem", "snapshot"]
 
 VERSION = 1
 log = logging.getLogger("fakebroker")
@@ -47,10 +53,6 @@ def offset_rows(state: ClusterState, group: str) -> list[list[Any]]:
     return [offset_row(t, p, o) for (t, p), o in sorted(stored.items())]
 
 
-def offset_row(topic: str, partition: int, o: CommittedOffset) -> list[Any]:
-    return [topic, partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, o.expire_timestamp_ms]
-
-
 def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
     topics = {}
     for name in state.topics:
@@ -67,6 +69,8 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "next_producer_id": state.producer_ids.next_id,
         "topics": topics,
         "offsets": offsets,
+        "transactions": txn_state.txn_entries(state),
+        "groups": group_state.group_entries(state),
     }
 
 
@@ -77,6 +81,7 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
     for broker, settings in (meta.get("broker_configs") or {}).items():
         state.config.broker_store(int(broker)).update(settings)
     state.producer_ids.skip_to(int(meta.get("next_producer_id", 0)))
+    txn_state.restore(state, meta.get("transactions") or {})  # before the logs: their open transactions
     for name, spec in (meta.get("topics") or {}).items():
         parts = spec["partitions"]
         topic = state.restore_topic(
@@ -96,13 +101,11 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
         stored = state.offsets.offsets.setdefault(group, {})
         for topic, partition, offset, epoch, metadata, committed_ms, expire_ms in rows:
             stored[(topic, partition)] = CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
+    txn_state.resume(state, now_ms)  # markers of transactions answered in PrepareCommit/PrepareAbort
+    group_state.restore(state, meta.get("groups") or {}, now_ms)  # members heartbeat on at their generation
 
 
 # -- what makes a snapshot unusable ------------------------------------------------------------
-
-
-def _int(value: Any, low: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
 
 
 def _strings(value: Any) -> bool:
@@ -117,9 +120,9 @@ def problem(meta: Any) -> str | None:
         return f"version {meta.get('version')!r} is not {VERSION}, the one this fakebroker reads"
     if not isinstance(meta.get("cluster_id"), str) or not meta["cluster_id"]:
         return "cluster_id is missing or not a string"
-    if "journal" in meta and not _int(meta["journal"]):
+    if "journal" in meta and not is_count(meta["journal"]):
         return "journal is not a generation number"
-    if "next_producer_id" in meta and not _int(meta["next_producer_id"]):
+    if "next_producer_id" in meta and not is_count(meta["next_producer_id"]):
         return "next_producer_id is not a number >= 0"
     if "dynamic_config" in meta and not _strings(meta["dynamic_config"]):
         return "dynamic_config is not an object of strings"
@@ -142,6 +145,12 @@ def problem(meta: Any) -> str | None:
     for group, rows in offsets.items():
         if not isinstance(rows, list) or not all(row_problem(row) is None for row in rows):
             return f"offsets.{group} is not a list of [topic, partition, offset, epoch, metadata, time, expiry]"
+    found = txn_state.problem(meta.get("transactions", {}))
+    if found:
+        return f"transactions {found}"
+    found = group_state.problem(meta.get("groups", {}))
+    if found:
+        return f"groups {found}"
     return None
 
 
@@ -168,21 +177,10 @@ def partition_problem(p: Any) -> str | None:
     if not isinstance(p, dict):
         return "not an object"
     replicas = p.get("replicas")
-    if not isinstance(replicas, list) or not replicas or not all(_int(r) for r in replicas):
+    if not isinstance(replicas, list) or not replicas or not all(is_count(r) for r in replicas):
         return "replicas is not a non-empty list of broker ids"
-    if not _int(p.get("leader_epoch", 0)):
+    if not is_count(p.get("leader_epoch", 0)):
         return "leader_epoch is not a number >= 0"
-    if not _int(p.get("log_start_offset", 0)):
+    if not is_count(p.get("log_start_offset", 0)):
         return "log_start_offset is not a number >= 0"
-    return None
-
-
-def row_problem(row: Any) -> str | None:
-    if not isinstance(row, list) or len(row) != 7:
-        return "not a list of 7"
-    topic, partition, offset, epoch, metadata, committed, expire = row
-    if not isinstance(topic, str) or not _int(partition) or not _int(offset, -1) or not _int(epoch, -1):
-        return "topic, partition, offset or epoch of the wrong type"
-    if not isinstance(metadata, str) or not _int(committed, -1) or not _int(expire, -1):
-        return "metadata, time or expiry of the wrong type"
     return None

@@ -122,7 +122,12 @@ async def test_aiokafka_committed_and_aborted_transactions_read_committed():
                     await producer.send(TOPIC, key=k, value=b"v", partition=i % PARTITIONS)
         finally:
             await producer.stop()
-        assert txn_events(cluster, "aio-txn")[-3:] == ["txn_began", "txn_partitions_added", "txn_committed"]
+        assert txn_events(cluster, "aio-txn")[-4:] == [
+            "txn_began",
+            "txn_partitions_added",
+            "txn_prepared",
+            "txn_committed",
+        ]
         assert txn_events(cluster, "aio-txn").count("txn_aborted") == 1
         assert sorted(k for _, _, k, _ in cluster.records(TOPIC)) == sorted(keys("a") + keys("c") + keys("d"))
         committed = in_log_order(keys("c"), keys("d"))  # the aborted a records in between are skipped

@@ -254,6 +254,15 @@ class TransactionCoordinator:
             txn.last_producer_epoch = txn.producer_epoch
             txn.producer_epoch += 1
         txn.transition(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
+        self.events.append(
+            ev.TxnPrepared(
+                transactional_id=txn.transactional_id,
+                producer_id=txn.producer_id,
+                epoch=txn.producer_epoch,
+                commit=commit,
+            ),
+            now_ms,
+        )
         self._start_markers(txn, now_ms)
 
     def _fence_and_abort(self, txn: TxnMetadata, now_ms: int, *, reason: str) -> None:
@@ -332,6 +341,23 @@ class TransactionCoordinator:
             if txn.state in PREPARING and txn.markers_pending and not waiting:
                 self._send_markers(txn, now_ms)
 
+    # -- a restart: the state a data directory kept (``storage.txn_state``) ----------------------
+    def knows_open(self, producer_id: int, tp: TopicPartition) -> bool:
+        """An open transaction of ``producer_id`` that wrote (or may write) ``tp``: its end is this
+        coordinator's to write, so a restored log leaves it open."""
+        return any(t.open and t.producer_id == producer_id and tp in t.partitions for t in self.txns.values())
+
+    def resume(self, now_ms: int, owed: Callable[[str, int, int], bool]) -> None:
+        """Once the topics are back after a restart: every transaction restored in PrepareCommit or
+        PrepareAbort writes its markers now, as Kafka's coordinator does when it loads its
+        partition. ``owed(topic, partition, producer id)`` says whether a partition still needs
+        one (a marker written before the crash is not written twice); Ongoing ones stay open."""
+        for txn in list(self.txns.values()):
+            self.ids.epochs[txn.producer_id] = txn.producer_epoch
+            if txn.state in PREPARING:
+                txn.markers_pending = {tp for tp in txn.markers_pending if owed(tp[0], tp[1], txn.producer_id)}
+                self._send_markers(txn, now_ms)
+
     # -- timers -----------------------------------------------------------------------------------
     def abort_timed_out(self, now_ms: int, owned: Callable[[str], bool] = lambda tid: True) -> int:
         """abortTimedOutTransactions: every Ongoing transaction older than its timeout is fenced
@@ -373,4 +399,5 @@ class TransactionCoordinator:
             self.timers.cancel(("txn-markers", tid))
             if txn is not None and txn.state in PREPARING:
                 self._send_markers(txn, now_ms)  # no reader may wait on a forgotten transaction
-            self.txns.pop(tid, None)
+            if self.txns.pop(tid, None) is not None:
+                self.events.append(ev.TxnForgotten(transactional_id=tid), now_ms)

@@ -1,0 +1,27 @@
+"""Committed offsets as the data directory's JSON keeps them (the snapshot, the journal, the
+transaction state): [topic, partition, offset, leader epoch, metadata, commit time, expire time]."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.groups.offsets import CommittedOffset
+
+
+def offset_row(topic: str, partition: int, o: CommittedOffset) -> list[Any]:
+    return [topic, partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, o.expire_timestamp_ms]
+
+
+def is_count(value: Any, low: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def row_problem(row: Any) -> str | None:
+    if not isinstance(row, list) or len(row) != 7:
+        return "not a list of 7"
+    topic, partition, offset, epoch, metadata, committed, expire = row
+    if not isinstance(topic, str) or not is_count(partition) or not is_count(offset, -1) or not is_count(epoch, -1):
+        return "topic, partition, offset or epoch of the wrong type"
+    if not isinstance(metadata, str) or not is_count(committed, -1) or not is_count(expire, -1):
+        return "metadata, time or expiry of the wrong type"
+    return None
