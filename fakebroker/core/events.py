@@ -650,7 +650,9 @@ class EventLog:
         self.txn_coordinator_of: Callable[[str], int] | None = None  # the broker coordinating a transactional id
         self.member_client = member_client
         self._events: EventRing[Event] = EventRing(capacity)  # the newest ``capacity`` events
-        self._member_clients: dict[str, str] = {}  # member id -> client id, kept after it leaves
+        # member id -> client id, kept after it leaves; as many as the log keeps events, the oldest
+        # joins dropped first (issue 33: each member that ever joined stayed)
+        self._member_clients: dict[str, str] = {}
         self._told = 0  # how many events listeners have been given (take_new)
 
     def append(self, event: Event, now_ms: int | None = None) -> Event:
@@ -672,7 +674,10 @@ class EventLog:
         if isinstance(event, MemberEvent):
             client = event.client_id
             if isinstance(event, MemberJoined) and client is not None:
-                self._member_clients[event.member] = client
+                clients = self._member_clients
+                clients[event.member] = client
+                if self._events.capacity is not None and len(clients) > self._events.capacity:
+                    del clients[next(iter(clients))]  # the oldest join, older than every event kept
             elif client is None and "client_id" in event.__dataclass_fields__:
                 found = self._client_of(event.group, event.member)
                 if found is not None:

@@ -42,7 +42,16 @@ class Pending:
             self._callbacks.append(callback)
 
 
+STALE_SLACK = 64  # stale heap entries tolerated beyond as many as there are live timers
+
+
 class Timers:
+    """The heap holds an entry per scheduling; one cancelled or scheduled again stays there,
+    stale, until it reaches the top. Once stale entries outnumber live timers (by
+    ``STALE_SLACK``) the heap is rebuilt from the live ones: otherwise 5,000 members that
+    joined and left kept theirs (keys, member ids) for their 5-minute join timeout, and
+    members heartbeating piled one per heartbeat for a session timeout (issue 33)."""
+
     def __init__(self) -> None:
         self._active: dict[TimerKey, tuple[int, int, Callable[[int], None]]] = {}
         self._heap: list[tuple[int, int, TimerKey]] = []
@@ -52,9 +61,12 @@ class Timers:
         seq = next(self._seq)
         self._active[key] = (deadline_ms, seq, action)
         heapq.heappush(self._heap, (deadline_ms, seq, key))
+        if len(self._heap) > 2 * len(self._active) + STALE_SLACK:
+            self._prune()
 
     def cancel(self, key: TimerKey) -> None:
-        self._active.pop(key, None)
+        if self._active.pop(key, None) is not None and len(self._heap) > 2 * len(self._active) + STALE_SLACK:
+            self._prune()
 
     def cancel_under(self, prefix: TimerKey) -> int:
         """Cancel every timer whose key starts with the items of ``prefix``; returns how many."""
@@ -62,7 +74,13 @@ class Timers:
         doomed = [k for k in self._active if k[:n] == prefix]
         for key in doomed:
             del self._active[key]
+        if len(self._heap) > 2 * len(self._active) + STALE_SLACK:
+            self._prune()
         return len(doomed)
+
+    def _prune(self) -> None:
+        self._heap = [(deadline, seq, key) for key, (deadline, seq, _) in self._active.items()]
+        heapq.heapify(self._heap)
 
     def deadline(self, key: TimerKey) -> int | None:
         entry = self._active.get(key)

@@ -78,3 +78,12 @@ def test_a_frozen_dataclass_made_the_usual_way_is_a_kind_too():
         event.note = "m"  # type: ignore[misc]
     stamped = EventLog(now_ms=lambda: 4).append(event)
     assert (stamped.seq, stamped.time_ms, stamped.note) == (1, 4, "n")
+
+
+def test_the_clients_of_members_that_left_are_kept_only_as_long_as_the_log_keeps_events():
+    """Issue 33: the member id -> client id map kept every member that ever joined."""
+    log = EventLog(capacity=100)
+    for i in range(1_000):
+        log.append(MemberJoined(group="g", member=f"m{i}", instance=None, client_id=f"client-{i}"))
+    assert len(log._member_clients) == 100
+    assert log._client_of("g", "m999") == "client-999"

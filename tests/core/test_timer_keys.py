@@ -119,3 +119,20 @@ def test_a_coordinator_move_reloads_after_the_load_time_on_the_core_clock():
     assert state.next_deadline() == 12_000
     state.tick(12_000)
     assert state.groups.groups["orders"].state == GroupState.STABLE and partition.index not in state.loading_until_ms
+
+
+def test_cancelled_and_rescheduled_timers_leave_no_pile_in_the_heap():
+    """Issue 33: a cancelled or rescheduled timer's heap entry (its key, a member id) stayed
+    until its deadline; 5,000 members that joined and left kept theirs for 5 minutes."""
+    timers = Timers()
+    fired = []
+    for i in range(5_000):  # members join (a 5-minute join timeout each) and leave
+        timers.schedule(("heartbeat", "g", f"m{i}"), 300_000, lambda t: fired.append("stale"))
+        timers.cancel(("heartbeat", "g", f"m{i}"))
+    assert len(timers._heap) <= 64
+    for beat in range(1_000):  # one member heartbeats: each beat moves its session deadline
+        timers.schedule(("heartbeat", "g", "live"), 10_000 + beat, lambda t, beat=beat: fired.append(beat))
+    timers.schedule(("join", "g"), 5_000, lambda t: fired.append("join"))
+    assert len(timers._heap) <= 2 * 2 + 64
+    assert timers.fire_due(20_000) == 2
+    assert fired == ["join", 999]
