@@ -1,6 +1,9 @@
-"""Resident memory of a long `fakebroker serve` run: in memory, in memory with retention, on disk.
+"""Resident memory of `fakebroker serve`: a long produce run (in memory, in memory with
+retention, on disk), or bursts of connections and group members (``--bursts``).
 
     python benchmarks/serve_memory.py [--seconds 60] [--rate 5] [--size 1000] [--samples 6]
+    python benchmarks/serve_memory.py --bursts [--rounds 5] [--connections 10000] [--members 5000]
+        [--event-log-size N ...] [--baseline DIR]
 
 Starts `fakebroker serve` as a subprocess on 127.0.0.1 three times and produces to it with
 confluent-kafka for ``--seconds`` at up to ``--rate`` MB/s (a bounded loop), sampling the
@@ -14,21 +17,37 @@ server's RSS (``/proc/PID/status`` VmRSS) as it goes:
 
 Prints one table, RSS in MB over time for the three side by side, then what was produced
 and what each run kept (log bytes in memory or on disk).
+
+``--bursts`` (issue 33) starts ``fakebroker serve --port 0`` and, ``--rounds`` times, opens
+``--connections`` connections at once, sends one ApiVersions request on each, reads every
+answer and closes them all; then ``--members`` connections each join one group (JoinGroup v5:
+the member id handshake, then the join with it; ``group.initial.rebalance.delay.ms`` is Kafka's
+3000, so one generation takes them all) and leave it (LeaveGroup v3) and close. After each step
+it waits until the server has used no CPU for ``SETTLE_S`` (at most ``SETTLE_LIMIT_S``) and
+reads its RSS. One
+column per tree (this one, and ``--baseline DIR``, e.g. a ``git worktree add /tmp/rss-before
+HEAD``) and per event log size (``--event-log-size``, repeatable; default: the server's own,
+100,000 events, and 100). Rows: RSS at idle (after start-up, before any burst), after each
+step, the peak (VmHWM), and the last over idle. Connections are capped by the descriptor
+limits of this process and of the server (both raised to their hard limit), which the table
+title states.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
@@ -61,7 +80,11 @@ RUNS = {
 }
 
 
-def start(workdir: Path, toml: str, *args: str) -> tuple[subprocess.Popen, str]:
+HERE = Path(__file__).resolve().parent.parent  # this tree
+
+
+def start(workdir: Path, toml: str, *args: str, tree: Path = HERE) -> tuple[subprocess.Popen, str]:
+    """``fakebroker serve`` of ``tree`` (first on its path, whatever is installed)."""
     config = workdir / "serve.toml"
     config.write_text(toml)
     out = open(workdir / "serve.out", "w+")
@@ -69,7 +92,8 @@ def start(workdir: Path, toml: str, *args: str) -> tuple[subprocess.Popen, str]:
         [sys.executable, "-m", "fakebroker", "serve", "--port", "0", "--config", str(config), "--json-logs", *args],
         stdout=out,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=tree,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(tree)},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -85,6 +109,8 @@ def start(workdir: Path, toml: str, *args: str) -> tuple[subprocess.Popen, str]:
 
 def run(name: str, toml: str, args: list[str], seconds: float, rate_mb: float, size: int, samples: int) -> dict:
     """Produce for ``seconds`` at up to ``rate_mb`` MB/s; RSS at each of ``samples`` points."""
+    from confluent_kafka import Producer
+
     workdir = Path(tempfile.mkdtemp(prefix=f"serve-memory-{name}-"))
     args = [a.replace("{workdir}", str(workdir)) for a in args]
     proc, bootstrap = start(workdir, toml, *args)
@@ -126,6 +152,206 @@ def run(name: str, toml: str, args: list[str], seconds: float, rate_mb: float, s
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+# -- bursts (--bursts) -------------------------------------------------------------------------
+
+API_VERSIONS, JOIN_GROUP, LEAVE_GROUP = 18, 11, 13
+MEMBER_ID_REQUIRED = 79
+GROUP = "burst-group"
+SETTLE_S = 3.0  # a step is over once the server has used no CPU for this long ...
+SETTLE_LIMIT_S = 120.0  # ... or after this long at most
+STEP_LIMIT_S = 120.0  # a burst's requests give up after this long
+CONNECTING = 256  # connections being opened at once
+
+
+def raise_fd_limit() -> int:
+    """This process's soft descriptor limit raised to its hard one (the server inherits it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def fd_limit_of(pid: int) -> int:
+    """A process's soft limit of open files (``/proc/PID/limits``)."""
+    with open(f"/proc/{pid}/limits") as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise RuntimeError(f"no open files limit for {pid}")
+
+
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def peak_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def settled_rss(pid: int) -> float:
+    """RSS once the server has been idle (no CPU tick) for ``SETTLE_S``: its connections'
+    ends are handled, and whatever it does when quiet is done."""
+    deadline = time.monotonic() + SETTLE_LIMIT_S
+    last, quiet_since = cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < SETTLE_S:
+        time.sleep(0.1)
+        ticks = cpu_ticks(pid)
+        if ticks > last:
+            quiet_since = time.monotonic()
+        last = ticks
+    return rss_mb(pid)
+
+
+def _frame(api_key: int, version: int, body: dict) -> bytes:
+    from fakebroker.protocol import headers
+
+    payload = headers.encode_request(api_key, version, 1, body, client_id="burst")
+    return struct.pack(">i", len(payload)) + payload
+
+
+async def _call(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes) -> bytes:
+    reader, writer = conn
+    writer.write(request)
+    size = struct.unpack(">i", await reader.readexactly(4))[0]
+    return await reader.readexactly(size)
+
+
+async def _connections(port: int, n: int) -> list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    opening = asyncio.Semaphore(CONNECTING)
+
+    async def one() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        async with opening:
+            return await asyncio.open_connection("127.0.0.1", port)
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+async def _close(conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]) -> None:
+    for _, writer in conns:
+        writer.close()
+    await asyncio.gather(*(writer.wait_closed() for _, writer in conns), return_exceptions=True)
+
+
+async def connection_burst(port: int, n: int) -> None:
+    """``n`` connections open at once, one ApiVersions request answered on each, all closed."""
+    conns = await _connections(port, n)
+    try:
+        request = _frame(API_VERSIONS, 3, {"client_software_name": "burst", "client_software_version": "1"})
+        await asyncio.wait_for(asyncio.gather(*(_call(c, request) for c in conns)), STEP_LIMIT_S)
+    finally:
+        await _close(conns)
+
+
+async def join_and_leave(port: int, n: int) -> None:
+    """``n`` members join one group (the member id handshake, then the join with the id, all
+    in the initial rebalance delay's window) and leave it, each on its connection."""
+    from fakebroker.protocol import data, headers
+
+    def join(member_id: str) -> bytes:
+        return _frame(
+            JOIN_GROUP,
+            5,
+            {
+                "group_id": GROUP,
+                "session_timeout_ms": 30_000,
+                "rebalance_timeout_ms": 30_000,
+                "member_id": member_id,
+                "group_instance_id": None,
+                "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": data.encode_subscription(["t"])}],
+            },
+        )
+
+    conns = await _connections(port, n)
+    try:
+        first = join("")
+        answers = await asyncio.wait_for(asyncio.gather(*(_call(c, first) for c in conns)), STEP_LIMIT_S)
+        ids = []
+        for payload in answers:
+            body = headers.decode_response(JOIN_GROUP, 5, payload)[1]
+            if body.error_code != MEMBER_ID_REQUIRED:
+                raise RuntimeError(f"JoinGroup without a member id answered {body.error_code}")
+            ids.append(body.member_id)
+        await asyncio.wait_for(asyncio.gather(*(_call(c, join(member)) for c, member in zip(conns, ids))), STEP_LIMIT_S)
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    _call(c, _frame(LEAVE_GROUP, 3, {"group_id": GROUP, "members": [{"member_id": member}]}))
+                    for c, member in zip(conns, ids)
+                )
+            ),
+            STEP_LIMIT_S,
+        )
+    finally:
+        await _close(conns)
+
+
+def burst_run(tree: Path, event_log_size: int | None, rounds: int, connections: int, members: int) -> dict:
+    """One server of ``tree``: RSS at idle and after each step of ``rounds`` rounds."""
+    workdir = Path(tempfile.mkdtemp(prefix="serve-memory-bursts-"))
+    toml = "" if event_log_size is None else f"event_log_size = {event_log_size}\n"
+    # Kafka's own default (fakebroker's is 0): the first join waits for the others, so one
+    # generation takes every member instead of each join starting a rebalance the members
+    # already answered would have to rejoin (they time out after rebalance_timeout_ms)
+    toml += '[settings]\n"group.initial.rebalance.delay.ms" = 3000\n'
+    proc, bootstrap = start(workdir, toml, tree=tree)
+    port = int(bootstrap.rpartition(":")[2])
+    try:
+        limit = fd_limit_of(proc.pid)
+        n, m = min(connections, limit - 64), min(members, limit - 64)
+        rows = [("idle", settled_rss(proc.pid))]
+        for i in range(1, rounds + 1):
+            asyncio.run(connection_burst(port, n))
+            rows.append((f"{i}: {n:,} connections", settled_rss(proc.pid)))
+            if m:
+                asyncio.run(join_and_leave(port, m))
+                rows.append((f"{i}: {m:,} members", settled_rss(proc.pid)))
+        return {"rows": rows, "peak": peak_mb(proc.pid), "connections": n, "members": m, "server_fds": limit}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def bursts_main(opts: argparse.Namespace) -> None:
+    client_fds = raise_fd_limit()
+    connections = min(opts.connections, client_fds - 64)
+    members = min(opts.members, client_fds - 64)
+    trees = [("this tree", HERE)] + ([("baseline", Path(opts.baseline).resolve())] if opts.baseline else [])
+    sizes = opts.event_log_size or [None, 100]
+    results = {}
+    for size in sizes:  # the trees take turns, so a busy moment of a shared machine hits both
+        for name, tree in trees:
+            label = f"{name}, event log {'100,000 (default)' if size is None else f'{size:,}'}"
+            results[label] = burst_run(tree, size, opts.rounds, connections, members)
+    first = next(iter(results.values()))
+    capped = "" if connections == opts.connections else f" (capped by the descriptor limit {client_fds})"
+    table = Table(
+        title=f"fakebroker serve RSS (MB): {opts.rounds} rounds of {first['connections']:,} connections at once"
+        f"{capped}, then {first['members']:,} members joining and leaving one group; "
+        f"server's descriptor limit {first['server_fds']:,}"
+    )
+    table.add_column("after", justify="left")
+    for label in results:
+        table.add_column(label, justify="right")
+    for i, (step, _) in enumerate(first["rows"]):
+        table.add_row(step, *(f"{r['rows'][i][1]:.0f}" for r in results.values()))
+    table.add_row("peak (VmHWM)", *(f"{r['peak']:.0f}" for r in results.values()))
+    table.add_row("last / idle", *(f"{r['rows'][-1][1] / r['rows'][0][1]:.2f}" for r in results.values()), style="bold")
+    Console(width=200).print(table)
+    for label, r in results.items():
+        print(f"last_over_idle[{label}]: {r['rows'][-1][1] / r['rows'][0][1]:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="how long each run produces")
@@ -133,7 +359,18 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1000, help="bytes per record value")
     parser.add_argument("--samples", type=int, default=6, help="RSS samples per run")
     parser.add_argument("--only", action="append", choices=list(RUNS), help="run only these modes (repeatable)")
+    parser.add_argument("--bursts", action="store_true", help="connection and group bursts instead of producing")
+    parser.add_argument("--rounds", type=int, default=5, help="--bursts: rounds of bursts")
+    parser.add_argument("--connections", type=int, default=10_000, help="--bursts: connections open at once")
+    parser.add_argument("--members", type=int, default=5_000, help="--bursts: members joining and leaving (0: none)")
+    parser.add_argument(
+        "--event-log-size", type=int, action="append", help="--bursts: the server's event log size (repeatable)"
+    )
+    parser.add_argument("--baseline", help="--bursts: another checkout measured side by side")
     opts = parser.parse_args()
+    if opts.bursts:
+        bursts_main(opts)
+        return
     runs = {name: spec for name, spec in RUNS.items() if not opts.only or name in opts.only}
     results = {
         name: run(name, toml, args, opts.seconds, opts.rate, opts.size, opts.samples)
