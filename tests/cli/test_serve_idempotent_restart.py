@@ -7,9 +7,7 @@ has no state for.)"""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from ..ports import port_runs
+from .serve_on_port import start_on_port
 
 RESTARTS = 3
 TOPIC = "orders"
@@ -25,26 +24,7 @@ PARTITIONS = 2
 
 def start(tmp_path: Path, port: int, data: Path) -> subprocess.Popen | None:
     """serve on ``port`` with ``data``, once its bootstrap line is out; None if the port was taken."""
-    out = tmp_path / f"serve-{time.monotonic_ns()}.out"
-    with open(out, "w") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fakebroker", "serve", "--port", str(port), "--no-color"]
-            + ["--data-dir", str(data), "--topic", f"{TOPIC}:{PARTITIONS}"],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        text = out.read_text()
-        if text.startswith("bootstrap: "):
-            return proc
-        if proc.poll() is not None:
-            assert "another process uses that port" in text, text
-            return None
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"serve did not start: {out.read_text()}")
+    return start_on_port(tmp_path, port, "--data-dir", str(data), "--topic", f"{TOPIC}:{PARTITIONS}")
 
 
 def read_all(bootstrap: str) -> list[bytes]:

@@ -10,9 +10,7 @@ producer id, and the zombie's next transaction is fenced."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from ..ports import port_runs
+from .serve_on_port import start_on_port
 
 QUIET = {"log_level": 0}
 CONFIG = "transaction_marker_delay_ms = 60000\n"
@@ -29,26 +28,9 @@ def start(tmp_path: Path, port: int, data: Path) -> subprocess.Popen | None:
     """serve on ``port`` with ``data``, once its bootstrap line is out; None if the port was taken."""
     config = tmp_path / "serve.toml"
     config.write_text(CONFIG)
-    out = tmp_path / f"serve-{time.monotonic_ns()}.out"
-    with open(out, "w") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fakebroker", "serve", "--port", str(port), "--no-color"]
-            + ["--data-dir", str(data), "--config", str(config), "--topic", "in:1", "--topic", "out:1"],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        text = out.read_text()
-        if "bootstrap: " in text:
-            return proc
-        if proc.poll() is not None:
-            assert "another process uses that port" in text, text
-            return None
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"serve did not start: {out.read_text()}")
+    return start_on_port(
+        tmp_path, port, "--data-dir", str(data), "--config", str(config), "--topic", "in:1", "--topic", "out:1"
+    )
 
 
 def kill(proc: subprocess.Popen) -> None:
