@@ -144,12 +144,17 @@ def run(name: str, toml: str, args: list[str], seconds: float, rate_mb: float, s
         kept = sum(p.stat().st_size for p in workdir.rglob("*.log"))
         return {"idle": idle, "rss": rss, "produced_mb": sent * size / 1e6, "disk_mb": kept / 1e6}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        stop(proc, workdir)
+
+
+def stop(proc: subprocess.Popen, workdir: Path) -> None:
+    """Stop a server started by a run (SIGTERM, then SIGKILL after 30 s) and remove its files."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 # -- bursts (--bursts) -------------------------------------------------------------------------
@@ -314,12 +319,7 @@ def burst_run(tree: Path, event_log_size: int | None, rounds: int, connections: 
                 rows.append((f"{i}: {m:,} members", settled_rss(proc.pid)))
         return {"rows": rows, "peak": peak_mb(proc.pid), "connections": n, "members": m, "server_fds": limit}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        stop(proc, workdir)
 
 
 def bursts_main(opts: argparse.Namespace) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.coordinator import GroupSnapshot
-from .rows import is_count
+from .rows import first_problem, is_count
 
 _MEMBER_TEXT = ("member_id", "client_id", "client_host", "protocol_type")
 _MEMBER_INTS = ("rebalance_timeout_ms", "session_timeout_ms")
@@ -76,13 +76,7 @@ def _text(data: bytes) -> str:
 
 def problem(entries: Any) -> str | None:
     """What is wrong with the snapshot's ``groups`` (None: usable)."""
-    if not isinstance(entries, dict):
-        return "is not an object"
-    for gid, e in entries.items():
-        found = entry_problem(e)
-        if found:
-            return f"{gid}: {found}"
-    return None
+    return first_problem(entries, entry_problem)
 
 
 def entry_problem(e: Any) -> str | None:

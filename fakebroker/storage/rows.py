@@ -3,6 +3,7 @@ transaction state): [topic, partition, offset, leader epoch, metadata, commit ti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..core.groups.offsets import CommittedOffset
@@ -24,4 +25,16 @@ def row_problem(row: Any) -> str | None:
         return "topic, partition, offset or epoch of the wrong type"
     if not isinstance(metadata, str) or not is_count(committed, -1) or not is_count(expire, -1):
         return "metadata, time or expiry of the wrong type"
+    return None
+
+
+def first_problem(entries: Any, entry_problem: Callable[[Any], str | None]) -> str | None:
+    """What is wrong with a snapshot section of id -> entry (None: usable): the first entry's
+    problem, named by its id."""
+    if not isinstance(entries, dict):
+        return "is not an object"
+    for key, entry in entries.items():
+        found = entry_problem(entry)
+        if found:
+            return f"{key}: {found}"
     return None

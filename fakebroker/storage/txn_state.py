@@ -19,7 +19,7 @@ from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..core.transactions.model import TxnMetadata, TxnState
-from .rows import is_count, offset_row, row_problem
+from .rows import first_problem, is_count, offset_row, row_problem
 
 _STATES = {s.value: s for s in TxnState}
 _INTS = ("producer_id", "epoch", "previous_id", "next_id", "last_epoch", "timeout_ms", "start_ms", "update_ms")
@@ -114,13 +114,7 @@ def _order_writes(state: ClusterState) -> None:
 
 def problem(entries: Any) -> str | None:
     """What is wrong with the snapshot's ``transactions`` (None: usable)."""
-    if not isinstance(entries, dict):
-        return "is not an object"
-    for tid, e in entries.items():
-        found = entry_problem(e)
-        if found:
-            return f"{tid}: {found}"
-    return None
+    return first_problem(entries, entry_problem)
 
 
 def entry_problem(e: Any) -> str | None:
