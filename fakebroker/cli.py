@@ -24,6 +24,7 @@ from .console import EventPrinter
 from .core.features import FeatureError, Features
 from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
 from .core.topics import MAX_PARTITIONS_PER_REQUEST, topic_name_error
+from .memory import reclaim_when_quiet
 from .protocol.error_codes import ErrorCode
 from .protocol.messages import api_keys
 from .server.broker import advertised_for
@@ -332,9 +333,12 @@ async def _serve(
                 for event in cluster.events:
                     printer(event)
                 cluster.on_event(printer)
-                async for signum in signals:
-                    printer.plain(f"stopping ({signal.Signals(signum).name})")
-                    break
+                async with anyio.create_task_group() as beside:
+                    beside.start_soon(reclaim_when_quiet)  # what a burst took goes back (memory.py)
+                    async for signum in signals:
+                        printer.plain(f"stopping ({signal.Signals(signum).name})")
+                        break
+                    beside.cancel_scope.cancel()
     if failed is not None:
         raise failed
 

@@ -20,7 +20,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
 FLOORS = [  # top first; modules on one floor may import each other
     {"cli"},
-    {"scenario", "serve_config", "console"},
+    {"scenario", "serve_config", "console", "memory"},
     {"http", "timeline", "testing", "ledger", "churn", "region"},
     {"cluster"},
     {"server"},
