@@ -4,11 +4,13 @@
 >>> FakeCluster(brokers=3).servers[2].node_id
 2
 
-Layers, from the top (each imports only those below it): the faces ``cli``, ``http`` and
-``timeline`` and the test helpers ``testing``, ``ledger``, ``churn`` and ``region`` (the pytest
-plugin is a distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge
-``server``; the handlers ``apis`` and the fault rules ``faults``; the pure ``core``; the wire
-``protocol``.
+Layers, from the top (each imports only those below it): the faces, each a package that uses
+only the facade's public API: ``cli`` (the ``fakebroker`` command, its console, its config file,
+scenario scripts), ``http`` (the control endpoint), ``timeline`` and ``testing`` (what tests
+import: assertions, the delivery ledger, churn blocks, the region harness; the pytest plugin is a
+distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge ``server``;
+the data directory ``storage``; the handlers ``apis`` and the fault rules ``faults``; the pure
+``core``; the wire ``protocol``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .version import __version__
 
 if TYPE_CHECKING:  # type checkers see the real class; at run time it is imported on first use
     from .cluster import FakeCluster
-    from .ledger import DeliveryLedger
+    from .testing.ledger import DeliveryLedger
 
 __all__ = ["DeliveryLedger", "FakeCluster", "__version__"]
 
@@ -32,7 +34,7 @@ def __getattr__(name: str) -> Any:
 
         return FakeCluster
     if name == "DeliveryLedger":
-        from .ledger import DeliveryLedger
+        from .testing.ledger import DeliveryLedger
 
         return DeliveryLedger
     raise AttributeError(f"module 'fakebroker' has no attribute {name!r}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from .memory import serve_with_malloc
+    from .cli.memory import serve_with_malloc
 
     serve_with_malloc()  # first: it may start the process again, before anything is imported
-    from .cli import main as command
+    from .cli.command import main as command
 
     command()
 

@@ -1,11 +1,12 @@
 """The layering rule of DESIGN.md: dependencies point down only, and nothing imports in a circle.
 
-From the top floor down: the faces (CLI and what it runs, the HTTP endpoint, the timeline, the
-test helpers ``testing``, ``ledger``, ``churn`` and ``region``; the pytest plugin is a distribution of its own,
-``pytest_plugin/``), the facade ``cluster``, the trio edge ``server``, the handlers ``apis``,
-the fault rules ``faults``, the pure ``core``, the wire ``protocol``. Imports are read from the
-source, function-level and TYPE_CHECKING ones included, so an import hidden in a function still
-counts.
+From the top floor down: the faces (the command ``cli`` and what it runs, the HTTP endpoint
+``http``, the ``timeline``, the test kit ``testing``; the pytest plugin is a distribution of its
+own, ``pytest_plugin/``), the facade ``cluster``, the trio edge ``server``, the handlers
+``apis``, the fault rules ``faults``, the pure ``core``, the wire ``protocol``. A face uses only
+the facade's public API: ``fakebroker.cluster`` and the modules its ``__all__`` names. Imports
+are read from the source, function-level and TYPE_CHECKING ones included, so an import hidden
+in a function still counts.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "fakebroker"
 FLOORS = [  # top first; modules on one floor may import each other
     {"cli"},
-    {"scenario", "serve_config", "console", "memory"},
-    {"http", "timeline", "testing", "ledger", "churn", "region"},
+    {"http", "timeline", "testing"},
     {"cluster"},
     {"server"},
     {"storage"},
@@ -83,6 +83,40 @@ def test_no_import_points_up():
     assert upward == []
 
 
+FACES = {"cli", "http", "timeline", "testing"}
+
+
+def facade_public_modules() -> set[str]:
+    """``fakebroker.cluster`` and its modules named in its ``__all__`` (``conditions``, ``settings``)."""
+    init = PACKAGE / "cluster" / "__init__.py"
+    names: list[str] = []
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            names = [ast.literal_eval(e) for e in node.value.elts]
+    return {"fakebroker.cluster"} | {f"fakebroker.cluster.{n}" for n in names if (init.parent / f"{n}.py").exists()}
+
+
+def test_the_faces_use_only_the_facade():
+    """cli, http, timeline and testing import ``fakebroker.cluster``'s public names and nothing below
+    it (besides ``version``, their own package and each other)."""
+    allowed = facade_public_modules() | {"fakebroker.version"}
+    below = sorted(
+        (a, b)
+        for a, targets in graph().items()
+        if a.split(".")[1:2] and a.split(".")[1] in FACES
+        for b in targets
+        if b not in allowed and not (b.split(".")[1:2] and b.split(".")[1] in FACES)
+    )
+    assert below == []
+
+
+def test_every_face_is_a_package():
+    """No loose modules at the package top: each face (and the kit) is a package of its own."""
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__", "version"))
+    assert loose == []
+    assert all((PACKAGE / face / "__init__.py").exists() for face in FACES)
+
+
 def test_no_import_circles():
     g = graph()
     seen: dict[str, int] = {}  # 1 = on the current path, 2 = done
@@ -120,11 +154,16 @@ def test_no_import_circles():
                 "fakebroker.http",
                 "fakebroker.timeline",
                 "fakebroker.cli",
+                "fakebroker.testing",
                 "pytest_fakebroker",
                 "hypercorn",
                 "matplotlib",
             ),
         ),
+        # the entry point imports it first, before the command: it may start the process again
+        ("fakebroker.cli.memory", ("trio", "anyio", "click", "rich", "fakebroker.cluster", "fakebroker.cli.command")),
+        # the kit and the timeline load the cluster only when one is used
+        ("fakebroker.testing, fakebroker.timeline", ("trio", "anyio", "fakebroker.cluster", "fakebroker.core")),
     ],
 )
 def test_importing_a_floor_loads_nothing_above_it(entry, forbidden):

@@ -1,5 +1,5 @@
 """A checkpointing stream operator in the style of a "consistent region", on
-:mod:`fakebroker.region`'s harness: this file only says what the operator computes and how
+:mod:`fakebroker.testing.region`'s harness: this file only says what the operator computes and how
 its consumers are made; draining, checkpoints, merges, synchronous commits and resets are the
 harness's.
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from confluent_kafka import Consumer
 
-from fakebroker.region import ConfluentRegionConsumer, Record, Region
+from fakebroker.testing.region import ConfluentRegionConsumer, Record, Region
 
 State = dict[str, tuple[int, int]]  # key -> (count, sum) for one partition
 

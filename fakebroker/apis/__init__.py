@@ -1,5 +1,7 @@
 """One module per API family: each declares its API key, versions and handler with
-``registry.api(...)``; importing this package imports them all into ``REGISTRY``.
+``registry.api(...)``, and the few facts about it the server acts on (acks=0 gets no answer,
+cheap to decode on the loop, the answer to a version too new, the byte-rate quota it counts
+against); importing this package imports them all into ``REGISTRY``.
 
 A handler gets a typed request and a :class:`RequestContext`, calls the core, and returns a
 typed response (or a Wait/Parked for answers that come later). Handlers import the core and

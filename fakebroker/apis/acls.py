@@ -5,7 +5,7 @@ tools get an answer instead of a closed connection."""
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -36,7 +36,7 @@ def delete_acls(ctx: RequestContext, request: Message) -> Message:
 
 # Kafka 4.0 removed v0 of each (KIP-896)
 APIS = (
-    api(29, (1, 3), describe_acls),
-    api(30, (1, 3), create_acls),
-    api(31, (1, 3), delete_acls),
+    api(ApiKey.DESCRIBE_ACLS, (1, 3), describe_acls),
+    api(ApiKey.CREATE_ACLS, (1, 3), create_acls),
+    api(ApiKey.DELETE_ACLS, (1, 3), delete_acls),
 )

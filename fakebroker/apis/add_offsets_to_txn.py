@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -17,9 +17,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     if not tid:
         error = ErrorCode.INVALID_REQUEST
     else:
-        error = cluster.txn_coordinator_error(tid, ctx.broker_id)
+        error = cluster.transactions.placement.error_for(tid, ctx.broker_id)
     if not error:
-        offsets_partition = (OFFSETS_TOPIC, cluster.group_partition(request.group_id or ""))
+        offsets_partition = (OFFSETS_TOPIC, cluster.groups.partition_of(request.group_id or ""))
         error = cluster.transactions.add_partitions(
             tid, request.producer_id, request.producer_epoch, [offsets_partition], ctx.now_ms
         )
@@ -28,4 +28,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(error_code=error, throttle_time_ms=0)
 
 
-API = api(25, (0, 4), handle)
+API = api(ApiKey.ADD_OFFSETS_TO_TXN, (0, 4), handle)

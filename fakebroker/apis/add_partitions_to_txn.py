@@ -9,7 +9,7 @@ OPERATION_NOT_ATTEMPTED. Otherwise the coordinator answers one error for all of 
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -53,7 +53,7 @@ def _one(ctx: RequestContext, tid: str | None, pid: int, epoch: int, topics, ver
     elif errors:
         result = {tp: errors.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in wanted}
     else:
-        error = cluster.txn_coordinator_error(tid, ctx.broker_id)
+        error = cluster.transactions.placement.error_for(tid, ctx.broker_id)
         if error:
             result = dict.fromkeys(wanted, error)
         elif verify_only:
@@ -74,4 +74,4 @@ def _one(ctx: RequestContext, tid: str | None, pid: int, epoch: int, topics, ver
     return list(out.values())
 
 
-API = api(24, (0, 5), handle)
+API = api(ApiKey.ADD_PARTITIONS_TO_TXN, (0, 5), handle)

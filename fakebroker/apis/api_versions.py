@@ -9,11 +9,10 @@ import re
 
 from ..core.releases import DEFAULT_RELEASE
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message, response_type
+from ..protocol.messages import ApiKey, Message, response_type
 from .context import RequestContext
 from .registry import api, served
 
-API_KEY = 18
 # Kafka's rule for client_software_name and _version (KIP-511): INVALID_REQUEST otherwise
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
@@ -26,7 +25,7 @@ def advertised(kafka_version: str = DEFAULT_RELEASE) -> list[dict[str, int]]:
 def _advertised_entries(kafka_version: str) -> tuple[Message, ...]:
     """The api_keys entries of a release, typed once: every connection starts with an
     ApiVersions, and typing its 50-odd entries cost more than the rest of the answer."""
-    return tuple(response_type(API_KEY).new(api_keys=advertised(kafka_version)).api_keys)
+    return tuple(response_type(ApiKey.API_VERSIONS).new(api_keys=advertised(kafka_version)).api_keys)
 
 
 def _refusal(request: Message, version: int) -> ErrorCode | None:
@@ -72,11 +71,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 def unsupported_version_response(kafka_version: str = DEFAULT_RELEASE) -> dict:
     """KIP-511: a version above ours is answered at v0 with UNSUPPORTED_VERSION and our range
     of ApiVersions alone, so the client can retry with a version we know."""
-    low, high = served(kafka_version)[API_KEY]
+    low, high = served(kafka_version)[ApiKey.API_VERSIONS]
     return {
         "error_code": ErrorCode.UNSUPPORTED_VERSION,
-        "api_keys": [{"api_key": API_KEY, "min_version": low, "max_version": high}],
+        "api_keys": [{"api_key": int(ApiKey.API_VERSIONS), "min_version": low, "max_version": high}],
     }
 
 
-API = api(18, (0, 5), handle)
+API = api(ApiKey.API_VERSIONS, (0, 5), handle, too_new=unsupported_version_response)

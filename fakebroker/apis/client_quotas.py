@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.quotas import Alteration, Entity, entity_of, java_map_order
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -47,6 +47,6 @@ def alter_client_quotas(ctx: RequestContext, request: Message) -> Message:
 
 
 APIS = (
-    api(48, (0, 1), describe_client_quotas),
-    api(49, (0, 1), alter_client_quotas),
+    api(ApiKey.DESCRIBE_CLIENT_QUOTAS, (0, 1), describe_client_quotas),
+    api(ApiKey.ALTER_CLIENT_QUOTAS, (0, 1), alter_client_quotas),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.cluster_state import ClusterState, Partition
+from ..core.groups.service import OffsetToCommit
 from ..protocol.error_codes import ErrorCode
 from .context import RequestContext
 
@@ -49,6 +50,24 @@ def checked_partitions(cluster: ClusterState, topics, by_id: bool) -> list[tuple
     return checked
 
 
+def offsets_to_commit(
+    checked: list[tuple[Any, str | None, Any, ErrorCode]], *, leader_epochs: bool = True
+) -> list[OffsetToCommit]:
+    """The offsets an OffsetCommit-like request commits, for the partitions that passed the topic
+    checks (:func:`checked_partitions`), in order; ``leader_epochs`` False for versions without them."""
+    return [
+        OffsetToCommit(
+            name or "",
+            p.partition_index,
+            p.committed_offset,
+            p.committed_leader_epoch if leader_epochs else -1,
+            p.committed_metadata,
+        )
+        for _, name, p, error in checked
+        if not error
+    ]
+
+
 def current_leader(partition: Partition | None) -> dict[str, int]:
     """The ``CurrentLeader`` tagged struct that newer Produce/Fetch errors carry."""
     if partition is None:
@@ -65,16 +84,3 @@ def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
         for b in cluster.alive_brokers()
         if b.node_id in node_ids
     ]
-
-
-def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
-    """NOT_COORDINATOR unless this broker leads the group's offsets partition, and
-    COORDINATOR_LOAD_IN_PROGRESS while that partition is being (re)loaded."""
-    cluster = ctx.cluster
-    if cluster.coordinator_of(group_id) != ctx.broker_id:
-        return ErrorCode.NOT_COORDINATOR
-    # Loading lasts until the load has actually run (it pops the entry), not until the clock
-    # passes its deadline: a request between the two would find no group at all.
-    if cluster.group_partition(group_id) in cluster.loading_until_ms:
-        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-    return ErrorCode.NONE

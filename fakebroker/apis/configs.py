@@ -12,7 +12,7 @@ from ..core.configs import (
     validate_topic,
 )
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -275,7 +275,7 @@ def _default(resource_type: int, name: str) -> str | None:
 
 
 APIS = (
-    api(32, (0, 4), describe),
-    api(33, (0, 2), alter),
-    api(44, (0, 1), incremental_alter),
+    api(ApiKey.DESCRIBE_CONFIGS, (0, 4), describe),
+    api(ApiKey.ALTER_CONFIGS, (0, 2), alter),
+    api(ApiKey.INCREMENTAL_ALTER_CONFIGS, (0, 1), incremental_alter),
 )

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from . import authorized_operations as ops
-from .common import coordinator_error
 from .context import RequestContext
 from .registry import api
 
@@ -27,18 +26,14 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             "members": [],
             "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
         }
-        error = coordinator_error(ctx, group_id)
-        group = cluster.consumer_groups.groups.get(group_id)
-        if not error and (group is None or group.dead):
-            out.append(
-                {**entry, "error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found."}
-            )
+        found = cluster.groups.describe_consumer(ctx.broker_id, group_id)
+        group = found.group
+        if found.error == ErrorCode.GROUP_ID_NOT_FOUND:
+            out.append({**entry, "error_code": found.error, "error_message": f"Group {group_id} not found."})
             continue
-        if error:
-            out.append({**entry, "error_code": error})
+        if found.error or group is None:
+            out.append({**entry, "error_code": found.error})
             continue
-        assert group is not None
-        assignor = next((m.server_assignor for m in group.members.values() if m.server_assignor), None)
         members = [
             {
                 "member_id": m.member_id,
@@ -63,7 +58,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 "group_state": group.state.value,
                 "group_epoch": group.group_epoch,
                 "assignment_epoch": group.assignment_epoch,
-                "assignor_name": assignor or cluster.consumer_groups.assignors()[0],
+                "assignor_name": found.assignor,
                 "members": members,
                 "authorized_operations": GROUP_OPERATIONS
                 if request.include_authorized_operations
@@ -81,4 +76,4 @@ def _partitions(cluster, assignment: dict[str, set[int]]) -> list[dict]:
     ]
 
 
-API = api(69, (0, 1), handle)
+API = api(ApiKey.CONSUMER_GROUP_DESCRIBE, (0, 1), handle)

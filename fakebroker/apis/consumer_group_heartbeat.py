@@ -1,37 +1,18 @@
-"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer groups; every rule is in
-core/groups/consumer/coordinator.py. Here: the feature gate, the coordinator checks, the group
-type, and topic ids <-> names."""
+"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer groups; every rule is in core/groups/
+(the group service, then consumer/coordinator.py). Here: topic ids <-> names."""
 
 from __future__ import annotations
 
-from ..core.groups.model import GroupState
+from ..core.groups.requests import ConsumerHeartbeatRequest
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
-from .common import coordinator_error, topic_name_by_id
+from ..protocol.messages import ApiKey, Message
+from .common import topic_name_by_id
 from .context import RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
-    consumer = cluster.consumer_groups
-    if not consumer.enabled():
-        return error(
-            ctx,
-            ErrorCode.UNSUPPORTED_VERSION,
-            "The new group coordinator is not enabled: group.coordinator.rebalance.protocols has no consumer.",
-        )
-    if request.group_id:
-        found = coordinator_error(ctx, request.group_id)
-        if found:
-            return error(ctx, found)
-        classic = cluster.groups.groups.get(request.group_id)
-        if classic is not None and not classic.is_state(GroupState.DEAD):
-            if classic.is_state(GroupState.EMPTY):
-                cluster.groups.delete(request.group_id)  # an empty group of the other type is replaced
-            elif not cluster.upgrade_group(request.group_id, ctx.now_ms):
-                # not allowed by group.consumer.migration.policy, or the classic group is rebalancing
-                return error(ctx, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
     owned = None
     if request.topic_partitions is not None:
         owned = {}
@@ -40,21 +21,24 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if name is not None:
                 owned.setdefault(name, set()).update(tp.partitions)
     version = ctx.api_version
-    result = consumer.heartbeat(
+    result = cluster.groups.consumer_heartbeat(
         ctx.now_ms,
-        group_id=request.group_id,
-        member_id=request.member_id,
-        member_epoch=request.member_epoch,
-        instance_id=request.instance_id,
-        rack_id=request.rack_id,
-        rebalance_timeout_ms=request.rebalance_timeout_ms,
-        subscribed_names=request.subscribed_topic_names,
-        subscribed_regex=request.subscribed_topic_regex if version >= 1 else None,
-        server_assignor=request.server_assignor,
-        owned=owned,
-        client_id=ctx.client_id or "",
-        client_host=f"/{ctx.client_host}",
-        version=version,
+        ctx.broker_id,
+        ConsumerHeartbeatRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            member_epoch=request.member_epoch,
+            instance_id=request.instance_id,
+            rack_id=request.rack_id,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            subscribed_names=request.subscribed_topic_names,
+            subscribed_regex=request.subscribed_topic_regex if version >= 1 else None,
+            server_assignor=request.server_assignor,
+            owned=owned,
+            client_id=ctx.client_id or "",
+            client_host=f"/{ctx.client_host}",
+            version=version,
+        ),
     )
     if result.error:
         return error(ctx, result.error, result.message)
@@ -91,4 +75,4 @@ def error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> M
     )
 
 
-API = api(68, (0, 1), handle)
+API = api(ApiKey.CONSUMER_GROUP_HEARTBEAT, (0, 1), handle)

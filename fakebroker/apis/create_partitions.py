@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.cluster_state import TopicError
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -32,4 +32,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(results=results, throttle_time_ms=0)
 
 
-API = api(37, (0, 3), handle)
+API = api(ApiKey.CREATE_PARTITIONS, (0, 3), handle)

@@ -6,7 +6,7 @@ from ..core.cluster_state import TopicError
 from ..core.configs import validate, validate_topic
 from ..core.topics import MAX_PARTITIONS_PER_REQUEST
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import STEP, RequestContext, in_steps
 from .registry import api
 
@@ -114,4 +114,4 @@ def _handle(ctx: RequestContext, request: Message):
     return ctx.response(topics=results, throttle_time_ms=0)
 
 
-API = api(19, (0, 7), handle)
+API = api(ApiKey.CREATE_TOPICS, (0, 7), handle)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -34,4 +34,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(topics=topics, throttle_time_ms=0)
 
 
-API = api(21, (0, 2), handle)
+API = api(ApiKey.DELETE_RECORDS, (0, 2), handle)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.cluster_state import TopicError
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from .context import STEP, RequestContext, in_steps
 from .registry import api
@@ -55,4 +55,4 @@ def _handle(ctx: RequestContext, request: Message):
     return ctx.response(responses=results, throttle_time_ms=0)
 
 
-API = api(20, (0, 6), handle)
+API = api(ApiKey.DELETE_TOPICS, (0, 6), handle)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
 from .registry import api
@@ -45,4 +45,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
 
 
-API = api(60, (0, 2), handle)
+API = api(ApiKey.DESCRIBE_CLUSTER, (0, 2), handle)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..core.cluster_state import Partition
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -65,4 +65,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, results=[result])
 
 
-API = api(35, (0, 5), handle)  # v0 for Kafka 3.9; 4.x serves 1-5 (its window)
+API = api(ApiKey.DESCRIBE_LOG_DIRS, (0, 5), handle)  # v0 for Kafka 3.9; 4.x serves 1-5 (its window)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -98,4 +98,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
 
 
-API = api(55, (0, 2), handle)
+API = api(ApiKey.DESCRIBE_QUORUM, (0, 2), handle)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..core.cluster_state import Topic, topic_name_error
 from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
 from .context import RequestContext
@@ -116,4 +116,4 @@ def _topic(ctx: RequestContext, topic: Topic, start: int, upper: int) -> dict:
     }
 
 
-API = api(75, (0, 0), handle)
+API = api(ApiKey.DESCRIBE_TOPIC_PARTITIONS, (0, 0), handle)

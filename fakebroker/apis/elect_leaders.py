@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..core import elections
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -55,4 +55,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(error_code=ErrorCode.NONE, replica_election_results=results)
 
 
-API = api(43, (0, 2), handle)
+API = api(ApiKey.ELECT_LEADERS, (0, 2), handle)

@@ -4,7 +4,7 @@ at every end and the answer carries the id and epoch the producer goes on with."
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -16,7 +16,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     if not tid:
         error = ErrorCode.INVALID_REQUEST
     else:
-        error = cluster.txn_coordinator_error(tid, ctx.broker_id)
+        error = cluster.transactions.placement.error_for(tid, ctx.broker_id)
     if not error:
         result = cluster.transactions.end_txn(
             tid,
@@ -35,4 +35,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(error_code=error, throttle_time_ms=0, producer_id=pid, producer_epoch=epoch)
 
 
-API = api(26, (0, 5), handle)
+API = api(ApiKey.END_TXN, (0, 5), handle)

@@ -7,8 +7,9 @@ FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
 
 from __future__ import annotations
 
+from ..core.quotas import CONSUMER_BYTE_RATE
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import RequestContext, Wait
 from .registry import api
@@ -122,4 +123,4 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
     return response, total, any_error
 
 
-API = api(1, (4, 18), handle)
+API = api(ApiKey.FETCH, (4, 18), handle, byte_quota=CONSUMER_BYTE_RATE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.cluster_state import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -80,9 +80,9 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
         return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": MALFORMED}
     cluster = ctx.cluster
     if key_type == TRANSACTION:
-        partition = cluster.transaction_topic().partitions[cluster.txn_partition(key)]
+        partition = cluster.transaction_topic().partitions[cluster.transactions.placement.partition_of(key)]
     else:
-        partition = cluster.offsets_topic().partitions[cluster.group_partition(key)]
+        partition = cluster.offsets_topic().partitions[cluster.groups.partition_of(key)]
     broker = cluster.brokers.get(partition.leader)
     if broker is None or not broker.alive:
         return _unavailable(key, version)
@@ -96,4 +96,4 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     }
 
 
-API = api(10, (0, 6), handle)
+API = api(ApiKey.FIND_COORDINATOR, (0, 6), handle)

@@ -8,7 +8,7 @@ NOT_COORDINATOR), then the coordinator and its state.
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -33,7 +33,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         return answer(ErrorCode.UNSUPPORTED_VERSION)  # two-phase commit (KIP-939) is not implemented in 4.x either
     if not cluster.transactions.valid_timeout(request.transaction_timeout_ms):
         return answer(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
-    error = cluster.txn_coordinator_error(tid, ctx.broker_id)
+    error = cluster.transactions.placement.error_for(tid, ctx.broker_id)
     if error:
         return answer(error)
     result = cluster.init_producer_id(tid, pid, epoch, timeout_ms=request.transaction_timeout_ms, now_ms=ctx.now_ms)
@@ -42,4 +42,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
 
 
 # v6 is unstable in 4.3.1 and not advertised by Kafka either
-API = api(22, (0, 5), handle)
+API = api(ApiKey.INIT_PRODUCER_ID, (0, 5), handle)

@@ -1,62 +1,33 @@
-"""JoinGroup (key 11): checks here, every group rule in core/groups/coordinator.py."""
+"""JoinGroup (key 11): every group rule is in core/groups/ (the group service decides which
+coordinator answers)."""
 
 from __future__ import annotations
 
-from ..core.groups.results import JoinResult, join_error
+from ..core.groups.requests import JoinRequest
+from ..core.groups.results import JoinResult
 from ..core.timers import Pending
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
-from .common import coordinator_error
+from ..protocol.messages import ApiKey, Message
 from .context import Parked, RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
-    coordinator = ctx.cluster.groups
-    cfg = ctx.cluster.config
-    low, high = cfg.get_int("group.min.session.timeout.ms"), cfg.get_int("group.max.session.timeout.ms")
-    # 4.x checks the session timeout before coordinator placement; the group id first.
-    if request.group_id:
-        if low <= request.session_timeout_ms <= high:
-            error = coordinator_error(ctx, request.group_id)
-            if error:
-                return respond(ctx, join_error(error))
-    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
-    if consumer_group is not None:
-        if consumer_group.members and low <= request.session_timeout_ms <= high:
-            # a classic member in a KIP-848 group: the server assigns, the answer comes at once
-            return respond(
-                ctx,
-                ctx.cluster.consumer_groups.classic_join(
-                    ctx.now_ms,
-                    consumer_group,
-                    member_id=request.member_id,
-                    instance_id=request.group_instance_id,
-                    client_id=ctx.client_id or "",
-                    client_host=f"/{ctx.client_host}",
-                    session_timeout_ms=request.session_timeout_ms,
-                    rebalance_timeout_ms=request.rebalance_timeout_ms
-                    if ctx.api_version >= 1
-                    else request.session_timeout_ms,
-                    protocol_type=request.protocol_type,
-                    protocols=[(p.name, p.metadata) for p in request.protocols],
-                    version=ctx.api_version,
-                ),
-            )
-        if not consumer_group.members:
-            ctx.cluster.consumer_groups.delete(request.group_id, ctx.now_ms)  # an empty group of the other type goes
-    result = coordinator.join(
+    result = ctx.cluster.groups.join(
         ctx.now_ms,
-        group_id=request.group_id,
-        member_id=request.member_id,
-        group_instance_id=request.group_instance_id,
-        client_id=ctx.client_id,
-        client_host=f"/{ctx.client_host}",
-        session_timeout_ms=request.session_timeout_ms,
-        rebalance_timeout_ms=request.rebalance_timeout_ms,
-        protocol_type=request.protocol_type,
-        protocols=[(p.name, p.metadata) for p in request.protocols],
-        version=ctx.api_version,
+        ctx.broker_id,
+        JoinRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+            client_id=ctx.client_id or "",
+            client_host=f"/{ctx.client_host}",
+            session_timeout_ms=request.session_timeout_ms,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            protocol_type=request.protocol_type,
+            protocols=[(p.name, p.metadata) for p in request.protocols],
+            version=ctx.api_version,
+        ),
     )
     if isinstance(result, Pending):
         return Parked(result, lambda value: respond(ctx, value))
@@ -94,4 +65,4 @@ def respond(ctx: RequestContext, result: JoinResult) -> Message:
     )
 
 
-API = api(11, (0, 9), handle)
+API = api(ApiKey.JOIN_GROUP, (0, 9), handle)

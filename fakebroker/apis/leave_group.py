@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.groups.requests import LeaveRequest
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
-from .common import coordinator_error
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -12,15 +12,7 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     members = [(request.member_id, None)] if v < 3 else [(m.member_id, m.group_instance_id) for m in request.members]
-    if request.group_id:
-        error = coordinator_error(ctx, request.group_id)
-        if error:
-            return ctx.response(error_code=error, members=[], throttle_time_ms=0)
-    consumer_group = ctx.cluster.offsets.consumer_group(request.group_id)
-    if consumer_group is not None:  # classic members leaving a KIP-848 group
-        result = ctx.cluster.consumer_groups.classic_leave(ctx.now_ms, consumer_group, members)
-    else:
-        result = ctx.cluster.groups.leave(ctx.now_ms, group_id=request.group_id, members=members)
+    result = ctx.cluster.groups.leave(ctx.now_ms, ctx.broker_id, LeaveRequest(request.group_id, members))
     top, errors = result.error, result.members
     if v < 3:
         # v0-2 fold the member's error into the one error field.
@@ -31,4 +23,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(error_code=top, members=entries if not top else [], throttle_time_ms=0)
 
 
-API = api(13, (0, 5), handle)
+API = api(ApiKey.LEAVE_GROUP, (0, 5), handle)

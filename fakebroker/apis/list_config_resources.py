@@ -11,7 +11,7 @@ two types are always empty, as on a fresh Kafka.
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -38,4 +38,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, config_resources=resources)
 
 
-API = api(74, (0, 1), handle)
+API = api(ApiKey.LIST_CONFIG_RESOURCES, (0, 1), handle)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -71,4 +71,4 @@ def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
     return out
 
 
-API = api(2, (0, 11), handle)
+API = api(ApiKey.LIST_OFFSETS, (0, 11), handle)

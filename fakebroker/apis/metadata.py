@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.cluster_state import Partition, Topic, TopicError, topic_name_error
 from ..core.topics import MAX_PARTITIONS_PER_REQUEST
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
 from .context import STEP, RequestContext, in_steps
@@ -140,4 +140,4 @@ def _describe(ctx: RequestContext, topic: Topic) -> dict:
     }
 
 
-API = api(3, (0, 13), handle)
+API = api(ApiKey.METADATA, (0, 13), handle)

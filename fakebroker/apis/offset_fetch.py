@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
-from .common import coordinator_error, topic_name_by_id
+from ..protocol.messages import ApiKey, Message
+from .common import topic_name_by_id
 from .context import RequestContext
 from .registry import api
 
@@ -60,28 +60,16 @@ def _fetch(
     *,
     stable: bool = False,
 ) -> tuple[ErrorCode, list[dict]]:
-    if group_id is None:
-        return ErrorCode.INVALID_GROUP_ID, []
-    error = coordinator_error(ctx, group_id)
-    consumer_group = ctx.cluster.offsets.consumer_group(group_id)
-    if not error and member is not None and consumer_group is not None:
-        # v9+: a KIP-848 member fetches with its id and current epoch (ConsumerGroup.validateOffsetFetch)
-        error = ctx.cluster.consumer_groups.validate_fetch(consumer_group, member[0] or "", member[1])
+    wanted = None if topics is None else [(n, p) for n, ps in topics for p in ps]
+    error, found = ctx.cluster.groups.fetch_offsets(ctx.broker_id, group_id, wanted, member, stable=stable)
     if error:
         return error, [{"name": n, "partitions": [_partition(p, None, error) for p in ps]} for n, ps in topics or []]
-    wanted = None if topics is None else [(n, p) for n, ps in topics for p in ps]
-    found = ctx.cluster.offsets.fetch(group_id, wanted)
     out: dict[str | None, dict] = {}
-    for name, partition, committed in found:
-        entry = out.setdefault(name, {"name": name, "partitions": []})
-        if stable and name is not None and ctx.cluster.offsets.has_pending(group_id, name, partition):
-            # require_stable: an open transaction holds an offset for it; the consumer retries
-            entry["partitions"].append(_partition(partition, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
-        else:
-            entry["partitions"].append(_partition(partition, committed, ErrorCode.NONE))
-    if topics is not None:
-        for name, ps in topics:
-            out.setdefault(name, {"name": name, "partitions": []})
+    for f in found:
+        entry = out.setdefault(f.topic, {"name": f.topic, "partitions": []})
+        entry["partitions"].append(_partition(f.partition, f.committed, f.error))
+    for name, _ in topics or []:
+        out.setdefault(name, {"name": name, "partitions": []})
     return ErrorCode.NONE, list(out.values())
 
 
@@ -103,4 +91,4 @@ def _partition(index: int, committed, error: ErrorCode) -> dict:
     }
 
 
-API = api(9, (0, 10), handle)
+API = api(ApiKey.OFFSET_FETCH, (0, 10), handle)

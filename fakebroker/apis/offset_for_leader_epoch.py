@@ -4,7 +4,7 @@ detect log truncation after a leader change."""
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -30,4 +30,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(topics=topics, throttle_time_ms=0)
 
 
-API = api(23, (0, 4), handle)
+API = api(ApiKey.OFFSET_FOR_LEADER_EPOCH, (0, 4), handle)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..core import reassignments
 from ..core.reassignments import ReassignmentError
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -72,5 +72,5 @@ def handle_list(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(error_code=ErrorCode.NONE, error_message=None, topics=topics)
 
 
-ALTER = api(45, (0, 1), handle_alter)
-LIST = api(46, (0, 0), handle_list)
+ALTER = api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, (0, 1), handle_alter)
+LIST = api(ApiKey.LIST_PARTITION_REASSIGNMENTS, (0, 0), handle_list)

@@ -3,20 +3,30 @@ are the core's (``ClusterState.append``)."""
 
 from __future__ import annotations
 
+import io
+
 from ..core.appends import Checked
+from ..core.quotas import PRODUCER_BYTE_RATE
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message, response_type
+from ..protocol.messages import ApiKey, Message, response_type
+from ..protocol.produce_peek import partition_entries
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import NO_RESPONSE, STEP, CloseInstead, Job, RequestContext, in_steps
 from .registry import api
 
 _TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
 # the answer's classes: ProduceResponse, TopicProduceResponse, PartitionProduceResponse, LeaderIdAndEpoch
-_RESPONSE = response_type(0).cls
+_RESPONSE = response_type(ApiKey.PRODUCE).cls
 _TOPIC = _RESPONSE._by_attr["responses"].struct
 _PARTITION = _TOPIC._by_attr["partition_responses"].struct  # type: ignore[union-attr]
 _LEADER = _PARTITION._by_attr["current_leader"].struct  # type: ignore[union-attr]
+# A Produce up to this large with at most this many partition entries is large for its
+# records alone. It is decoded on the loop: about 0.45 ms for the entries and 0.3 ms to copy
+# 4 MB of records, less than the hand-off costs a client (librdkafka's 1 MB requests, embedded:
+# about 10% of its produce rate). Counting stops at the bound: at most 0.5 ms for one with more.
+ON_LOOP_BYTES = 4 * 1024 * 1024
+ON_LOOP_ENTRIES = 1000
 
 
 def handle(ctx: RequestContext, request: Message):
@@ -180,5 +190,22 @@ def _append(
     )
 
 
+def _unacknowledged(request: Message) -> bool:
+    """acks=0: the client reads no answer, so none is sent (a failed one closes the connection)."""
+    return request.acks == 0
+
+
+def _cheap_to_decode(stream: io.BytesIO, version: int, size: int) -> bool:
+    """Whether a large Produce has few partitions: large for its records alone."""
+    return size <= ON_LOOP_BYTES and partition_entries(stream, version, ON_LOOP_ENTRIES) <= ON_LOOP_ENTRIES
+
+
 # advertised from v0 as 4.x does for old librdkafka; v0-2 are refused per partition
-API = api(0, (0, 13), handle)
+API = api(
+    ApiKey.PRODUCE,
+    (0, 13),
+    handle,
+    unanswered=_unacknowledged,
+    decode_on_loop=_cheap_to_decode,
+    byte_quota=PRODUCER_BYTE_RATE,
+)

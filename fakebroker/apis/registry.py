@@ -1,5 +1,6 @@
 """The API registry: each ``apis/*.py`` module declares the APIs it answers (key, versions,
-handler) with :func:`api`; importing ``fakebroker.apis`` imports them all.
+handler, and the few facts about it the server acts on) with :func:`api`; importing
+``fakebroker.apis`` imports them all.
 
 A declaration says which versions the handler can answer: the union of what Kafka 3.9 and 4.x
 speak. What one cluster *serves* is that range cut to the window of the Kafka release it
@@ -9,8 +10,11 @@ versions KIP-896 removed, a 3.9 broker none of 4.x's newer ones.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from ..protocol.messages import Message, api_keys
 from ..protocol.specs import release_windows
@@ -21,24 +25,64 @@ _NAMES = api_keys()
 
 @dataclass(frozen=True)
 class Api:
+    """One API as a module declares it: what it answers, and the facts about it that the
+    server's pipeline acts on (so the server never asks which API a request is)."""
+
     key: int
     name: str
     min_version: int
     max_version: int
     handle: Handler
+    # A request this says owes no answer gets none, an error included (Produce acks=0):
+    # Kafka closes the connection instead of answering a failed one.
+    unanswered: Callable[[Message], bool] | None = None
+    # A large request (body stream, version, payload size) this says is cheap enough to
+    # decode on the loop: a Produce of a few partitions is large for its records alone.
+    decode_on_loop: Callable[[io.BytesIO, int, int], bool] | None = None
+    # The body answered at v0 to a version above the served ones (KIP-511's ApiVersions
+    # fallback, given the cluster's Kafka release); without one, the connection closes.
+    too_new: Callable[[str], dict[str, Any]] | None = None
+    # The byte-rate quota a request counts against (``core.quotas``'s key): the producer
+    # quota counts a request's bytes, the consumer quota its answer's.
+    byte_quota: str | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
+
+    def answered(self, request: Message) -> bool:
+        """Whether ``request`` is owed an answer."""
+        return self.unanswered is None or not self.unanswered(request)
 
 
 REGISTRY: dict[int, Api] = {}
 
 
-def api(key: int, versions: tuple[int, int], handle: Handler) -> Api:
-    """Declare that ``handle`` answers API ``key`` at ``versions`` (inclusive)."""
+def api(
+    key: int,
+    versions: tuple[int, int],
+    handle: Handler,
+    *,
+    unanswered: Callable[[Message], bool] | None = None,
+    decode_on_loop: Callable[[io.BytesIO, int, int], bool] | None = None,
+    too_new: Callable[[str], dict[str, Any]] | None = None,
+    byte_quota: str | None = None,
+) -> Api:
+    """Declare that ``handle`` answers API ``key`` at ``versions`` (inclusive), with the facts
+    about it that the server acts on (see :class:`Api`)."""
+    key = int(key)  # an ApiKey is stored as the plain number it is on the wire
     if key in REGISTRY:
         raise ValueError(f"API key {key} ({_NAMES.get(key)}) is declared twice")
-    declared = REGISTRY[key] = Api(key, _NAMES.get(key, str(key)), versions[0], versions[1], handle)
+    declared = REGISTRY[key] = Api(
+        key,
+        _NAMES.get(key, str(key)),
+        versions[0],
+        versions[1],
+        handle,
+        unanswered=unanswered,
+        decode_on_loop=decode_on_loop,
+        too_new=too_new,
+        byte_quota=byte_quota,
+    )
     return declared
 
 

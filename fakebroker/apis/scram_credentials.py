@@ -5,7 +5,7 @@ credentials; answered as a Kafka broker with none answers (``kafka-configs --des
 from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -24,4 +24,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="", results=results)
 
 
-API = api(50, (0, 0), handle)
+API = api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, (0, 0), handle)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.transactions.model import STATE_NAMES, TxnState
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -22,7 +22,7 @@ def describe_transactions(ctx: RequestContext, request: Message) -> Message:
         base = {"transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0}
         # an id with an error keeps the message's defaults (0), as Kafka answers it
         base.update(transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[])
-        error = cluster.txn_coordinator_error(tid, ctx.broker_id) if tid else ErrorCode.INVALID_REQUEST
+        error = cluster.transactions.placement.error_for(tid, ctx.broker_id) if tid else ErrorCode.INVALID_REQUEST
         txn = cluster.transactions.txns.get(tid) if not error else None
         if not error and txn is None:
             error = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
@@ -63,15 +63,16 @@ def list_transactions(ctx: RequestContext, request: Message) -> Message:
             matcher = re2.compile(pattern)
         except re2.error:
             return ctx.response(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, throttle_time_ms=0)
-    if cluster.txn_loading_until_ms and any(
-        cluster.transaction_topic().partitions[p].leader == ctx.broker_id for p in cluster.txn_loading_until_ms
+    placement = cluster.transactions.placement
+    if placement.loading_until_ms and placement.is_loading(
+        {p.index for p in placement.topic().partitions if p.leader == ctx.broker_id}
     ):
         return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, throttle_time_ms=0)
     out = []
     if request.state_filters and not wanted_states:
         return ctx.response(error_code=ErrorCode.NONE, unknown_state_filters=unknown, transaction_states=[])
     for tid, txn in sorted(cluster.transactions.txns.items()):
-        if cluster.txn_coordinator_of(tid) != ctx.broker_id or txn.state == TxnState.DEAD:
+        if placement.coordinator_of(tid) != ctx.broker_id or txn.state == TxnState.DEAD:
             continue
         if wanted_states and txn.state not in wanted_states:
             continue
@@ -118,7 +119,7 @@ def describe_producers(ctx: RequestContext, request: Message) -> Message:
 
 
 APIS = (
-    api(61, (0, 0), describe_producers),
-    api(65, (0, 0), describe_transactions),
-    api(66, (0, 2), list_transactions),
+    api(ApiKey.DESCRIBE_PRODUCERS, (0, 0), describe_producers),
+    api(ApiKey.DESCRIBE_TRANSACTIONS, (0, 0), describe_transactions),
+    api(ApiKey.LIST_TRANSACTIONS, (0, 2), list_transactions),
 )

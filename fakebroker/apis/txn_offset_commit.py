@@ -8,92 +8,59 @@ from __future__ import annotations
 
 from ..core import events as ev
 from ..core.groups.placement import OFFSETS_TOPIC
+from ..core.groups.requests import CommitRequest
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
-from .common import checked_partitions, coordinator_error
+from ..protocol.messages import ApiKey, Message
+from .common import checked_partitions, offsets_to_commit
 from .context import RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
-    cluster = ctx.cluster
     v = ctx.api_version
-    checked = checked_partitions(cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
-    group_error = ErrorCode.NONE
-    if any(not e for *_, e in checked):
-        group_error = _group_error(ctx, request) or _stale_partition(ctx, request, checked)
+    checked = checked_partitions(ctx.cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
+    wanted = offsets_to_commit(checked, leader_epochs=v >= 2)
+    errors = iter(())
+    if wanted:  # unknown topics and partitions are answered without asking the group
+        commit = CommitRequest(
+            group_id=request.group_id,
+            member_id=request.member_id if v >= 3 else "",
+            group_instance_id=request.group_instance_id if v >= 3 else None,
+            generation_id=request.generation_id_or_member_epoch if v >= 3 else -1,
+            version=v,
+            transactional=True,
+            precise_errors=v >= 6,
+        )
+        errors = iter(
+            ctx.cluster.groups.commit_in_txn(
+                ctx.now_ms, ctx.broker_id, commit, request.producer_id, wanted, lambda: _verify(ctx, request)
+            )
+        )
     out: dict[int, dict] = {}
     committed: dict[str, int] = {}
     for t, name, p, error in checked:
         if not error:
-            error = group_error or cluster.offsets.commit_in_txn(
-                ctx.now_ms,
-                request.group_id,
-                request.producer_id,
-                name,
-                p.partition_index,
-                p.committed_offset,
-                p.committed_leader_epoch if v >= 2 else -1,
-                p.committed_metadata,
-            )
+            error = next(errors)
             if not error:
                 committed[f"{name}-{p.partition_index}"] = p.committed_offset
         entry = out.setdefault(id(t), {"name": t.name, "topic_id": t.topic_id, "partitions": []})
         entry["partitions"].append({"partition_index": p.partition_index, "error_code": error})
     if committed:
-        cluster.events.append(
+        ctx.cluster.transactions.events.append(  # placed on the id's coordinator
             ev.TxnOffsetsAdded(transactional_id=request.transactional_id, group=request.group_id, offsets=committed),
             ctx.now_ms,
         )
     return ctx.response(topics=list(out.values()), throttle_time_ms=0)
 
 
-def _group_error(ctx: RequestContext, request: Message) -> ErrorCode:
-    cluster = ctx.cluster
-    v = ctx.api_version
-    group_id, tid = request.group_id, request.transactional_id
-    if not group_id:
-        return ErrorCode.INVALID_GROUP_ID
-    error = coordinator_error(ctx, group_id)
-    if error:
-        return error
-    if not tid:
-        return ErrorCode.INVALID_REQUEST
-    error = _verify(ctx, request)
-    if error:
-        return error
-    return cluster.offsets.validate_txn_commit(
-        ctx.now_ms,
-        group_id=group_id,
-        member_id=request.member_id if v >= 3 else "",
-        group_instance_id=request.group_instance_id if v >= 3 else None,
-        generation_id=request.generation_id_or_member_epoch if v >= 3 else -1,
-        precise_errors=v >= 6,
-    )
-
-
-def _stale_partition(ctx: RequestContext, request: Message, checked: list) -> ErrorCode:
-    """A KIP-848 member's older epoch passes for partitions it has held since then; one it has
-    not fails the whole request (Kafka throws from its per-partition validator)."""
-    v = ctx.api_version
-    if v < 3:
-        return ErrorCode.NONE
-    for _, name, p, error in checked:
-        if not error:
-            stale = ctx.cluster.offsets.validate_partition_commit(
-                request.group_id, request.member_id, request.generation_id_or_member_epoch, name, p.partition_index
-            )
-            if stale:  # before v6 STALE_MEMBER_EPOCH is answered ILLEGAL_GENERATION
-                return stale if v >= 6 else ErrorCode.ILLEGAL_GENERATION
-    return ErrorCode.NONE
-
-
 def _verify(ctx: RequestContext, request: Message) -> ErrorCode:
-    """The transaction must hold the group's offsets partition (v5 adds it), as the partition's
-    leader asks the transaction coordinator (KIP-890)."""
+    """A transactional id, and a transaction that holds the group's offsets partition (v5 adds
+    it), as the partition's leader asks the transaction coordinator (KIP-890)."""
+    if not request.transactional_id:
+        return ErrorCode.INVALID_REQUEST
     cluster = ctx.cluster
     v = ctx.api_version
-    tp = (OFFSETS_TOPIC, cluster.group_partition(request.group_id))
+    tp = (OFFSETS_TOPIC, cluster.groups.partition_of(request.group_id))
     error = cluster.ask_txn_coordinator(
         request.transactional_id, request.producer_id, request.producer_epoch, tp, ctx.now_ms, adds=v >= 5
     )
@@ -104,4 +71,4 @@ def _verify(ctx: RequestContext, request: Message) -> ErrorCode:
     return error
 
 
-API = api(28, (0, 6), handle)
+API = api(ApiKey.TXN_OFFSET_COMMIT, (0, 6), handle)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.features import UPGRADE
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
@@ -40,4 +40,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, results=results)
 
 
-API = api(57, (0, 2), handle)
+API = api(ApiKey.UPDATE_FEATURES, (0, 2), handle)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..protocol.error_codes import ErrorCode
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -44,4 +44,4 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     return ctx.response(markers=markers)
 
 
-API = api(27, (1, 2), handle)
+API = api(ApiKey.WRITE_TXN_MARKERS, (1, 2), handle)

@@ -4,15 +4,37 @@
 ``proxy.py``: ``actions.py`` (brokers, leaders, coordinators, network cuts), ``topics.py``,
 ``clock.py`` (``cluster.clock``), ``faults.py`` (``cluster.faults``), ``views.py`` (group
 snapshots), ``conditions.py`` and ``waiting.py`` (``wait_for``). It uses the server and the
-core below it and none of its faces (``http``, ``timeline``, ``cli``, the pytest plugin).
+core below it and none of its faces (``http``, ``timeline``, ``cli``, ``testing``, the pytest
+plugin).
+
+This package is all a face may import of fakebroker: the names below (the cluster, the views
+and events it hands out, the errors it raises), ``conditions`` (what ``wait_for`` waits on)
+and ``settings`` (what a cluster can be given, checked before it starts).
 """
 
 from __future__ import annotations
 
-from . import conditions
+from ..core.cluster_state import TopicError
+from ..core.events import Event
+from ..protocol.error_codes import ErrorCode
+from ..storage import DataDirError
+from . import conditions, settings
 from .actions import ClusterUsageError
 from .facade import FakeCluster
-from .views import GroupView, MemberView
+from .views import GroupView, MemberView, TopicView
 from .waiting import WaitTimeout
 
-__all__ = ["ClusterUsageError", "FakeCluster", "GroupView", "MemberView", "WaitTimeout", "conditions"]
+__all__ = [
+    "ClusterUsageError",
+    "DataDirError",
+    "ErrorCode",
+    "Event",
+    "FakeCluster",
+    "GroupView",
+    "MemberView",
+    "TopicError",
+    "TopicView",
+    "WaitTimeout",
+    "conditions",
+    "settings",
+]

@@ -205,16 +205,12 @@ class BrokerActions:
         state = self._runtime.state
 
         def move() -> int:
-            alive = live_brokers(state, f"coordinate group {group_id!r}")  # before the offsets topic is made
-            partition = state.offsets_topic().partitions[state.group_partition(group_id)]
-            current = partition.leader
+            live_brokers(state, f"coordinate group {group_id!r}")  # before the offsets topic is made
             if broker is not None:
                 check_broker(state, broker, alive=True, what="coordinator")
-                chosen = broker
-            else:
-                chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
-            state.move_leader(partition, chosen, self._now(), load_time_ms=load_time_ms)
-            return chosen
+            return state.move_coordinator(
+                state.groups.placement, group_id, broker, self._now(), load_time_ms=load_time_ms
+            )
 
         return self._proxy.act(move)
 

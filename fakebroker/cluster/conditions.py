@@ -4,7 +4,7 @@ waited for and what it saw last, so a timeout explains itself.
 A condition is any callable taking the cluster and returning a truthy value, checked on the
 cluster's loop after every event and every ``poll``. The classes here are the common ones and
 say which events can change their answer (:meth:`Condition.wakes_on`, a key of
-``core.event_index``), so a pending wait is woken only by those: an event wait by events of
+``core.events.index``), so a pending wait is woken only by those: an event wait by events of
 its kind (and group or topic), a group's state or offsets by that group's events.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from ..core.event_index import Key, key_for
 from ..core.events import Event
+from ..core.events.index import Key, key_for
 from .views import GroupView
 
 

@@ -29,8 +29,8 @@ import anyio
 
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
-from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
+from ..core.events.ring import DEFAULT_CAPACITY
 from ..core.quotas import Alteration, entity_of
 from ..core.releases import DEFAULT_RELEASE, release
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
@@ -184,8 +184,9 @@ class FakeCluster:
 
     @property
     def state(self) -> ClusterState:
-        """The core: topics, the group coordinator (``state.groups``) and committed offsets
-        (``state.offsets``), for assertions. Change it only through the facade's methods."""
+        """The core: topics, the groups of every type and their committed offsets
+        (``state.groups``, the group service), for assertions. Change it only through the
+        facade's methods."""
         return self.runtime.state
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -215,6 +216,7 @@ class FakeCluster:
                 self._save_meta()  # the restored state, as one snapshot; the journal follows it
                 self._journal = Journal(self.state, self._data_dir.journal, self._save_meta, len(self.state.events))
                 self.runtime.listeners.append(self._journal.on_event)
+                self.runtime.after_events.append(self._journal.flush)
         except BaseException:
             tg.cancel_scope.cancel()
             await stack.aclose()
@@ -238,6 +240,7 @@ class FakeCluster:
             if self._data_dir is not None:
                 if self._journal is not None:
                     self.runtime.listeners.remove(self._journal.on_event)
+                    self.runtime.after_events.remove(self._journal.flush)
                     self._journal.closed = True
                 self._save_meta()
                 self._data_dir.close()
@@ -277,7 +280,7 @@ class FakeCluster:
         """``async with cluster.threads_may_call():`` on the loop of a cluster started with
         ``async with``: meanwhile other threads may call its methods, as under
         ``run_in_thread()`` (how a face runs a synchronous helper such as
-        :func:`fakebroker.churn.churn` in a worker thread)."""
+        :func:`fakebroker.testing.churn.churn` in a worker thread)."""
         return self._proxy.portal_for_threads()
 
     def start_task(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
@@ -439,7 +442,7 @@ class FakeCluster:
     # -- groups ------------------------------------------------------------------------------
     def coordinator(self, group_id: str) -> int:
         """The broker id coordinating ``group_id``."""
-        return self._proxy.read(self.state.coordinator_of, group_id)
+        return self._proxy.read(self.state.groups.coordinator_of, group_id)
 
     def move_coordinator(self, group_id: str, broker: int | None = None, *, load_time_ms: int | None = None) -> int:
         """Move a group's coordinator (its offsets partition's leader) to ``broker`` (default:
@@ -455,7 +458,7 @@ class FakeCluster:
 
     def groups(self) -> list[str]:
         """Every group the coordinators know, classic and consumer (KIP-848)."""
-        return self._proxy.read(lambda: sorted(set(self.state.groups.groups) | set(self.state.consumer_groups.groups)))
+        return self._proxy.read(self.state.groups.ids)
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the group's committed offset."""
@@ -464,7 +467,7 @@ class FakeCluster:
     def forget_groups(self, group_ids: list[str] | set[str]) -> None:
         """Drop groups with their members, timers, persisted records and offsets, leaving no
         trace (between tests sharing one cluster)."""
-        self._proxy.act(self.state.forget_groups, sorted(group_ids))
+        self._proxy.act(self.state.groups.forget, sorted(group_ids))
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, transactional_id: str) -> TransactionView | None:

@@ -49,7 +49,7 @@ def transaction_view(state: ClusterState, transactional_id: str) -> TransactionV
         txn.timeout_ms,
         sorted(txn.partitions),
         txn.start_ms,
-        state.txn_coordinator_of(transactional_id),
+        state.transactions.placement.coordinator_of(transactional_id),
     )
 
 
@@ -94,17 +94,16 @@ class TransactionActions:
     def move_coordinator(self, transactional_id: str, broker: int | None, load_time_ms: int | None) -> int:
         def move() -> int:
             state = self._state()
-            alive = live_brokers(state, f"coordinate transactional id {transactional_id!r}")
-            partition = state.transaction_topic().partitions[state.txn_partition(transactional_id)]
-            current = partition.leader
+            live_brokers(state, f"coordinate transactional id {transactional_id!r}")  # before the topic is made
             if broker is not None:
                 check_broker(state, broker, alive=True, what="coordinator")
-                chosen = broker
-            else:
-                chosen = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
-            state.move_leader(
-                partition, chosen, self._now(), reason="transaction coordinator moved", load_time_ms=load_time_ms
+            return state.move_coordinator(
+                state.transactions.placement,
+                transactional_id,
+                broker,
+                self._now(),
+                reason="transaction coordinator moved",
+                load_time_ms=load_time_ms,
             )
-            return chosen
 
         return self._proxy.act(move)

@@ -105,7 +105,7 @@ def _rack(protocol_type: str | None, subscription: bytes | None) -> str | None:
 
 def group_view(state: ClusterState, group_id: str) -> GroupView | None:
     """The group as the coordinator sees it now; None if the coordinator does not know it."""
-    group = state.groups.groups.get(group_id)
+    group = state.groups.classic.groups.get(group_id)
     if group is None:
         return consumer_group_view(state, group_id)
     members = tuple(
@@ -128,7 +128,7 @@ def group_view(state: ClusterState, group_id: str) -> GroupView | None:
         group.protocol_name,
         group.leader_id,
         members,
-        state.coordinator_of(group_id),
+        state.groups.coordinator_of(group_id),
     )
 
 
@@ -137,7 +137,7 @@ def _plain(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
 
 
 def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
-    group = state.consumer_groups.groups.get(group_id)
+    group = state.groups.consumer.groups.get(group_id)
     if group is None:
         return None
     members = tuple(
@@ -160,10 +160,10 @@ def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
         group.state.value,
         group.group_epoch,
         "consumer",
-        assignor or state.consumer_groups.assignors()[0],
+        assignor or state.groups.consumer.assignors()[0],
         None,
         members,
-        state.coordinator_of(group_id),
+        state.groups.coordinator_of(group_id),
         "consumer",
         group.assignment_epoch,
     )
@@ -171,7 +171,7 @@ def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
 
 def committed_offsets(state: ClusterState, group_id: str) -> dict[tuple[str, int], int]:
     """(topic, partition) -> committed offset of a group."""
-    return {(t, p): c.offset for t, p, c in state.offsets.fetch(group_id, None) if c is not None}
+    return {(t, p): c.offset for t, p, c in state.groups.offsets.fetch(group_id, None) if c is not None}
 
 
 @dataclass(frozen=True)

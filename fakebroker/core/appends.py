@@ -4,11 +4,11 @@ and the write to the partition's log, in the order Kafka runs them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
+from ..protocol.records import ProduceLimits
 from . import events as ev
 from .configs import TopicConfig
 from .events import EventLog
@@ -40,29 +40,6 @@ class AppendResult(NamedTuple):  # a tuple: made on every Produce, and a frozen 
         return not self.error and not self.duplicate and self.base_offset >= 0
 
 
-@dataclass(frozen=True, slots=True)
-class ProduceLimits:
-    """The topic settings every append reads, read once per change of any setting."""
-
-    log_append_time: bool
-    compacted: bool
-    max_message_size: int
-    before_max_ms: int
-    after_max_ms: int
-    max_record_size: int
-
-    @classmethod
-    def of(cls, config: TopicConfig) -> ProduceLimits:
-        return cls(
-            config.get("message.timestamp.type") == "LogAppendTime",
-            "compact" in config.get("cleanup.policy"),
-            config.get_int("max.message.bytes"),
-            config.get_int("message.timestamp.before.max.ms"),
-            config.get_int("message.timestamp.after.max.ms"),
-            config.get_int("max.decompressed.message.bytes"),
-        )
-
-
 # (producer id, epoch) of a transaction's first batch in a partition -> the coordinator's verdict
 TxnVerifier = Callable[[int, int], ErrorCode]
 NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message with INVALID_TXN_STATE
@@ -77,8 +54,23 @@ Checked = list[rec.BatchHeader] | rec.RecordsError  # check_batches' verdict
 
 
 def produce_limits(config: TopicConfig) -> ProduceLimits:
-    """The topic settings produce validation reads, as one immutable value."""
-    return config.derived("produce", ProduceLimits.of)
+    """The topic settings produce validation and every append read, as one immutable value,
+    derived once per change of any setting."""
+    return config.derived("produce", _limits_of)
+
+
+def _limits_of(config: TopicConfig) -> ProduceLimits:
+    log_append_time = config.get("message.timestamp.type") == "LogAppendTime"
+    return ProduceLimits(
+        compacted="compact" in config.get("cleanup.policy"),
+        max_message_size=config.get_int("max.message.bytes"),
+        message_timestamp_type=rec.LOG_APPEND_TIME if log_append_time else rec.CREATE_TIME,
+        # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
+        timestamp_before_max_ms=config.get_int("message.timestamp.before.max.ms"),
+        timestamp_after_max_ms=config.get_int("message.timestamp.after.max.ms"),
+        # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
+        max_record_size=config.get_int("max.decompressed.message.bytes"),
+    )
 
 
 def check_batches(
@@ -97,17 +89,10 @@ def check_batches(
     try:
         return rec.checked_produce_headers(  # validate_produce_records' verdict, building no records
             data or b"",
+            limits,
             produce_version=produce_version,
-            compacted=limits.compacted,
-            max_message_size=limits.max_message_size,
-            # record timestamps against message.timestamp.before/after.max.ms (Kafka 4: 1 h ahead at most)
             now=now_ms,
-            message_timestamp_type=rec.LOG_APPEND_TIME if limits.log_append_time else rec.CREATE_TIME,
-            timestamp_before_max_ms=limits.before_max_ms,
-            timestamp_after_max_ms=limits.after_max_ms,
             topic_partition=f"{partition.topic}-{partition.index}",
-            # Kafka's per-record bound on a compressed batch's records (INVALID_RECORD above it)
-            max_record_size=limits.max_record_size,
             budget=budget,
         )
     except rec.RecordsError as exc:

@@ -17,16 +17,13 @@ from . import events as ev
 from . import topic_layout
 from .appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
-from .event_ring import DEFAULT_CAPACITY
 from .events import EventLog
+from .events.ring import DEFAULT_CAPACITY
 from .features import Features
-from .groups import migration
-from .groups.consumer.coordinator import ConsumerCoordinator
-from .groups.consumer.model import ConsumerGroup
-from .groups.coordinator import GroupCoordinator
-from .groups.offsets import OffsetStore
-from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
+from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from .groups.service import GroupService
 from .log import LogStorage, MemoryStorage, PartitionLog
+from .placement import CoordinatorPlacement
 from .producers import PartitionProducers, ProducerIds
 from .quotas import ClientQuotas
 from .reassignments import Reassignment, complete_ready
@@ -81,27 +78,31 @@ class ClusterState:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
-        self.events = EventLog(now_ms, wall, self._coordinator_or_none, self._member_client, event_log_size)
+        self.events = EventLog(now_ms, wall, event_log_size)
         self.timers = Timers()
-        self.groups = GroupCoordinator(self.config, self.timers, self.events)
-        self.consumer_groups = ConsumerCoordinator(self.config, self.timers, self.events, self._topics_view)
-        self.offsets = OffsetStore(self.groups, self.consumer_groups)
-        self.consumer_groups.on_only_classic_members = self._downgrade
-        self.loading_until_ms: dict[int, int] = {}  # offsets partition -> end of its (re)load
+        self.groups = GroupService(
+            self.config,
+            self.timers,
+            self.events,
+            self._topics_view,
+            self.offsets_topic,
+            lambda: OFFSETS_TOPIC in self.topics,
+            self._alive,
+        )
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
             self.config,
             self.events,
             self.producer_ids,
             self.write_marker,
-            self._txn_coordinator_epoch,
+            CoordinatorPlacement(
+                self.transaction_topic, lambda: TRANSACTION_TOPIC in self.topics, self._alive, self.timers, "txn-load"
+            ),
             lambda: self.features.transaction_version,
             self.timers,
             lambda: self.transaction_marker_delay_ms,
         )
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
-        self.txn_loading_until_ms: dict[int, int] = {}  # transaction-state partition -> end of its (re)load
-        self.events.txn_coordinator_of = self._txn_coordinator_or_none
         self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/reassignments.py)
 
     def pose_as(self, kafka_version: str) -> None:
@@ -111,16 +112,12 @@ class ClusterState:
         self.kafka_version = chosen.name
         self.features = Features(dict(chosen.supported), dict(chosen.finalized))
 
-    def _coordinator_or_none(self, group_id: str) -> int:
-        return self.coordinator_of(group_id) if OFFSETS_TOPIC in self.topics else -1
+    def _alive(self, node_id: int) -> bool:
+        broker = self.brokers.get(node_id)
+        return broker is not None and broker.alive
 
     def _topics_view(self) -> dict[str, tuple[uuid.UUID, int]]:
         return {t.name: (t.topic_id, len(t.partitions)) for t in self.topics.values() if not t.internal}
-
-    def _member_client(self, group_id: str, member_id: str) -> str | None:
-        group = self.groups.groups.get(group_id)
-        member = group.members.get(member_id) if group is not None else None
-        return member.client_id if member is not None else None
 
     # -- time ------------------------------------------------------------------------------
     def next_deadline(self) -> int | None:
@@ -155,7 +152,7 @@ class ClusterState:
         self.expire_txn_ids(now_ms)
 
     def expire_offsets(self, now_ms: int) -> int:
-        dropped = self.offsets.expire(now_ms)
+        dropped = self.groups.expire_offsets(now_ms)
         if dropped:
             self.events.append(ev.OffsetsExpired(count=dropped), now_ms)
         return dropped
@@ -380,7 +377,10 @@ class ClusterState:
         if partition.topic == OFFSETS_TOPIC:
             self._coordinator_moved(partition, now_ms, previous, load)
         elif partition.topic == TRANSACTION_TOPIC:
-            self._txn_coordinator_moved(partition, now_ms, load)
+            # the new leader reloads the ids' state; open transactions stay open (their timeout runs on)
+            self.transactions.placement.moved(
+                partition.index, partition.leader, now_ms, load, self.transactions.retry_markers, load_at_once=False
+            )
         if partition.leader != -1:
             self.transactions.retry_markers(now_ms)  # markers owed to this partition can be written now
 
@@ -397,26 +397,7 @@ class ClusterState:
         return moved
 
     def _coordinator_moved(self, partition: Partition, now_ms: int, previous: int, load_time_ms: int) -> None:
-        groups = self.groups_of_partition(partition.index)
-        self.groups.unload(groups, now_ms, previous if previous >= 0 else None)
-        self.consumer_groups.unload(groups)
-        key = ("load", partition.index)
-        self.timers.cancel(key)
-        if partition.leader == -1:
-            self.loading_until_ms.pop(partition.index, None)
-            return
-        until = now_ms + load_time_ms
-        self.loading_until_ms[partition.index] = until
-
-        def load(t: int) -> None:
-            self.groups.load(groups, t)
-            self.consumer_groups.load(groups, t)
-            self.loading_until_ms.pop(partition.index, None)
-
-        if until <= now_ms:
-            load(now_ms)
-        else:
-            self.timers.schedule(key, until, load)
+        self.groups.coordinator_moved(partition.index, partition.leader, previous, now_ms, load_time_ms)
 
     # -- records -----------------------------------------------------------------------------
     def append(
@@ -467,7 +448,7 @@ class ClusterState:
         reached. With ``transaction.partition.verification.enable`` off, a verification passes."""
         if not adds and not self.config.get_bool("transaction.partition.verification.enable"):
             return ErrorCode.NONE
-        if not self.txn_coordinator_available(tid):
+        if not self.transactions.placement.available(tid):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if adds:
             return self.transactions.add_partitions(tid, producer_id, epoch, [tp], now_ms, version=2)
@@ -565,20 +546,6 @@ class ClusterState:
             topic = self.create_topic(OFFSETS_TOPIC, n, rf, offsets_topic_configs(self.config), internal=True)
         return topic
 
-    def group_partition(self, group_id: str) -> int:
-        return partition_for(group_id, len(self.offsets_topic().partitions))
-
-    def coordinator_of(self, group_id: str) -> int:
-        """Broker id coordinating a group (the leader of its offsets partition), -1 if none is alive."""
-        leader = self.offsets_topic().partitions[self.group_partition(group_id)].leader
-        broker = self.brokers.get(leader) if leader is not None else None
-        return leader if broker is not None and broker.alive else -1
-
-    def groups_of_partition(self, partition: int) -> list[str]:
-        n = len(self.offsets_topic().partitions)
-        names = set(self.groups.groups) | set(self.groups.snapshots) | set(self.consumer_groups.groups)
-        return sorted(g for g in names if partition_for(g, n) == partition)
-
     # -- transaction coordinator placement and markers ------------------------------------------
     def transaction_topic(self) -> Topic:
         """``__transaction_state``, created on first use with ``transaction.state.log.num.partitions``."""
@@ -590,54 +557,25 @@ class ClusterState:
             topic = self.create_topic(TRANSACTION_TOPIC, n, max(rf, 1), configs, internal=True)
         return topic
 
-    def txn_partition(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, len(self.transaction_topic().partitions))
-
-    def txn_coordinator_of(self, transactional_id: str) -> int:
-        """Broker id coordinating a transactional id, -1 if none is alive."""
-        partition = self.transaction_topic().partitions[self.txn_partition(transactional_id)]
-        alive = {b.node_id for b in self.alive_brokers()}
-        return partition.leader if partition.leader in alive else -1
-
-    def txn_coordinator_error(self, transactional_id: str, broker_id: int) -> ErrorCode:
-        """NOT_COORDINATOR unless ``broker_id`` leads the id's transaction-state partition, and
-        COORDINATOR_LOAD_IN_PROGRESS while that partition is being (re)loaded."""
-        if self.txn_coordinator_of(transactional_id) != broker_id:
-            return ErrorCode.NOT_COORDINATOR
-        if self.txn_partition(transactional_id) in self.txn_loading_until_ms:
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        return ErrorCode.NONE
-
-    def txn_coordinator_available(self, transactional_id: str) -> bool:
-        """The id's coordinator is up and loaded (a partition leader can verify with it)."""
-        coordinator = self.txn_coordinator_of(transactional_id)
-        return coordinator >= 0 and not self.txn_coordinator_error(transactional_id, coordinator)
-
-    def _txn_coordinator_or_none(self, transactional_id: str) -> int:
-        return self.txn_coordinator_of(transactional_id) if TRANSACTION_TOPIC in self.topics else -1
-
-    def _txn_coordinator_epoch(self, transactional_id: str) -> int:
-        return self.transaction_topic().partitions[self.txn_partition(transactional_id)].leader_epoch
-
-    def _txn_coordinator_moved(self, partition: Partition, now_ms: int, load_time_ms: int) -> None:
-        """The transaction state of a moved partition is reloaded by its new leader; meanwhile its
-        ids answer COORDINATOR_LOAD_IN_PROGRESS. Open transactions stay open (their timeout runs on)."""
-        key = ("txn-load", partition.index)
-        self.timers.cancel(key)
-        if partition.leader == -1:
-            self.txn_loading_until_ms.pop(partition.index, None)
-            return
-        until = now_ms + load_time_ms
-        if until <= now_ms:
-            self.txn_loading_until_ms.pop(partition.index, None)
-            return
-        self.txn_loading_until_ms[partition.index] = until
-
-        def load(t: int) -> None:
-            self.txn_loading_until_ms.pop(partition.index, None)
-            self.transactions.retry_markers(t)
-
-        self.timers.schedule(key, until, load)
+    def move_coordinator(
+        self,
+        placement: CoordinatorPlacement,
+        key: str,
+        broker: int | None,
+        now_ms: int,
+        *,
+        reason: str | None = None,
+        load_time_ms: int | None = None,
+    ) -> int:
+        """Move the coordinator of ``key`` (a group or transactional id, by its ``placement``)
+        to ``broker``, or to the next live broker after the current one; returns the new one."""
+        partition = placement.topic().partitions[placement.partition_of(key)]
+        alive = [b.node_id for b in self.alive_brokers()]
+        current = partition.leader
+        if broker is None:
+            broker = alive[(alive.index(current) + 1) % len(alive)] if current in alive else alive[0]
+        self.move_leader(partition, broker, now_ms, reason=reason, load_time_ms=load_time_ms)
+        return broker
 
     def write_marker(
         self, topic: str, index: int, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int, now_ms: int
@@ -651,9 +589,7 @@ class ClusterState:
         if leader is None or not leader.alive:
             return False
         if topic == OFFSETS_TOPIC:
-            n = len(self.offsets_topic().partitions)
-            groups = [g for g in self.offsets.pending_groups() if partition_for(g, n) == index]
-            self.offsets.end_txn(groups, producer_id, commit, now_ms)
+            self.groups.end_txn(index, producer_id, commit, now_ms)
             return True
         partition.log.append_marker(
             producer_id, epoch, commit, coordinator_epoch, leader_epoch=partition.leader_epoch, now_ms=now_ms
@@ -666,21 +602,7 @@ class ClusterState:
         self.transactions.forget(transactional_ids, now_ms)
 
     def abort_timed_out(self, now_ms: int) -> int:
-        return self.transactions.abort_timed_out(now_ms, self.txn_coordinator_available)
+        return self.transactions.abort_timed_out(now_ms, self.transactions.placement.available)
 
     def expire_txn_ids(self, now_ms: int) -> int:
-        return self.transactions.expire_ids(now_ms, self.txn_coordinator_available)
-
-    # -- online migration between the group protocols (group.consumer.migration.policy) -----------
-    def upgrade_group(self, group_id: str, now_ms: int) -> bool:
-        """A KIP-848 member joins a classic group (see ``groups/migration.py``)."""
-        return migration.upgrade(self.groups, self.consumer_groups, group_id, now_ms)
-
-    def _downgrade(self, group: ConsumerGroup, now_ms: int) -> None:
-        migration.downgrade(self.groups, self.consumer_groups, self.config, group, now_ms)
-
-    def forget_groups(self, group_ids: list[str]) -> None:
-        """Drop groups and their offsets without a trace (a shared cluster between tests)."""
-        self.groups.forget(group_ids)
-        self.consumer_groups.forget(group_ids)
-        self.offsets.forget(group_ids)
+        return self.transactions.expire_ids(now_ms, self.transactions.placement.available)

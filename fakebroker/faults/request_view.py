@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocol.messages import Message
+from ..protocol.messages import ApiKey, Message
 
 TOPIC_KEYS = ("name", "topic", "topic_id")
 PARTITION_KEYS = ("partition_index", "partition", "index")
@@ -22,7 +22,6 @@ IGNORED_ARRAYS = (
     "forgotten_topics_data",
     "protocols",
 )  # named, but not asked for; JoinGroup protocols name assignors, not topics
-FIND_COORDINATOR = 10
 KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION = 0, 1
 
 TopicNames = Callable[[uuid.UUID], "str | None"]
@@ -79,7 +78,7 @@ def view_of(api_key: int, request: Message, topic_names: TopicNames) -> RequestV
     txn = getattr(request, "transactional_id", None)
     if isinstance(txn, str):
         view.transactional_ids.add(txn)
-    if api_key == FIND_COORDINATOR:
+    if api_key == ApiKey.FIND_COORDINATOR:
         keys = list(request.coordinator_keys or []) or ([request.key] if request.key else [])
         target = view.groups if request.key_type == KEY_TYPE_GROUP else view.transactional_ids
         target.update(keys)

@@ -1,7 +1,7 @@
 """``POST /groups/{id}/churn``: the cluster-side churn blocks, seeded, against a group whose
 members run elsewhere (a JavaScript, Go or Java suite's consumers).
 
-The blocks are :mod:`fakebroker.churn`'s own (they sleep and poll while the group settles), so
+The blocks are :mod:`fakebroker.testing.churn`'s own (they sleep and poll while the group settles), so
 they run in a worker thread while the loop keeps serving the members, with the cluster lending
 that thread a portal (``threads_may_call``)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from ..churn import CLUSTER_BLOCKS, churn, remote_members
+from ..testing.churn import CLUSTER_BLOCKS, churn, remote_members
 from .schemas import INT, NUM, STR, HTTPError, obj
 
 MAX_STEPS = 20

@@ -11,18 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
-from ..cluster.views import TopicView
-from ..cluster.waiting import WaitTimeout
+from ..cluster import FakeCluster, TopicView, WaitTimeout
 from ..version import __version__
 from .churning import CHURN_BODY, churn_group
 from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, HTTPError, check_body, obj
-
-if TYPE_CHECKING:
-    from ..cluster.facade import FakeCluster
 
 MAX_WAIT_S = 600.0  # the longest POST /wait
 

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cluster import conditions as cond
-from ..faults.rules import ACTIONS
-from ..protocol.suggest import close_matches
+from ..cluster.settings import FAULT_ACTIONS, close_matches
 
 
 class HTTPError(Exception):
@@ -108,7 +107,11 @@ FAULT_BODY = obj(
         "partition": one_or_many("integer"),
         "transactional_id": STR,
         "error": {"type": ["string", "integer"], "description": "Kafka error name (REBALANCE_IN_PROGRESS) or code"},
-        "action": {**STR, "enum": sorted(ACTIONS), "description": "; ".join(f"{a}: {d}" for a, d in ACTIONS.items())},
+        "action": {
+            **STR,
+            "enum": sorted(FAULT_ACTIONS),
+            "description": "; ".join(f"{a}: {d}" for a, d in FAULT_ACTIONS.items()),
+        },
         "delay": NUM,
         "duration": NUM,
         "throttle_ms": INT,

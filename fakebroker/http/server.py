@@ -28,19 +28,15 @@ import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import anyio
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 
-from ..core.cluster_state import TopicError
-from ..protocol.error_codes import ErrorCode
+from ..cluster import ErrorCode, FakeCluster, TopicError
 from .routes import ROUTES, HTTPError, Request, Route, check_body, openapi_document
-
-if TYPE_CHECKING:
-    from ..cluster.facade import FakeCluster
 
 __all__ = ["ROUTES", "ControlApp", "Route", "loopback_host", "openapi_document", "serve", "start"]
 

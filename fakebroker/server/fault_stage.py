@@ -9,25 +9,34 @@ its waiting); it answers instead of ``proceed``, around it, or not at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 import anyio
 
-from ..apis.context import NO_RESPONSE, CloseInstead, Result
+from ..apis.context import NO_RESPONSE, CloseInstead
 from ..core import events as ev
 from ..faults import FaultRule, RequestView, view_of
 from ..faults.responses import error_response, merge, replace_errors, set_throttle, split
 from ..protocol.messages import Message
-from .exchange import CloseConnection, Exchange, error_name, note_errors
+from .exchange import Answer, CloseConnection, Exchange, Proceed, error_name, note_errors
 from .runtime import Runtime
 
 TERMINAL = ("error", "drop", "blackhole")
-PRODUCE = 0
-Proceed = Callable[[Message], Awaitable[Result]]
 
 
-async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proceed: Proceed) -> Result:
+class FaultStage:
+    def __init__(self, runtime: Runtime, broker_id: int):  # as every stage is made
+        self.runtime = runtime
+        self.broker_id = broker_id
+
+    def __call__(self, exchange: Exchange, body: Message, proceed: Proceed) -> Awaitable[Answer]:
+        if not len(self.runtime.faults):  # no rules: nothing to look up
+            return proceed(exchange, body)
+        return _under_rules(self.runtime, exchange, body, proceed)
+
+
+async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proceed: Proceed) -> Answer:
     """Handle one request under the rules that fire for it."""
     state = runtime.state
     api_key = exchange.api_key
@@ -45,7 +54,7 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
 
     fired = runtime.faults.fire(exchange.broker_id, api_key, exchange.api_version, exchange.client_id, look_inside)
     if not fired:
-        return await proceed(body)
+        return await proceed(exchange, body)
     view = look_inside()  # for the event
     for rule in fired:
         runtime.emit(
@@ -75,7 +84,7 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
     if terminal is not None:
         result = await _error_instead(runtime, terminal, exchange, body, topic_names, proceed)
     else:
-        result = await proceed(body)
+        result = await proceed(exchange, body)
     if result is NO_RESPONSE or isinstance(result, CloseInstead):
         return result
     for rule in fired:
@@ -103,12 +112,12 @@ async def fault_stage(runtime: Runtime, exchange: Exchange, body: Message, proce
 
 async def _error_instead(
     runtime: Runtime, rule: FaultRule, exchange: Exchange, body: Message, topic_names: Any, proceed: Proceed
-) -> Result:
+) -> Answer:
     """The rule's error for what it hits; a rule on some topic-partitions lets the rest be handled."""
     assert rule.error is not None
     api_key = exchange.api_key
-    # acks=0: no answer is owed, so on an error Kafka appends the rest and closes the connection
-    unanswered = api_key == PRODUCE and body.acks == 0
+    # no answer owed (acks=0): on an error Kafka appends the rest and closes the connection
+    unanswered = not exchange.api.answered(body)
     close = CloseInstead(f"fault rule {rule.id}: acks=0 produce failed with {error_name(rule.error)}")
     if not rule.filters_items:
         failed = error_response(api_key, body, rule.error)
@@ -119,7 +128,7 @@ async def _error_instead(
     note_errors(runtime, exchange, failed, fault=rule.id)
     if not view_of(api_key, rest, topic_names).leaves:
         return close if unanswered else failed
-    result = await proceed(rest)
+    result = await proceed(exchange, rest)
     if unanswered:
         return close
     return result if result is NO_RESPONSE or isinstance(result, CloseInstead) else merge(result, failed)

@@ -1,4 +1,10 @@
-"""The request pipeline of one broker: decode -> cut check -> fault stage -> handler -> encode.
+"""The request pipeline of one broker: decode -> stages -> encode.
+
+The stages are a declared list (:data:`STAGES`), each one called with the request and
+``proceed``, the stages after it: the cut check (a partitioned client's connection closes),
+the quota stage (byte-rate throttling, around everything after it), the fault stage (the
+rules a test set) and the handler stage (the API's handler and its waiting). What differs
+between APIs is declared on each API (``apis/registry.py``'s :class:`Api`), never asked here.
 
 It works on payloads (frames without their length prefix), so it can be driven without a
 socket. A request that cannot be parsed, or a stage that says so, ends with
@@ -7,7 +13,6 @@ socket. A request that cannot be parsed, or a stage that says so, ends with
 
 from __future__ import annotations
 
-import functools
 import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,32 +20,24 @@ from dataclasses import dataclass
 import anyio
 
 from ..apis import NO_RESPONSE
-from ..apis.api_versions import unsupported_version_response
 from ..apis.context import CloseInstead
-from ..apis.registry import served
+from ..apis.registry import REGISTRY, served
 from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type
-from ..protocol.produce_peek import partition_entries
-from .exchange import CloseConnection, Exchange
-from .fault_stage import fault_stage
+from .exchange import Answer, CloseConnection, Encoded, Exchange, Proceed, joined
+from .fault_stage import FaultStage
 from .handler_stage import HandlerStage
-from .quota_stage import applies, cap_fetch, produce_throttle, set_throttle, throttle_fetch
+from .quota_stage import QuotaStage
 from .request_memory import RequestMemory
 from .runtime import Runtime
 
-PRODUCE, API_VERSIONS = 0, 18
 # A request this large (a Produce to 50,000 partitions, a DeleteTopics of 50,000 topics) is
 # decoded on a worker thread, as a sliced answer is encoded there: the thread gives the GIL
-# back every few ms, so the loop keeps answering every other connection meanwhile.
+# back every few ms, so the loop keeps answering every other connection meanwhile (unless
+# its API says it is cheap to decode: ``Api.decode_on_loop``).
 OFF_LOOP_BYTES = 256 * 1024
-# A Produce up to this large with at most this many partition entries is large for its
-# records alone. It is decoded on the loop: about 0.45 ms for the entries and 0.3 ms to copy
-# 4 MB of records, less than the hand-off costs a client (librdkafka's 1 MB requests, embedded:
-# about 10% of its produce rate). Counting stops at the bound: at most 0.5 ms for one with more.
-ON_LOOP_PRODUCE_BYTES = 4 * 1024 * 1024
-ON_LOOP_PRODUCE_ENTRIES = 1000
 
 
 @dataclass
@@ -56,6 +53,27 @@ class Peer:
     flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
 
 
+class CutStage:
+    """A client cut off from this broker (a network partition a test made) loses its connection."""
+
+    def __init__(self, runtime: Runtime, broker_id: int):
+        self.runtime = runtime
+        self.broker_id = broker_id
+
+    def __call__(self, exchange: Exchange, body: Message, proceed: Proceed) -> Awaitable[Answer]:
+        if self.runtime.cuts and self.runtime.is_cut_off(exchange.client_id, self.broker_id):
+            raise CloseConnection(
+                f"network partition: client {exchange.client_id!r} is cut off from broker {self.broker_id}"
+            )
+        return proceed(exchange, body)
+
+
+# The stages a request walks, in order, each made from (runtime, broker id): a cut-off client is
+# refused before anything is counted; the quota stage counts what the fault stage answers too (a
+# fault's error is bytes sent all the same); the handler stage, last, has nothing to proceed to.
+STAGES = (CutStage, QuotaStage, FaultStage, HandlerStage)
+
+
 class _RequestTypes(dict):
     """API key -> its request's MessageType, looked up once (served keys only get here)."""
 
@@ -67,80 +85,89 @@ class _RequestTypes(dict):
 _request_types = _RequestTypes()
 
 
-def _cheap_to_decode(api_key: int, api_version: int, payload: bytes, stream: io.BytesIO) -> bool:
-    """Whether a large request is a Produce of a few partitions: large for its records alone."""
-    if api_key != PRODUCE or len(payload) > ON_LOOP_PRODUCE_BYTES:
-        return False
-    return partition_entries(stream, api_version, ON_LOOP_PRODUCE_ENTRIES) <= ON_LOOP_PRODUCE_ENTRIES
-
-
 class Pipeline:
     def __init__(self, runtime: Runtime, broker_id: int):
         self.runtime = runtime
         self.broker_id = broker_id
-        self.handler_stage = HandlerStage(runtime, broker_id)
+        self.stages = [stage(runtime, broker_id) for stage in STAGES]
+        self._walk = joined(self.stages[:-1], self.stages[-1])
         self.request_memory = RequestMemory(runtime.state.config.get_int("queued.max.request.bytes"))
 
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
-        """The response payload for one request payload, or None when none is owed."""
+        """decode -> stages -> encode: the response payload for one request payload, or None
+        when none is owed."""
+        decoded = self._decode(payload, peer)
+        if isinstance(decoded, bytes):  # a version too new, answered as its API declares (KIP-511)
+            return decoded
+        exchange, body = decoded
+        if isinstance(body, io.BytesIO):  # too large to decode on the loop
+            body = await self._decode_off_loop(exchange, body, peer)
+        answer = await self._walk(exchange, body)
+        if exchange.throttle_ms > 0:  # a quota's: read nothing more from this client until then
+            peer.muted_until_ms = self.runtime.clock.now_ms() + exchange.throttle_ms
+        if exchange.sliced and isinstance(answer, Message | dict):  # a long answer: encoded on a worker thread
+            answer = Encoded(await exchange.encode(answer))
+        return self._encode(exchange, answer)
+
+    def _decode(self, payload: bytes, peer: Peer) -> tuple[Exchange, Message | io.BytesIO] | bytes:
+        """The request (its body still a stream when it is to be decoded on a worker thread),
+        or the answer owed without one (KIP-511's to a version too new)."""
         runtime = self.runtime
         api_key, api_version, correlation_id = headers.peek_request(payload)
         header, stream = headers.decode_peeked_header(payload, api_key, api_version, correlation_id)
         if not peer.introduced:
             peer.client_id, peer.introduced = header.client_id, True
             runtime.emit(ev.ClientConnected(broker=self.broker_id, peer=peer.address, client_id=header.client_id))
-        release = runtime.state.kafka_version
-        window = served(release).get(api_key)
-        if api_key == API_VERSIONS and window and api_version > window[1]:
-            return headers.encode_response(API_VERSIONS, 0, correlation_id, unsupported_version_response(release))
+        window = served(runtime.state.kafka_version).get(api_key)
         if window is None or not window[0] <= api_version <= window[1]:
-            raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
+            return self._unsupported(api_key, api_version, correlation_id, window)
+        declared = REGISTRY[api_key]
+        exchange = Exchange(
+            self.broker_id,
+            declared,
+            api_version,
+            correlation_id,
+            header,
+            peer.host,
+            len(payload),
+            park=peer.park,
+            flush=peer.flush,
+        )
+        on_loop = declared.decode_on_loop
+        if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):
+            return exchange, stream
         try:
-            if len(payload) >= OFF_LOOP_BYTES and not _cheap_to_decode(api_key, api_version, payload, stream):
-                if peer.flush is not None:  # a long decode: the answers before it go out first
-                    await peer.flush()
-                headers.prepare(api_key, api_version)
-                body = await anyio.to_thread.run_sync(request_type(api_key).decode_from, stream, api_version)
-            else:
-                body = _request_types[api_key].decode_from(stream, api_version)
+            return exchange, _request_types[api_key].decode_from(stream, api_version)
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
-        if runtime.is_cut_off(header.client_id, self.broker_id):
-            raise CloseConnection(
-                f"network partition: client {header.client_id!r} is cut off from broker {self.broker_id}"
-            )
-        if api_key == 1 and applies(runtime, api_key):
-            cap_fetch(runtime, header.client_id, body)
-        exchange = Exchange(
-            self.broker_id, api_key, api_version, correlation_id, header, peer.host, park=peer.park, flush=peer.flush
-        )
-        if len(runtime.faults):
-            result = await fault_stage(runtime, exchange, body, functools.partial(self.handler_stage, exchange))
-        else:
-            result = await self.handler_stage(exchange, body)
-        throttle = 0
-        quota = applies(runtime, api_key) and not isinstance(result, CloseInstead)
-        if quota and api_key == 0:
-            throttle = produce_throttle(runtime, header.client_id, len(payload))
-            if isinstance(result, Message):
-                set_throttle(result, throttle)
-        if isinstance(result, CloseInstead):
-            raise CloseConnection(result.reason)
-        if result is NO_RESPONSE or result is None:
-            self._mute(peer, throttle)
-            return None
-        if exchange.sliced:
-            headers.prepare(api_key, api_version)
-            encoded = await anyio.to_thread.run_sync(
-                headers.encode_response, api_key, api_version, correlation_id, result
-            )
-        else:
-            encoded = headers.encode_response(api_key, api_version, correlation_id, result)
-        if quota and api_key == 1 and isinstance(result, Message):
-            encoded, throttle = throttle_fetch(runtime, header.client_id, api_version, correlation_id, result, encoded)
-        self._mute(peer, throttle)
-        return encoded
 
-    def _mute(self, peer: Peer, throttle_ms: int) -> None:
-        if throttle_ms > 0:
-            peer.muted_until_ms = self.runtime.clock.now_ms() + throttle_ms
+    async def _decode_off_loop(self, exchange: Exchange, stream: io.BytesIO, peer: Peer) -> Message:
+        """A large body, decoded on a worker thread: it gives the GIL back every few ms."""
+        if peer.flush is not None:  # a long decode: the answers before it go out first
+            await peer.flush()
+        headers.prepare(exchange.api_key, exchange.api_version)
+        decode = request_type(exchange.api_key).decode_from
+        try:
+            return await anyio.to_thread.run_sync(decode, stream, exchange.api_version)
+        except UnsupportedVersionError as exc:
+            raise CloseConnection(str(exc)) from None
+
+    def _unsupported(
+        self, api_key: int, api_version: int, correlation_id: int, window: tuple[int, int] | None
+    ) -> bytes:
+        """The answer to a version above the served ones if the API has one (KIP-511); else
+        the connection closes, as Kafka closes it."""
+        release = self.runtime.state.kafka_version
+        declared = REGISTRY.get(api_key) if window is not None and api_version > window[1] else None
+        if declared is not None and declared.too_new is not None:
+            return headers.encode_response(api_key, 0, correlation_id, declared.too_new(release))
+        raise CloseConnection(f"unsupported API key {api_key} version {api_version} (Kafka {release})")
+
+    def _encode(self, exchange: Exchange, answer: Answer) -> bytes | None:
+        if isinstance(answer, CloseInstead):
+            raise CloseConnection(answer.reason)
+        if answer is NO_RESPONSE or answer is None:
+            return None
+        if isinstance(answer, Encoded):
+            return answer.payload
+        return headers.encode_response(exchange.api.key, exchange.api_version, exchange.correlation_id, answer)

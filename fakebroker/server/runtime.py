@@ -17,9 +17,9 @@ import anyio
 
 from ..core.cluster_state import ClusterState
 from ..core.configs import BrokerConfig
-from ..core.event_index import EventIndex, Key
-from ..core.event_ring import DEFAULT_CAPACITY
 from ..core.events import Event
+from ..core.events.index import EventIndex, Key
+from ..core.events.ring import DEFAULT_CAPACITY
 from ..core.log import LogStorage
 from ..faults import Faults
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
@@ -78,6 +78,7 @@ class Runtime:
         )
         self.max_frame_size = max_frame_size
         self.listeners: list[Callable[[Event], None]] = []
+        self.after_events: list[Callable[[], None]] = []  # called once listeners have had a batch
         self.faults = Faults()
         self.cuts: set[tuple[str, int | None]] = set()  # (client id glob, broker or None for all)
         # parked fetches, by the partition they read (None: woken by any change of data)
@@ -110,6 +111,11 @@ class Runtime:
                 except Exception:  # a test's listener must not take a broker down
                     log.exception("event listener %r failed on %s", listener, event.kind)
         if new:
+            for hook in list(self.after_events):
+                try:
+                    hook()
+                except Exception:
+                    log.exception("event hook %r failed", hook)
             if self._event_added is not None:
                 self._event_added.set()
                 self._event_added = None
@@ -140,7 +146,7 @@ class Runtime:
             await added.wait()
 
     def watch_events(self, keys: Collection[Key]) -> EventWatch:
-        """File a wait under ``keys`` (see ``core.event_index``): from now on each event
+        """File a wait under ``keys`` (see ``core.events.index``): from now on each event
         settled that answers to one lands in its inbox, once; :meth:`unwatch` when done."""
         watch = EventWatch(keys)
         for key in watch.keys:

@@ -18,7 +18,7 @@ import base64
 from typing import Any
 
 from ..core.cluster_state import ClusterState
-from ..core.groups.coordinator import GroupSnapshot
+from ..core.groups.classic.coordinator import GroupSnapshot
 from .rows import first_problem, is_count
 
 _MEMBER_TEXT = ("member_id", "client_id", "client_host", "protocol_type")
@@ -27,7 +27,7 @@ _MEMBER_INTS = ("rebalance_timeout_ms", "session_timeout_ms")
 
 def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
     """One group's record as kept (None: the coordinator keeps none)."""
-    record = state.groups.snapshots.get(group_id)
+    record = state.groups.classic.snapshots.get(group_id)
     if record is None:
         return None
     return {
@@ -48,12 +48,14 @@ def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
 
 
 def group_entries(state: ClusterState) -> dict[str, dict[str, Any]]:
-    return {gid: entry for gid in sorted(state.groups.snapshots) if (entry := group_entry(state, gid)) is not None}
+    return {
+        gid: entry for gid in sorted(state.groups.classic.snapshots) if (entry := group_entry(state, gid)) is not None
+    }
 
 
 def restore(state: ClusterState, entries: dict[str, Any], now_ms: int) -> None:
     """Load the kept groups as a coordinator that takes them over does."""
-    coordinator = state.groups
+    coordinator = state.groups.classic
     for gid, e in entries.items():
         members = [
             {

@@ -18,7 +18,9 @@ entry|null]`` (the transaction coordinator's state of that id and its transactio
 offsets, ``storage.txn_state``; written at every event of the id, EndTxn's ``txn_prepared``
 among them, so an answered commit whose markers were still to be written survives).
 ``["cgroup", group, entry|null]`` is a classic group's record (``storage.group_state``), written
-after any event of the group once the coordinator has a new record of it. A torn last line (a
+after any event of the group once the coordinator has a new record of it;
+``["kgroup", group, entry|null]`` a KIP-848 consumer group (``storage.consumer_group_state``),
+written once per settled batch of events (:meth:`Journal.flush`) that named the group. A torn last line (a
 crash in the middle of a write) is ignored; any other line that cannot be read refuses the
 directory.
 """
@@ -31,7 +33,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.events import Event
-from . import group_state, txn_state
+from . import consumer_group_state, group_state, txn_state
 from . import snapshot as snap
 
 JOURNAL_VERSION = 1
@@ -61,7 +63,9 @@ class Journal:
         self.compact = compact
         self.seen = seen
         self.next_pid = state.producer_ids.next_id
-        self.group_records = dict(state.groups.snapshots)  # the classic groups' records written
+        self.group_records = dict(state.groups.classic.snapshots)  # the classic groups' records written
+        self.consumer_groups = set(state.groups.consumer.groups)  # consumer groups with a record written
+        self._changed_consumer_groups: set[str] = set()  # to write at the next flush
         self.closed = False
 
     def on_event(self, event: Event) -> None:
@@ -72,20 +76,41 @@ class Journal:
         if gap:
             self.compact()  # the snapshot holds whatever they changed
             self.next_pid = self.state.producer_ids.next_id
-            self.group_records = dict(self.state.groups.snapshots)
+            self.group_records = dict(self.state.groups.classic.snapshots)
+            self.consumer_groups = set(self.state.groups.consumer.groups)
+            self._changed_consumer_groups.clear()
             return
         handler = _HANDLERS.get(event.kind)
         if handler is not None:
             handler(self, event)
         group = getattr(event, "group", None)
-        if isinstance(group, str) and self.state.groups.snapshots.get(group) is not self.group_records.get(group):
-            record = self.group_records[group] = self.state.groups.snapshots.get(group)  # a new group record
+        if isinstance(group, str) and self.state.groups.classic.snapshots.get(group) is not self.group_records.get(
+            group
+        ):
+            record = self.group_records[group] = self.state.groups.classic.snapshots.get(group)  # a new group record
             if record is None:
                 del self.group_records[group]
             self.write(["cgroup", group, group_state.group_entry(self.state, group)])
+        if isinstance(group, str) and (group in self.consumer_groups or group in self.state.groups.consumer.groups):
+            self._changed_consumer_groups.add(group)
         if self.state.producer_ids.next_id != self.next_pid:
             self.next_pid = self.state.producer_ids.next_id
             self.write(["pid", self.next_pid])
+
+    def flush(self) -> None:
+        """After each settled batch of events (before the answer goes out): one line per consumer
+        group they named, however many events it had (a join of the 1,000th member is one line
+        of 1,000 members, not one per event)."""
+        if self.closed or not self._changed_consumer_groups:
+            return
+        changed, self._changed_consumer_groups = sorted(self._changed_consumer_groups), set()
+        for group in changed:
+            entry = consumer_group_state.group_entry(self.state, group)
+            if entry is None:
+                self.consumer_groups.discard(group)
+            else:
+                self.consumer_groups.add(group)
+            self.write(["kgroup", group, entry])
 
     def write(self, change: list[Any]) -> None:
         if self._write(change):
@@ -113,7 +138,7 @@ class Journal:
             self.write(["broker", int(resource), dict(config.per_broker[int(resource)])])
 
     def offset(self, event: Any) -> None:
-        stored = (self.state.offsets.offsets.get(event.group) or {}).get((event.topic, event.partition))
+        stored = (self.state.groups.offsets.offsets.get(event.group) or {}).get((event.topic, event.partition))
         row = None if stored is None else snap.offset_row(event.topic, event.partition, stored)
         self.write(["off", event.group, event.topic, event.partition, row])
 
@@ -255,6 +280,14 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
             raise ValueError(f"group {group!r}: {group_state.entry_problem(entry)}")
         else:
             meta.setdefault("groups", {})[group] = entry
+    elif kind == "kgroup":
+        group, entry = args
+        if entry is None:
+            meta.setdefault("consumer_groups", {}).pop(group, None)
+        elif consumer_group_state.entry_problem(entry) is not None:
+            raise ValueError(f"consumer group {group!r}: {consumer_group_state.entry_problem(entry)}")
+        else:
+            meta.setdefault("consumer_groups", {})[group] = entry
     elif kind == "pid":
         (next_id,) = args
         meta["next_producer_id"] = max(int(meta.get("next_producer_id", 0)), int(next_id))

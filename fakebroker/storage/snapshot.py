@@ -1,8 +1,8 @@
 """What a restart needs besides the segment files, as JSON: the cluster id, the topics
 (names, ids, partitions with their replicas, leader epochs and log start offsets, configs),
 the brokers' dynamic settings, the committed offsets of every group, the next producer id, the
-transaction coordinator's state (``storage.txn_state``) and the classic groups' records
-(``storage.group_state``).
+transaction coordinator's state (``storage.txn_state``), the classic groups' records
+(``storage.group_state``) and the KIP-848 consumer groups (``storage.consumer_group_state``).
 
 Kafka keeps these in its metadata log, ``log-start-offset-checkpoint``, ``__consumer_offsets``
 and ``__transaction_state``; here one snapshot file, and a journal of the changes made since it
@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
-from . import group_state, txn_state
+from . import consumer_group_state, group_state, txn_state
 from .rows import is_count, offset_row, row_problem
 
 __all__ = ["offset_row", "problem", "restore", "row_problem", "snapshot"]
@@ -49,7 +49,7 @@ def partition_entry(state: ClusterState, topic: str, index: int) -> dict[str, An
 def offset_rows(state: ClusterState, group: str) -> list[list[Any]]:
     """A group's committed offsets: [topic, partition, offset, leader epoch, metadata,
     commit time, expire time] each, in partition order."""
-    stored = state.offsets.offsets.get(group) or {}
+    stored = state.groups.offsets.offsets.get(group) or {}
     return [offset_row(t, p, o) for (t, p), o in sorted(stored.items())]
 
 
@@ -59,7 +59,7 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         entry = topic_entry(state, name)
         if entry is not None:
             topics[name] = entry
-    offsets = {group: offset_rows(state, group) for group, stored in state.offsets.offsets.items() if stored}
+    offsets = {group: offset_rows(state, group) for group, stored in state.groups.offsets.offsets.items() if stored}
     return {
         "version": VERSION,
         "journal": generation,
@@ -71,6 +71,7 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "offsets": offsets,
         "transactions": txn_state.txn_entries(state),
         "groups": group_state.group_entries(state),
+        "consumer_groups": consumer_group_state.group_entries(state),
     }
 
 
@@ -98,11 +99,12 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
             if p.log.cut is not None:
                 log.warning("fakebroker: %s", p.log.cut.describe(f"{name}-{p.index}"))
     for group, rows in (meta.get("offsets") or {}).items():
-        stored = state.offsets.offsets.setdefault(group, {})
+        stored = state.groups.offsets.offsets.setdefault(group, {})
         for topic, partition, offset, epoch, metadata, committed_ms, expire_ms in rows:
             stored[(topic, partition)] = CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
     txn_state.resume(state, now_ms)  # markers of transactions answered in PrepareCommit/PrepareAbort
     group_state.restore(state, meta.get("groups") or {}, now_ms)  # members heartbeat on at their generation
+    consumer_group_state.restore(state, meta.get("consumer_groups") or {}, now_ms)  # ... and at their epoch
 
 
 # -- what makes a snapshot unusable ------------------------------------------------------------
@@ -151,6 +153,9 @@ def problem(meta: Any) -> str | None:
     found = group_state.problem(meta.get("groups", {}))
     if found:
         return f"groups {found}"
+    found = consumer_group_state.problem(meta.get("consumer_groups", {}))
+    if found:
+        return f"consumer_groups {found}"
     return None
 
 

@@ -32,7 +32,7 @@ def txn_entry(state: ClusterState, tid: str) -> dict[str, Any] | None:
         return None
     offsets = {
         group: [offset_row(t, p, o) for (t, p), o in sorted(by_producer[txn.producer_id].items())]
-        for group, by_producer in sorted(state.offsets.pending.items())
+        for group, by_producer in sorted(state.groups.offsets.pending.items())
         if by_producer.get(txn.producer_id)
     }
     return {
@@ -78,7 +78,7 @@ def restore(state: ClusterState, entries: dict[str, Any]) -> None:
         for group, rows in (e.get("offsets") or {}).items():
             for t, p, offset, epoch, metadata, committed_ms, expire_ms in rows:
                 o = CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
-                state.offsets.pending.setdefault(group, {}).setdefault(e["producer_id"], {})[(t, p)] = o
+                state.groups.offsets.pending.setdefault(group, {}).setdefault(e["producer_id"], {})[(t, p)] = o
 
 
 def resume(state: ClusterState, now_ms: int) -> None:
@@ -102,7 +102,7 @@ def resume(state: ClusterState, now_ms: int) -> None:
 def _order_writes(state: ClusterState) -> None:
     """A transaction's offset wins at its marker only over a plain commit written before it: the
     restored offsets are given the order of their times (a plain commit first at a tie)."""
-    store = state.offsets
+    store = state.groups.offsets
     pending = [(o.commit_timestamp_ms, 1, o) for g in store.pending.values() for d in g.values() for o in d.values()]
     if not pending:
         return

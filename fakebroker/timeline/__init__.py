@@ -1,7 +1,7 @@
 """Timelines of a cluster's event log: a text one for logs and failure messages, and a
 swim-lane picture of a group's members, generations and assignments over time.
 
-Both are pure functions over a list of :class:`~fakebroker.core.events.Event` (anything
+Both are pure functions over a list of :class:`~fakebroker.cluster.Event` (anything
 with ``kind``, ``broker``, ``details``, ``time_ms``, ``seq``, ``wall``, ``group`` and
 ``client_id``), so they work on a live cluster's ``cluster.events`` and on events read back
 from the control endpoint alike. Drawing needs matplotlib (``pip install fakebroker[charts]``),
@@ -21,12 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
 from .drawing import CHARTS_MISSING, draw_timeline
 from .lanes import Lane, Marker, Segment, Swimlanes, swimlanes
 from .text import CLUSTER_WIDE, NOISE, format_assignment, select_events, timeline_text
+
+if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
+    from ..cluster import Event
 
 __all__ = [
     "CHARTS_MISSING",
@@ -67,7 +69,7 @@ def timeline(
     ledger: Any = None,
 ) -> str:
     """The text timeline of a cluster's events so far (or of one group's story); with a
-    :class:`~fakebroker.ledger.DeliveryLedger`, a ``processed_again`` line where its
+    :class:`~fakebroker.testing.ledger.DeliveryLedger`, a ``processed_again`` line where its
     duplicates were re-read."""
     rereads = ledger.rereads() if ledger is not None else ()
     text = timeline_text(_events_of(source), group=group, kinds=kinds, include_noise=include_noise, rereads=rereads)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
 from .lanes import Lane, Marker, Segment, Swimlanes, swimlanes
 from .text import format_assignment
+
+if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
+    from ..cluster import Event
 
 CHARTS_MISSING = "drawing a timeline needs matplotlib: pip install 'fakebroker[charts]'"
 
@@ -54,7 +56,7 @@ def draw_timeline(
     hatched where the group was rebalancing, the group state as a band on top, and vertical
     markers for rebalances, expiries, leaves, faults, broker stops and coordinator moves.
     ``until``: the wall time the picture ends at (default: the last event). ``ledger``: a
-    :class:`~fakebroker.ledger.DeliveryLedger` whose repeated processings are marked on the
+    :class:`~fakebroker.testing.ledger.DeliveryLedger` whose repeated processings are marked on the
     lane of the member that re-read them (its member names are the consumers' client ids)."""
     path = Path(path)
     if path.suffix.lower() not in (".svg", ".png", ".pdf"):

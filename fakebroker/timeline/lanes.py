@@ -6,10 +6,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
 from .text import _UUID, OFFSETS_TOPIC, _related, _secs, group_transactions
+
+if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
+    from ..cluster import Event
 
 
 @dataclass
@@ -79,7 +81,7 @@ def swimlanes(
     """Lanes per member, generation segments, markers and group-state spans (what the
     picture draws), from the event log alone; ``until`` (a wall time, e.g. ``time.time()``)
     extends the last spans to that moment rather than the last event. ``rereads``: a delivery
-    ledger's :meth:`~fakebroker.ledger.DeliveryLedger.rereads`, marked as ``duplicate`` on the
+    ledger's :meth:`~fakebroker.testing.ledger.DeliveryLedger.rereads`, marked as ``duplicate`` on the
     lane of the member (by client id) that processed a record again."""
     events = list(events)
     xs, x_label, until_x = _positions(events, until) if events else ([], "seconds", None)

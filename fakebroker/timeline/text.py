@@ -6,9 +6,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
+if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
+    from ..cluster import Event
+
 
 OFFSETS_TOPIC = "__consumer_offsets"
 # Hidden unless asked for: one per connection, and they say nothing about the group.
@@ -145,7 +147,7 @@ def timeline_text(
     kind, group, client id, then the other details. Virtual-clock jumps get a line of their
     own; a run of identical events is one line with a count. With a virtual clock a
     ``wall`` column shows real time too (the cluster clock stands still between jumps).
-    ``rereads`` (a delivery ledger's :meth:`~fakebroker.ledger.DeliveryLedger.rereads`) adds a
+    ``rereads`` (a delivery ledger's :meth:`~fakebroker.testing.ledger.DeliveryLedger.rereads`) adds a
     ``processed_again`` line where a member processed records it or another had before."""
     events = list(events)
     if not events:

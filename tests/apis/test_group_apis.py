@@ -120,10 +120,10 @@ def start_loading(state, group="g", load_time_ms=5_000) -> int:
     """Move the group's offsets partition to another broker, which loads it for ``load_time_ms``:
     the new coordinator."""
     state.coordinator_load_time_ms = load_time_ms
-    partition = state.offsets_topic().partitions[state.group_partition(group)]
+    partition = state.offsets_topic().partitions[state.groups.partition_of(group)]
     new = other_than(state, partition.leader)
     state.move_leader(partition, new, 0)
-    assert partition.index in state.loading_until_ms
+    assert partition.index in state.groups.placement.loading_until_ms
     return new
 
 
@@ -225,7 +225,7 @@ def test_join_v4_plus_asks_for_a_member_id_then_completes_the_join():
     member = required.member_id
     assert member.startswith("tester-")  # <client id>-<uuid>
     assert kinds_after(state, mark) == ["group_created", "member_id_required"]
-    assert state.groups.groups["g"].state.value == "Empty"  # MEMBER_ID_REQUIRED does not leave Empty
+    assert state.groups.classic.groups["g"].state.value == "Empty"  # MEMBER_ID_REQUIRED does not leave Empty
 
     mark = len(state.events)
     parked, _ = join(state, member_id=member)
@@ -249,7 +249,7 @@ def test_join_v4_plus_asks_for_a_member_id_then_completes_the_join():
         "group_state_changed",
         "generation_started",
     ]
-    assert state.groups.groups["g"].state.value == "CompletingRebalance"
+    assert state.groups.classic.groups["g"].state.value == "CompletingRebalance"
 
 
 def test_join_v3_needs_no_member_id_round():
@@ -293,7 +293,7 @@ def test_join_on_another_broker_is_not_coordinator_without_a_member_id():
         -1,
         None,
     )
-    assert "g" not in state.groups.groups and kinds_after(state, mark) == []
+    assert "g" not in state.groups.classic.groups and kinds_after(state, mark) == []
 
 
 @pytest.mark.parametrize("version", [6, 7])
@@ -311,10 +311,10 @@ def test_join_while_the_offsets_partition_loads_is_coordinator_load_in_progress(
     answer, _ = join(state, broker=new)
     assert (answer.error_code, answer.member_id) == (E.COORDINATOR_LOAD_IN_PROGRESS, "")
     assert join(state, broker=old)[0].error_code == E.NOT_COORDINATOR
-    assert "g" not in state.groups.groups
+    assert "g" not in state.groups.classic.groups
 
     state.tick(5_000)  # the load has run
-    assert not state.loading_until_ms
+    assert not state.groups.placement.loading_until_ms
     assert join(state, broker=new, now_ms=5_000)[0].error_code == E.MEMBER_ID_REQUIRED
 
 
@@ -359,7 +359,7 @@ def test_the_leaders_sync_hands_out_the_assignment():
     }
     assert kinds_after(state, mark) == ["group_state_changed", "leader_assigned", "assignment_delivered"]
     assert state.events[-1].assignment == {"orders": [0]}
-    assert state.groups.groups["g"].state.value == "Stable"
+    assert state.groups.classic.groups["g"].state.value == "Stable"
     # Once Stable, a SyncGroup is answered at once with the stored assignment.
     again, _ = sync(state, member)
     assert (again.error_code, again.assignment) == (E.NONE, ASSIGNMENT)
@@ -414,7 +414,7 @@ def test_heartbeat_answers():
 def test_heartbeat_in_completing_rebalance_is_none():
     state = cluster(1)
     member, _ = joined(state)
-    assert state.groups.groups["g"].state.value == "CompletingRebalance"
+    assert state.groups.classic.groups["g"].state.value == "CompletingRebalance"
     assert heartbeat(state, member) == E.NONE
 
 
@@ -451,7 +451,7 @@ def test_leave_group_v3_answers_per_member_and_empties_the_group():
         ],
     }
     assert "member_left" in kinds_after(state, mark)
-    group = state.groups.groups["g"]
+    group = state.groups.classic.groups["g"]
     assert (group.state.value, group.generation_id) == ("Empty", 2)  # the generation rises as the group empties
 
 
@@ -483,7 +483,7 @@ def test_leave_group_on_another_broker_is_not_coordinator():
         members=[{"member_id": member}],
     )
     assert (response.error_code, response.members) == (E.NOT_COORDINATOR, [])
-    assert member in state.groups.groups["g"].members
+    assert member in state.groups.classic.groups["g"].members
 
 
 # -- OffsetCommit and OffsetFetch ------------------------------------------------------------------
@@ -582,7 +582,7 @@ def test_a_commit_with_no_generation_to_an_unknown_group_makes_a_simple_group():
         ("group_created", True),
         ("offset_committed", None),
     ]
-    assert state.groups.groups["simple"].state.value == "Empty"
+    assert state.groups.classic.groups["simple"].state.value == "Empty"
 
 
 @pytest.mark.parametrize(("version", "error"), [(8, E.ILLEGAL_GENERATION), (9, E.GROUP_ID_NOT_FOUND)])
@@ -590,7 +590,7 @@ def test_a_commit_with_a_generation_to_an_unknown_group(version, error):
     state = cluster(1)
     state.create_topic("orders", 1)
     assert committed(commit(state, group="nope", member="m", generation=1, version=version)) == [("orders", 0, error)]
-    assert "nope" not in state.groups.groups
+    assert "nope" not in state.groups.classic.groups
 
 
 def test_offset_commit_member_checks():
@@ -740,7 +740,7 @@ def test_delete_groups_results():
         ("nope", E.GROUP_ID_NOT_FOUND),
         ("simple", E.NONE),
     ]  # duplicates dropped
-    assert "simple" not in state.groups.groups and "simple" not in state.offsets.offsets
+    assert "simple" not in state.groups.classic.groups and "simple" not in state.groups.offsets.offsets
 
     call(state, LEAVE_GROUP, 4, group_id="g", members=[{"member_id": member}])
     mark = len(state.events)

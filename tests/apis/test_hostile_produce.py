@@ -102,7 +102,7 @@ def test_good_records_followed_by_filler_are_records_still_remaining():
 def test_well_formed_records_beyond_the_bound_are_message_too_large():
     big = records.build_batch([(None, bytes(5000), [], 1_000)], compression=c.ZSTD)
     with pytest.raises(records.RecordTooLargeError, match="more than 1000 bytes"):
-        records.validate_produce_records(big, max_decompressed_batch=1000)
+        records.validate_produce_records(big, records.ProduceLimits(max_decompressed_batch=1000))
     # under the default bound a 3 MiB record (beyond the first 1 MiB attempt) is fine
     ok = records.build_batch([(None, bytes(3 * MIB), [], 1_000)], compression=c.ZSTD)
     (entry,) = records.validate_produce_records(ok)

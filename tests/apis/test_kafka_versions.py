@@ -144,7 +144,7 @@ def txn_offset_commit_v6(state, pid, epoch, topic_ids, generation=-1, member="")
         state,
         28,
         6,
-        broker=state.coordinator_of("g"),
+        broker=state.groups.coordinator_of("g"),
         transactional_id=TID,
         group_id="g",
         producer_id=pid,

@@ -188,7 +188,7 @@ def test_add_offsets_adds_the_groups_offsets_partition():
     pid, epoch = begin(state)
     assert add_offsets(state, pid, epoch, "g") == E.NONE
     txn = state.transactions.txns[TID]
-    assert txn.partitions == {(OFFSETS_TOPIC, state.group_partition("g"))}
+    assert txn.partitions == {(OFFSETS_TOPIC, state.groups.partition_of("g"))}
     assert txn.state.value == "Ongoing"
     assert add_offsets(state, pid + 1, epoch, "g") == E.INVALID_PRODUCER_ID_MAPPING
     assert add_offsets(state, pid, epoch + 1, "g", version=2) == E.PRODUCER_FENCED
@@ -239,7 +239,7 @@ def committed(state, group="g", partitions=(("t", 0),), *, require_stable=False,
         state,
         OFFSET_FETCH,
         version,
-        broker=state.coordinator_of(group),
+        broker=state.groups.coordinator_of(group),
         group_id=group,
         topics=[{"name": t, "partition_indexes": [p]} for t, p in partitions],
         require_stable=require_stable,
@@ -255,7 +255,7 @@ def test_txn_offset_commit_is_pending_until_the_commit(version):
         assert add_offsets(state, pid, epoch) == E.NONE
     assert txn_offset_commit(state, pid, epoch, {("t", 0): 5}, version=version) == {("t", 0): E.NONE}
     if version == 5:  # the offsets partition joined the transaction implicitly
-        assert (OFFSETS_TOPIC, state.group_partition("g")) in state.transactions.txns[TID].partitions
+        assert (OFFSETS_TOPIC, state.groups.partition_of("g")) in state.transactions.txns[TID].partitions
     assert committed(state) == [(-1, E.NONE)]
     assert committed(state, require_stable=True) == [(-1, E.UNSTABLE_OFFSET_COMMIT)]
     assert end(state, pid, epoch, version=5 if version == 5 else 4).error_code == E.NONE

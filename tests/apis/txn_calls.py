@@ -16,7 +16,7 @@ TID = "tx"
 
 
 def coordinator(state, tid=TID) -> int:
-    return state.txn_coordinator_of(tid)
+    return state.transactions.placement.coordinator_of(tid)
 
 
 def init(state, tid=TID, *, version=5, timeout_ms=60_000, pid=-1, epoch=-1, broker=None, now_ms=0):
@@ -122,7 +122,7 @@ def txn_offset_commit(
         state,
         TXN_OFFSET_COMMIT,
         version,
-        broker=state.coordinator_of(group),
+        broker=state.groups.coordinator_of(group),
         transactional_id=tid,
         group_id=group,
         producer_id=pid,

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from fakebroker.console import STYLES, EventPrinter
+from fakebroker.cli.console import STYLES, EventPrinter
 
 
 def fake_event(kind: str, **details: object) -> SimpleNamespace:

@@ -7,8 +7,8 @@ import io
 import threading
 import time
 
-from fakebroker import console
-from fakebroker.console import EventPrinter
+from fakebroker.cli import console
+from fakebroker.cli.console import EventPrinter
 from fakebroker.core.events import ClientConnected
 
 

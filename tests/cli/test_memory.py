@@ -1,4 +1,4 @@
-"""``fakebroker.memory``: when the serve command gives memory back, and how it starts itself
+"""``fakebroker.cli.memory``: when the serve command gives memory back, and how it starts itself
 again with ``PYTHONMALLOC=malloc`` (the whole of it is measured in ``test_serve_memory.py``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.memory import Reclaimer
+from fakebroker.cli.memory import Reclaimer
 
 ROOT = Path(__file__).resolve().parents[2]
 MB = 1 << 20
@@ -95,7 +95,7 @@ def allocator_of(*command: str, env: dict[str, str] | None = None) -> str:
     """What ``python -m fakebroker COMMAND`` runs under once the entry point is done: a stand-in
     for the command line prints the allocator's name and the arguments it got."""
     script = (
-        "import sys, fakebroker.memory as m, ctypes\n"
+        "import sys, fakebroker.cli.memory as m, ctypes\n"
         "m.serve_with_malloc()\n"
         "name = ctypes.pythonapi._PyMem_GetCurrentAllocatorName\n"
         "name.restype = ctypes.c_char_p\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.scenario import SCENARIO_FAILED, TIMED_OUT, play
+from fakebroker.cli.scenario import SCENARIO_FAILED, TIMED_OUT, play
 
 ROOT = Path(__file__).resolve().parents[2]
 STORM = ROOT / "examples" / "scenarios" / "rebalance_storm.py"

@@ -14,7 +14,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from fakebroker import serve_config
+from fakebroker.cli import config as serve_config
 
 MIB = 1024 * 1024
 

@@ -3,7 +3,7 @@
 Before, RSS rose 30-40 MB with each burst of 10,000 connections and never came back (44 ->
 373 MB after 7 bursts): reference cycles kept each connection and parked request until a
 full collection, pymalloc kept the arenas a few survivors were spread over, and glibc kept
-freed memory. ``fakebroker.memory`` starts the serve command with ``PYTHONMALLOC=malloc`` and,
+freed memory. ``fakebroker.cli.memory`` starts the serve command with ``PYTHONMALLOC=malloc`` and,
 once quiet after a burst, collects and trims. Smaller bursts than the benchmark's
 (``benchmarks/serve_memory.py --bursts``) keep this under a minute and a half.
 

@@ -12,9 +12,9 @@ import sys
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from fakebroker.cli.config import ConfigError, load
 from fakebroker.cluster import FakeCluster
 from fakebroker.cluster.actions import ClusterUsageError
-from fakebroker.serve_config import ConfigError, load
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
+from fakebroker.cli.config import ConfigError, load, setting_error
 from fakebroker.cluster import FakeCluster
 from fakebroker.core.cluster_state import TopicError
 from fakebroker.protocol.error_codes import ErrorCode
-from fakebroker.serve_config import ConfigError, load, setting_error
 
 
 def serve(*args: str) -> subprocess.CompletedProcess:

@@ -26,3 +26,12 @@ def expected_records(n: int, partitions: int) -> dict[int, list[tuple[bytes, byt
     for i in range(n):
         out[i % partitions].append((f"key-{i}".encode(), f"value-{i}".encode()))
     return out
+
+
+def assert_dropped_after_handling(cluster: FakeCluster, rule, count: int) -> None:
+    """The ``drop_after`` fault ``rule`` fired ``count`` times: each time the request was handled,
+    then its connection closed instead of answering."""
+    assert rule.fired == count
+    reasons = [e.details["reason"] for e in cluster.events if e.kind == "connection_closed"]
+    closed = [r for r in reasons if "drop after handling" in r]
+    assert len(closed) == count and all(r.startswith(f"fault rule {rule.id}: ") for r in closed), reasons

@@ -20,7 +20,7 @@ def live_group(cluster: FakeCluster, gid: str) -> dict | None:
     """A consistent snapshot of the group (taken on the cluster's thread)."""
 
     def read():
-        g = cluster.state.groups.groups.get(gid)
+        g = cluster.state.groups.classic.groups.get(gid)
         if g is None:
             return None
         return {
@@ -47,7 +47,7 @@ def live_group(cluster: FakeCluster, gid: str) -> dict | None:
 def live_offsets(cluster: FakeCluster, gid: str, topic: str = "orders") -> dict[int, int]:
     """Committed offsets of ``topic`` by partition."""
     return cluster.call(
-        lambda: {p: o.offset for (t, p), o in cluster.state.offsets.offsets.get(gid, {}).items() if t == topic}
+        lambda: {p: o.offset for (t, p), o in cluster.state.groups.offsets.offsets.get(gid, {}).items() if t == topic}
     )
 
 

@@ -1,4 +1,4 @@
-"""A GroupScenarios JVM (or kafkajs's groups.js) feeding a :class:`~fakebroker.ledger.DeliveryLedger`:
+"""A GroupScenarios JVM (or kafkajs's groups.js) feeding a :class:`~fakebroker.testing.ledger.DeliveryLedger`:
 consumers started with ``report=true`` (or ``commit=record``) print each record processed and each offset committed, and
 the driver's reader thread records them in the ledger as they arrive (so each processing is tied
 to the point of the cluster's event log it happened at, and duplicates get their cause)."""

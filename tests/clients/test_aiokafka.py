@@ -8,7 +8,6 @@ consumers read with assign() + seek, group_id=None, and never commit.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 import uuid
 
@@ -20,7 +19,7 @@ from aiokafka import codec as aiokafka_codec  # noqa: E402
 from fakebroker.cluster import FakeCluster  # noqa: E402
 from fakebroker.protocol import records as rec  # noqa: E402
 
-from .conftest import expected_records  # noqa: E402
+from .conftest import assert_dropped_after_handling, expected_records  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]
 
@@ -192,22 +191,20 @@ async def test_idempotent_producer_exactly_once():
             _no_broker_errors(cluster)
 
 
-async def test_idempotent_producer_retries_are_deduplicated(monkeypatch):
+async def test_idempotent_producer_retries_are_deduplicated():
     """The broker appends the first produce requests but drops their connections instead of
     answering: the producer resends those batches with the same sequences and the broker must
     answer them as duplicates, so every record is stored exactly once."""
-    dropped = drop_produce_responses(monkeypatch, 3)
     with anyio.fail_after(45):
         async with FakeCluster(brokers=3, topics={"orders": PARTITIONS}) as cluster:
+            rule = cluster.faults.add(api="Produce", action="drop_after", times=3)
             producer = _producer(cluster, acks="all", enable_idempotence=True, linger_ms=1, max_batch_size=256)
             await asyncio.wait_for(producer.start(), TIMEOUT_S)
             try:
                 metadata = await _produce_plan(producer, "orders", N, PARTITIONS)
             finally:
                 await producer.stop()
-            assert len(dropped) == 3
-            injected = [e for e in cluster.events if e.kind == "handler_error"]
-            assert len(injected) == 3 and all("InjectedFault" in e.details["error"] for e in injected)
+            assert_dropped_after_handling(cluster, rule, 3)
             # Resent batches were answered from the producer state, not appended again.
             expected = expected_records(N, PARTITIONS)
             assert cluster.records("orders") == [
@@ -215,30 +212,6 @@ async def test_idempotent_producer_retries_are_deduplicated(monkeypatch):
             ]
             messages = await _consume_plan(cluster, "orders", N, PARTITIONS)
             _assert_plan_read_back(cluster, "orders", N, PARTITIONS, metadata, messages)
-
-
-class InjectedFault(Exception):
-    pass
-
-
-def drop_produce_responses(monkeypatch, count: int) -> list[int]:
-    """Make the broker append the first ``count`` acked Produce requests and then close the
-    connection instead of answering (the handler's exception makes the server drop it)."""
-    from fakebroker import apis
-
-    produce = apis.REGISTRY[0]
-    real = produce.handle
-    dropped: list[int] = []
-
-    def handler(ctx, request):
-        result = real(ctx, request)
-        if request.acks != 0 and len(dropped) < count:
-            dropped.append(ctx.correlation_id)
-            raise InjectedFault(f"response to produce #{ctx.correlation_id} dropped")
-        return result
-
-    monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
-    return dropped
 
 
 async def test_admin():

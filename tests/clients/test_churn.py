@@ -1,4 +1,4 @@
-"""``fakebroker.churn`` with real consumers: seeded runs of the churn blocks (rolling restarts,
+"""``fakebroker.testing.churn`` with real consumers: seeded runs of the churn blocks (rolling restarts,
 stalls, coordinator storms, partition growth, broker bounces, network cuts) against a group of
 confluent-kafka (or aiokafka) consumers that commit after processing, while an idempotent producer writes.
 Every acknowledged record is processed at least once; duplicates stay within what the commit
@@ -18,8 +18,8 @@ from aiokafka.errors import KafkaError
 from confluent_kafka import Consumer, KafkaException, Producer
 
 from fakebroker import DeliveryLedger
-from fakebroker.churn import BLOCKS, churn
 from fakebroker.cluster import FakeCluster
+from fakebroker.testing.churn import BLOCKS, churn
 
 pytestmark = pytest.mark.clients
 TOPIC, GROUP = "orders", "churned"

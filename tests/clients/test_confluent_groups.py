@@ -69,7 +69,7 @@ def group_view(cluster: FakeCluster, gid: str) -> tuple[str, int, dict[str, str]
     """(state, generation, {member id: client id}) as the coordinator has it, or None."""
 
     def read():
-        g = cluster.state.groups.groups.get(gid)
+        g = cluster.state.groups.classic.groups.get(gid)
         if g is None:
             return None
         return g.state.value, g.generation_id, {mid: m.client_id for mid, m in g.members.items()}
@@ -81,7 +81,9 @@ def committed_offsets(cluster: FakeCluster, gid: str) -> dict[int, int]:
     """Partition -> committed offset for TOPIC, read from the broker's offset store."""
 
     def read():
-        return {p: o.offset for t, p, o in cluster.state.offsets.fetch(gid, None) if t == TOPIC and o is not None}
+        return {
+            p: o.offset for t, p, o in cluster.state.groups.offsets.fetch(gid, None) if t == TOPIC and o is not None
+        }
 
     return cluster.call(read)
 
@@ -534,7 +536,7 @@ def test_admin_lists_describes_offsets_and_deletes_groups(cluster):
         assert not listed.errors
         ours = [g for g in listed.valid if g.group_id == gid]
         assert len(ours) == 1 and ours[0].state == ConsumerGroupState.STABLE and not ours[0].is_simple_consumer_group
-        live = cluster.call(lambda: set(cluster.state.groups.groups))
+        live = cluster.call(lambda: set(cluster.state.groups.classic.groups))
         assert {g.group_id for g in listed.valid} == live
 
         desc = admin.describe_consumer_groups([gid], request_timeout=10)[gid].result()

@@ -21,6 +21,7 @@ from aiokafka.structs import OffsetAndMetadata
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.cluster import conditions as cond
+from tests.clients.group_client import wait_until
 
 pytestmark = [pytest.mark.clients, pytest.mark.anyio]
 
@@ -104,7 +105,7 @@ class Member:
             "fetch_max_wait_ms": 50,
             **config,
         }
-        self.name = name
+        self.label = name
         self.ledger = ledger
         self.consumer = AIOKafkaConsumer(TOPIC, **settings)
         self._task: asyncio.Task | None = None
@@ -121,13 +122,13 @@ class Member:
             offsets = {}
             for tp, records in batches.items():
                 for r in records:
-                    self.ledger.delivered(self.name, r.partition, r.offset)
+                    self.ledger.delivered(self.label, r.partition, r.offset)
                 offsets[tp] = OffsetAndMetadata(records[-1].offset + 1, "")
             if offsets:
                 try:
                     await self.consumer.commit(offsets)
                 except COMMIT_REBALANCE_ERRORS as exc:
-                    self.ledger.commit_failures.append((self.name, type(exc).__name__))
+                    self.ledger.commit_failures.append((self.label, type(exc).__name__))
                 else:
                     for tp, o in offsets.items():
                         self.ledger.frontier[tp.partition] = max(self.ledger.frontier.get(tp.partition, 0), o.offset)
@@ -147,7 +148,7 @@ class Member:
     def check_alive(self) -> None:
         if self._task is not None and self._task.done() and not self._stopping:
             self._task.result()
-            raise AssertionError(f"{self.name}'s poll loop ended")
+            raise AssertionError(f"{self.label}'s poll loop ended")
 
     async def close(self) -> None:
         self._stopping = True
@@ -161,19 +162,6 @@ class Member:
 async def close_all(members: list[Member]) -> None:
     for m in members:
         await m.close()
-
-
-async def wait_until(condition, what: str, members=(), timeout: float = 20) -> float:
-    """Wait (bounded) until ``condition()`` holds while the member tasks run; returns the seconds."""
-    start = time.monotonic()
-    while not condition():
-        for m in members:
-            m.check_alive()
-        assert time.monotonic() - start < timeout, f"timed out waiting for {what}: " + ", ".join(
-            f"{m.name}={m.partitions}@{m.generation}" for m in members
-        )
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
 
 
 def settled(cluster: FakeCluster, gid: str, members: list[Member], partitions: int = PARTITIONS):

@@ -503,9 +503,9 @@ def test_kadm_topics_metadata_and_group_admin(cluster3, driver):
         == {p: 10 for p in range(PARTITIONS)}
     )
     assert set(fetched) == {TOPIC} and all(o["error"] is None for o in fetched[TOPIC].values())
-    stored = c.call(lambda: {p: o.leader_epoch for (t, p), o in c.state.offsets.offsets[gid].items()})
+    stored = c.call(lambda: {p: o.leader_epoch for (t, p), o in c.state.groups.offsets.offsets[gid].items()})
     assert {int(p): o["leader_epoch"] for p, o in fetched[TOPIC].items()} == stored
-    metadata = c.call(lambda: {p: o.metadata for (t, p), o in c.state.offsets.offsets[gid].items()})
+    metadata = c.call(lambda: {p: o.metadata for (t, p), o in c.state.groups.offsets.offsets[gid].items()})
     assert {int(p): o["metadata"] for p, o in fetched[TOPIC].items()} == metadata
 
     # DeleteGroups while members are active: NON_EMPTY_GROUP, nothing deleted

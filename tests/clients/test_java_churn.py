@@ -1,7 +1,7 @@
-"""``fakebroker.churn`` with Java consumers: a seeded run of every churn block (rolling restart,
+"""``fakebroker.testing.churn`` with Java consumers: a seeded run of every churn block (rolling restart,
 stall, coordinator storm, partition growth, broker bounce, network cut) against a group of three
 KafkaConsumers (kafka-clients, classic protocol, range assignor) in one JVM, while an idempotent
-producer writes; a :class:`~fakebroker.ledger.DeliveryLedger` judges what they processed.
+producer writes; a :class:`~fakebroker.testing.ledger.DeliveryLedger` judges what they processed.
 
 Each consumer commits each record with ``commitSync`` right after processing it; a failed commit
 (rebalance in progress, member removed, coordinator gone, woken up by close) abandons the rest of
@@ -20,8 +20,8 @@ import time
 import pytest
 
 from fakebroker import DeliveryLedger
-from fakebroker.churn import BLOCKS
 from fakebroker.cluster import FakeCluster
+from fakebroker.testing.churn import BLOCKS
 
 from .java_ledger import LedgerDriver
 from .test_churn import TOPIC, Feed, churn_every_block

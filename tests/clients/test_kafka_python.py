@@ -6,7 +6,6 @@ commits offsets.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 
@@ -17,7 +16,7 @@ from kafka.admin import ConfigResource, ConfigResourceType  # noqa: E402
 
 from fakebroker.protocol import records as rec  # noqa: E402
 
-from .conftest import expected_records  # noqa: E402
+from .conftest import assert_dropped_after_handling, expected_records  # noqa: E402
 
 pytestmark = pytest.mark.clients
 
@@ -209,11 +208,11 @@ def test_idempotent_producer_exactly_once(cluster3):
     _assert_plan_read_back(cluster3, "orders", N, PARTITIONS, metadata, messages)
 
 
-def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
+def test_idempotent_producer_retries_are_deduplicated(cluster3):
     """The broker appends the first produce requests but drops their connections instead of
     answering: the producer resends those batches with the same sequences and the broker must
     answer them as duplicates, so every record is stored exactly once."""
-    dropped = drop_produce_responses(monkeypatch, 3)
+    rule = cluster3.faults.add(api="Produce", action="drop_after", times=3)
     producer = _producer(
         cluster3,
         acks="all",
@@ -226,9 +225,7 @@ def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
         metadata = _produce_plan(producer, "orders", N, PARTITIONS)
     finally:
         producer.close(timeout=5)
-    assert len(dropped) == 3
-    injected = [e for e in cluster3.events if e.kind == "handler_error"]
-    assert len(injected) == 3 and all("InjectedFault" in e.details["error"] for e in injected)
+    assert_dropped_after_handling(cluster3, rule, 3)
     # Resent batches were answered from the producer state, not appended again.
     expected = expected_records(N, PARTITIONS)
     assert cluster3.records("orders") == [
@@ -244,30 +241,6 @@ def test_idempotent_producer_retries_are_deduplicated(cluster3, monkeypatch):
     finally:
         consumer.close()
     _assert_plan_read_back(cluster3, "orders", N, PARTITIONS, metadata, messages)
-
-
-class InjectedFault(Exception):
-    pass
-
-
-def drop_produce_responses(monkeypatch, count: int) -> list[int]:
-    """Make the broker append the first ``count`` acked Produce requests and then close the
-    connection instead of answering (the handler's exception makes the server drop it)."""
-    from fakebroker import apis
-
-    produce = apis.REGISTRY[0]
-    real = produce.handle
-    dropped: list[int] = []
-
-    def handler(ctx, request):
-        result = real(ctx, request)
-        if request.acks != 0 and len(dropped) < count:
-            dropped.append(ctx.correlation_id)
-            raise InjectedFault(f"response to produce #{ctx.correlation_id} dropped")
-        return result
-
-    monkeypatch.setitem(apis.REGISTRY, 0, dataclasses.replace(produce, handle=handler))
-    return dropped
 
 
 def test_admin(cluster3):

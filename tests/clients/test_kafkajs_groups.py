@@ -3,7 +3,7 @@
 One ``node tests/clients/js/groups.js`` process per test runs several kafkajs consumers of one
 group at once; the test drives it with one JSON command per line on stdin and gets one reply per
 command (see groups.js). Between commands the test checks the coordinator's live state
-(``cluster.state.groups``, ``cluster.state.offsets``) and its events against what kafkajs saw.
+(``cluster.state.groups``, ``cluster.state.groups.offsets``) and its events against what kafkajs saw.
 
 Every cluster has 3 brokers and every group is chosen so that its coordinator is *not* the first
 bootstrap broker, so the clients must really follow FindCoordinator.

@@ -289,12 +289,12 @@ def test_aiokafka_records_through_the_ledger(cluster):
 def test_the_module_docstring_example_runs(capsys):
     import textwrap
 
-    import fakebroker.ledger
+    import fakebroker.testing.ledger
 
-    doc = fakebroker.ledger.__doc__
+    doc = fakebroker.testing.ledger.__doc__
     block = doc.split("::\n\n", 1)[1].split("\n\n``", 1)[0]
     code = textwrap.dedent(block)
     assert "DeliveryLedger(cluster" in code and "assert_exactly_once()" in code
-    exec(compile(code, "fakebroker.ledger example", "exec"), {"__name__": "ledger_example"})
+    exec(compile(code, "fakebroker.testing.ledger example", "exec"), {"__name__": "ledger_example"})
     out = capsys.readouterr().out
     assert out.startswith("delivery: 100 produced, 100 processed; 0 lost, 0 duplicated (0 extra), "), out

@@ -28,7 +28,7 @@ import pytest
 
 from fakebroker import DeliveryLedger
 from fakebroker.cluster import FakeCluster
-from fakebroker.ledger import RecordId
+from fakebroker.testing.ledger import RecordId
 
 from .group_state import events, group_off_first_broker, live_group
 from .java_ledger import FeedsLedger, LedgerDriver, produced
@@ -198,7 +198,9 @@ def test_frozen_java_member_is_removed_at_the_rebalance_timeout_and_rejoins(clus
 
 
 def member_rebalance_timeouts(cluster: FakeCluster, gid: str) -> list[int]:
-    return cluster.call(lambda: [m.rebalance_timeout_ms for m in cluster.state.groups.groups[gid].members.values()])
+    return cluster.call(
+        lambda: [m.rebalance_timeout_ms for m in cluster.state.groups.classic.groups[gid].members.values()]
+    )
 
 
 @pytest.mark.java

@@ -7,6 +7,8 @@ import pytest
 
 from fakebroker.core.cluster_state import ClusterState, TopicError
 from fakebroker.core.configs import BrokerConfig
+from fakebroker.core.groups.requests import CommitRequest
+from fakebroker.core.groups.service import OffsetToCommit
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E
 
@@ -81,10 +83,10 @@ def test_the_coordinator_is_the_leader_of_the_groups_offsets_partition():
     state = cluster(**{"offsets.topic.num.partitions": 5})
     offsets = state.offsets_topic()
     assert offsets.internal and len(offsets.partitions) == 5 and "__consumer_offsets" not in kinds(state)
-    partition = offsets.partitions[state.group_partition("my-group")]
-    assert state.coordinator_of("my-group") == partition.leader
+    partition = offsets.partitions[state.groups.partition_of("my-group")]
+    assert state.groups.coordinator_of("my-group") == partition.leader
     state.broker_stopped(partition.leader, 0)
-    assert state.coordinator_of("my-group") == partition.leader != -1  # moved with the leadership
+    assert state.groups.coordinator_of("my-group") == partition.leader != -1  # moved with the leadership
 
 
 def test_appends_validate_dedupe_and_record_rejections():
@@ -122,10 +124,12 @@ def test_periodic_checks_are_timers_of_the_core():
 
 def test_forgetting_groups_drops_offsets_too():
     state = cluster(1)
-    state.offsets.validate_commit(0, group_id="g", member_id="", group_instance_id=None, generation_id=-1, version=8)
-    state.offsets.commit(0, "g", "t", 0, 5, -1, "")
-    state.forget_groups(["g"])
-    assert "g" not in state.groups.groups and state.offsets.fetch("g", None) == []
+    commit = CommitRequest("g", "", None, -1, 8)
+    assert state.groups.commit(0, state.groups.coordinator_of("g"), commit, [OffsetToCommit("t", 0, 5, -1, "")]) == [
+        E.NONE
+    ]
+    state.groups.forget(["g"])
+    assert "g" not in state.groups.classic.groups and state.groups.offsets.fetch("g", None) == []
     assert kinds(state)[-1] == "group_forgotten"
 
 

@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.groups.consumer.model import ConsumerGroupState
+from fakebroker.core.groups.requests import CommitRequest, ConsumerHeartbeatRequest
 from fakebroker.protocol.error_codes import ErrorCode as E
 
 from ..conftest import examples
@@ -61,20 +62,22 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             if self.regex
             else {"subscribed_regex": None, "subscribed_names": list(client.topics) if joining else names}
         )
-        result = self.state.consumer_groups.heartbeat(
+        result = self.state.groups.consumer.heartbeat(
             self.now,
-            group_id=G,
-            member_id=client.member_id,
-            member_epoch=0 if joining else client.epoch,
-            instance_id=client.instance_id,
-            rack_id=None,
-            rebalance_timeout_ms=REBALANCE_MS if joining else -1,
-            server_assignor=None,
-            owned={} if joining else (client.owned if report is None else report),
-            client_id=client.name,
-            client_host="/h",
-            version=1,
-            **subscription,
+            ConsumerHeartbeatRequest(
+                group_id=G,
+                member_id=client.member_id,
+                member_epoch=0 if joining else client.epoch,
+                instance_id=client.instance_id,
+                rack_id=None,
+                rebalance_timeout_ms=REBALANCE_MS if joining else -1,
+                server_assignor=None,
+                owned={} if joining else (client.owned if report is None else report),
+                client_id=client.name,
+                client_host="/h",
+                version=1,
+                **subscription,
+            ),
         )
         if result.error == E.UNRELEASED_INSTANCE_ID:
             return result  # its previous incarnation still holds the instance id: it tries again later
@@ -98,7 +101,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client = self.clients[NAMES[i]]
         if client.epoch is None:
             return
-        member = self.state.consumer_groups.groups[G].members.get(client.member_id)
+        member = self.state.groups.consumer.groups[G].members.get(client.member_id)
         before = dict(client.owned)
         if member is not None and member.revoking:
             before = {
@@ -109,21 +112,23 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
 
     def _leave_beat(self, client: Client, epoch: int):
         """A heartbeat leaving the group: for good (-1) or, for a static member, for now (-2)."""
-        return self.state.consumer_groups.heartbeat(
+        return self.state.groups.consumer.heartbeat(
             self.now,
-            group_id=G,
-            member_id=client.member_id,
-            member_epoch=epoch,
-            instance_id=client.instance_id,
-            rack_id=None,
-            rebalance_timeout_ms=-1,
-            subscribed_names=None,
-            subscribed_regex=None,
-            server_assignor=None,
-            owned=None,
-            client_id=client.name,
-            client_host="/h",
-            version=1,
+            ConsumerHeartbeatRequest(
+                group_id=G,
+                member_id=client.member_id,
+                member_epoch=epoch,
+                instance_id=client.instance_id,
+                rack_id=None,
+                rebalance_timeout_ms=-1,
+                subscribed_names=None,
+                subscribed_regex=None,
+                server_assignor=None,
+                owned=None,
+                client_id=client.name,
+                client_host="/h",
+                version=1,
+            ),
         )
 
     @rule(i=st.integers(0, len(NAMES) - 1))
@@ -140,7 +145,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         """A static member leaves with epoch -2 and comes back under a new member id: it holds its
         partitions again (it may be told to revoke some if the target moved meanwhile)."""
         client = self.clients[NAMES[i]]
-        group = self.state.consumer_groups.groups.get(G)
+        group = self.state.groups.consumer.groups.get(G)
         member = group.members.get(client.member_id) if group is not None else None
         if client.epoch is None or member is None:
             return
@@ -151,7 +156,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client.epoch, client.owned = None, {}
         back = self._beat(client)
         assert back.error == E.NONE and back.member_epoch >= epoch
-        inherited = self.state.consumer_groups.groups[G].members[client.member_id].owns()
+        inherited = self.state.groups.consumer.groups[G].members[client.member_id].owns()
         assert {(t, p) for t, ps in kept.items() for p in ps} <= inherited, "the restart lost partitions"
 
     @rule(i=st.integers(0, len(NAMES) - 1), both=st.booleans())
@@ -161,10 +166,10 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         if client.epoch is None or self.regex or topics == client.topics:
             return
         client.topics = topics
-        before = self.state.consumer_groups.groups[G].group_epoch
+        before = self.state.groups.consumer.groups[G].group_epoch
         result = self._beat(client, names=list(topics))
         if result.error == E.NONE:
-            assert self.state.consumer_groups.groups[G].group_epoch > before
+            assert self.state.groups.consumer.groups[G].group_epoch > before
 
     @rule(more=st.integers(1, 3))
     def add_partitions(self, more: int) -> None:
@@ -187,10 +192,9 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         if client.epoch is None and not client.fenced_epochs:
             return
         epoch = client.epoch if client.epoch is not None else client.fenced_epochs[-1]
-        error = self.state.offsets.validate_commit(
-            self.now, group_id=G, member_id=client.member_id, group_instance_id=None, generation_id=epoch, version=9
-        )
-        group = self.state.consumer_groups.groups.get(G)
+        commit = CommitRequest(G, client.member_id, None, epoch, 9)
+        error = self.state.groups.commit_error(self.now, 0, commit)
+        group = self.state.groups.consumer.groups.get(G)
         member = group.members.get(client.member_id) if group is not None else None
         if member is None:
             assert error != E.NONE, "a commit of a member that is gone was accepted"
@@ -198,7 +202,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             assert error == E.NONE
             for t, ps in client.owned.items():  # per partition: only what it held since that epoch
                 for p in ps:
-                    got = self.state.offsets.validate_partition_commit(G, client.member_id, epoch, t, p)
+                    got = self.state.groups.partition_commit_error(commit, t, p)
                     held = (t, p) in member.owns() and member.assignment_epochs.get((t, p), epoch + 1) <= epoch
                     assert got == (E.NONE if held or epoch == member.member_epoch else E.STALE_MEMBER_EPOCH)
         else:
@@ -214,7 +218,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             live = [c for c in live if c.epoch is not None]
             if before == [(c.epoch, c.owned) for c in live] and len(before) == len(live):
                 break
-        group = self.state.consumer_groups.groups.get(G)
+        group = self.state.groups.consumer.groups.get(G)
         if group is None or not live:
             return
         assert group.state == ConsumerGroupState.STABLE, group.state
@@ -230,7 +234,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
     # -- invariants -----------------------------------------------------------------------------------
     @invariant()
     def no_partition_has_two_owners(self) -> None:
-        group = self.state.consumer_groups.groups.get(G) if hasattr(self, "state") else None
+        group = self.state.groups.consumer.groups.get(G) if hasattr(self, "state") else None
         if group is None:
             return
         seen: dict[tuple[str, int], str] = {}
@@ -249,7 +253,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
 
     @invariant()
     def epochs_only_grow(self) -> None:
-        group = self.state.consumer_groups.groups.get(G) if hasattr(self, "state") else None
+        group = self.state.groups.consumer.groups.get(G) if hasattr(self, "state") else None
         if group is None:
             return
         assert group.group_epoch >= self.group_epoch

@@ -8,6 +8,13 @@ import pytest
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.groups.consumer.model import ConsumerGroupState, MemberState
+from fakebroker.core.groups.requests import (
+    CommitRequest,
+    ConsumerHeartbeatRequest,
+    HeartbeatRequest,
+    JoinRequest,
+    SyncRequest,
+)
 from fakebroker.protocol.error_codes import ErrorCode as E
 
 G = "orders-app"
@@ -59,7 +66,7 @@ def beat(
         version=version,
     )
     args.update(fields)
-    return state.consumer_groups.heartbeat(now, **args)
+    return state.groups.consumer.heartbeat(now, ConsumerHeartbeatRequest(**args))
 
 
 def owned_of(result) -> dict[str, set[int]]:
@@ -83,7 +90,7 @@ def settle(state: ClusterState, now: int, epochs: dict[str, int], owned: dict[st
 
 def never_shared(state: ClusterState) -> None:
     seen: dict[tuple[str, int], str] = {}
-    for member in state.consumer_groups.groups[G].members.values():
+    for member in state.groups.consumer.groups[G].members.values():
         for tp in member.owns():
             assert tp not in seen, f"{tp} owned by {seen[tp]} and {member.member_id}"
             seen[tp] = member.member_id
@@ -107,7 +114,7 @@ def test_three_members_split_six_partitions_two_each_and_revoke_before_assign():
     assert first.heartbeat_interval_ms == 5_000
     second = beat(state, 0, "b", 0)
     assert second.member_epoch == 3 and owned_of(second) == {}  # its partitions are still a's
-    group = state.consumer_groups.groups[G]
+    group = state.groups.consumer.groups[G]
     assert group.members["b"].state == MemberState.UNRELEASED_PARTITIONS
     assert group.state == ConsumerGroupState.RECONCILING
     revoke = beat(state, 0, "a", 2, owned={"orders": set(range(6))})
@@ -122,7 +129,7 @@ def test_three_members_split_six_partitions_two_each_and_revoke_before_assign():
     state2 = cluster()
     epochs, owned = join_three(state2)
     assert sorted(len(o["orders"]) for o in owned.values()) == [2, 2, 2] and set(epochs.values()) == {4}
-    assert state2.consumer_groups.groups[G].state == ConsumerGroupState.STABLE
+    assert state2.groups.consumer.groups[G].state == ConsumerGroupState.STABLE
     assert sorted(p for o in owned.values() for p in o["orders"]) == list(range(6))
 
 
@@ -132,7 +139,7 @@ def test_epochs_are_checked_and_a_lost_response_is_forgiven():
     assert beat(state, 0, "a", epochs["a"] + 1, owned=owned["a"]).error == E.FENCED_MEMBER_EPOCH
     assert beat(state, 0, "ghost", 3, owned={}).error == E.UNKNOWN_MEMBER_ID
     assert beat(state, 0, "a", 3, owned={}, group="nope").error == E.GROUP_ID_NOT_FOUND
-    member = state.consumer_groups.groups[G].members["a"]
+    member = state.groups.consumer.groups[G].members["a"]
     assert member.previous_epoch in (2, 3)
     # the previous epoch is accepted when what the member owns is still its own (a response was lost)
     lost = beat(state, 0, "a", member.previous_epoch, owned=owned["a"])
@@ -165,7 +172,7 @@ def test_requests_are_validated_in_kafkas_order(fields, error):
     state = cluster()
     result = beat(state, 0, "a", fields.pop("member_epoch", 0), **fields)
     assert result.error == error and result.message
-    assert G not in state.consumer_groups.groups or error == E.NONE
+    assert G not in state.groups.consumer.groups or error == E.NONE
 
 
 def test_version_0_gets_a_member_id_from_the_server():
@@ -180,9 +187,9 @@ def test_a_silent_member_is_fenced_at_the_session_timeout_and_its_partitions_mov
         for member in ("a", "b"):
             beat(state, now, member, epochs[member], owned=owned[member])
     state.tick(44_999)
-    assert "c" in state.consumer_groups.groups[G].members
+    assert "c" in state.groups.consumer.groups[G].members
     state.tick(45_000)
-    assert "c" not in state.consumer_groups.groups[G].members
+    assert "c" not in state.groups.consumer.groups[G].members
     assert any(e.kind == "member_expired" and e.member == "c" for e in state.events)
     del epochs["c"], owned["c"]
     settle(state, 45_000, epochs, owned)
@@ -194,12 +201,12 @@ def test_a_member_that_never_revokes_is_fenced_at_its_rebalance_timeout():
     a = beat(state, 0, "a", 0)
     beat(state, 0, "b", 0)
     revoking = beat(state, 0, "a", 2, owned=owned_of(a))  # a must give three up...
-    assert state.consumer_groups.groups[G].members["a"].state == MemberState.UNREVOKED_PARTITIONS
+    assert state.groups.consumer.groups[G].members["a"].state == MemberState.UNREVOKED_PARTITIONS
     beat(state, 20_000, "a", 2, owned=owned_of(a))  # ...keeps heartbeating while still owning them...
     state.tick(29_999)
-    assert "a" in state.consumer_groups.groups[G].members
+    assert "a" in state.groups.consumer.groups[G].members
     state.tick(30_000)  # ...and is fenced when its 30 s rebalance timeout runs out
-    assert "a" not in state.consumer_groups.groups[G].members
+    assert "a" not in state.groups.consumer.groups[G].members
     assert revoking.member_epoch == 2
     took = beat(state, 30_000, "b", 3, owned={})
     assert owned_of(took) == {"orders": set(range(6))} and took.member_epoch == 4
@@ -210,7 +217,7 @@ def test_leaving_moves_the_partitions_and_bumps_the_epoch():
     epochs, owned = join_three(state)
     left = beat(state, 0, "b", -1, owned=None)
     assert (left.error, left.member_epoch) == (E.NONE, -1)
-    assert state.consumer_groups.groups[G].group_epoch == 5
+    assert state.groups.consumer.groups[G].group_epoch == 5
     del epochs["b"], owned["b"]
     settle(state, 0, epochs, owned)
     assert sorted(len(o["orders"]) for o in owned.values()) == [3, 3]
@@ -224,16 +231,16 @@ def test_a_static_member_keeps_its_partitions_across_a_restart_without_a_rebalan
     beat(state, 0, "other", 0)
     epochs, owned = {"s1": first.member_epoch, "other": 3}, {"s1": owned_of(first), "other": {}}
     settle(state, 0, epochs, owned)
-    mine, epoch_before = owned["s1"], state.consumer_groups.groups[G].group_epoch
+    mine, epoch_before = owned["s1"], state.groups.consumer.groups[G].group_epoch
     assert beat(state, 500, "x", 0, instance_id="box-1").error == E.UNRELEASED_INSTANCE_ID  # s1 still holds it
     gone = beat(state, 1_000, "s1", -2, owned=mine, instance_id="box-1")
-    assert gone.member_epoch == -2 and state.consumer_groups.groups[G].members["s1"].assigned == mine
+    assert gone.member_epoch == -2 and state.groups.consumer.groups[G].members["s1"].assigned == mine
     back = beat(state, 2_000, "s1-new", 0, instance_id="box-1")
     assert back.error == E.NONE and owned_of(back) == mine and back.member_epoch == epochs["s1"]
-    assert "s1" not in state.consumer_groups.groups[G].members
+    assert "s1" not in state.groups.consumer.groups[G].members
     assert beat(state, 2_000, "s1", 5, owned={}, instance_id="box-1").error == E.FENCED_INSTANCE_ID
     assert any(e.kind == "member_fenced" and e.replaced_by == "s1-new" for e in state.events)
-    assert state.consumer_groups.groups[G].group_epoch == epoch_before  # a static restart is no rebalance
+    assert state.groups.consumer.groups[G].group_epoch == epoch_before  # a static restart is no rebalance
 
 
 def test_added_partitions_and_new_topics_matching_a_regex_are_assigned_without_rejoining():
@@ -255,29 +262,29 @@ def test_the_range_assignor_is_chosen_per_group():
     result = beat(state, 0, "a", 0, server_assignor="range")
     beat(state, 0, "b", 0, server_assignor="range")
     settle(state, 0, {"a": result.member_epoch, "b": 3}, {"a": owned_of(result), "b": {}})
-    group = state.consumer_groups.groups[G]
+    group = state.groups.consumer.groups[G]
     assert {m: sorted(a["orders"]) for m, a in group.target.items()} == {"a": [0, 1, 2], "b": [3, 4, 5]}
 
 
 def test_members_commit_offsets_with_their_current_epoch():
     state = cluster()
     epochs, owned = join_three(state)
-    offsets = state.offsets
 
     def commit(member, epoch, version=9):
-        return offsets.validate_commit(
-            0, group_id=G, member_id=member, group_instance_id=None, generation_id=epoch, version=version
-        )
+        return state.groups.commit_error(0, 0, CommitRequest(G, member, None, epoch, version))
 
     assert commit("a", epochs["a"]) == E.NONE
     assert commit("a", epochs["a"] + 1) == E.STALE_MEMBER_EPOCH  # from the future
     # an older epoch (a commit racing a reconciliation) passes the group check and is judged per
     # partition: fine for a partition held since that epoch, stale for one assigned later
     assert commit("a", epochs["a"] - 1) == E.NONE
-    member = state.consumer_groups.groups[G].members["a"]
+    member = state.groups.consumer.groups[G].members["a"]
     held = sorted(member.assignment_epochs.items(), key=lambda kv: kv[1])
     (topic, partition), since = held[0]
-    per = offsets.validate_partition_commit
+
+    def per(group_id, member, epoch, topic, partition):
+        return state.groups.partition_commit_error(CommitRequest(group_id, member, None, epoch, 9), topic, partition)
+
     assert per(G, "a", since, topic, partition) == E.NONE
     assert per(G, "a", since - 1, topic, partition) == E.STALE_MEMBER_EPOCH
     assert per(G, "a", epochs["a"] - 1, "orders", 99) == E.STALE_MEMBER_EPOCH  # not the member's
@@ -290,8 +297,8 @@ def test_members_commit_offsets_with_their_current_epoch():
 def test_members_fetch_offsets_with_their_current_epoch():
     state = cluster()
     epochs, _ = join_three(state)
-    group = state.consumer_groups.groups[G]
-    fetch = state.consumer_groups.validate_fetch
+    group = state.groups.consumer.groups[G]
+    fetch = state.groups.consumer.validate_fetch
     assert fetch(group, "", -1) == E.NONE  # an admin client
     assert fetch(group, "a", epochs["a"]) == E.NONE
     assert fetch(group, "a", epochs["a"] - 1) == E.STALE_MEMBER_EPOCH
@@ -299,24 +306,23 @@ def test_members_fetch_offsets_with_their_current_epoch():
 
 
 def test_admin_views_list_describe_and_delete():
-    from fakebroker.core.groups.offsets import delete_group, list_groups
-
     state = cluster()
     join_three(state)
-    listed = [(g.group_id, g.group_state, g.group_type) for g in list_groups(state.offsets, types=["consumer"])]
-    assert listed == [(G, "Stable", "consumer")]
-    assert list_groups(state.offsets, types=["classic"]) == []
-    assert delete_group(state.offsets, G) == E.NON_EMPTY_GROUP
+    state.offsets_topic()  # broker 0 leads its partitions: it coordinates every group
+    _, found = state.groups.list_groups(0, types=["consumer"])
+    assert [(g.group_id, g.group_state, g.group_type) for g in found] == [(G, "Stable", "consumer")]
+    assert state.groups.list_groups(0, types=["classic"]) == (E.NONE, [])
+    assert state.groups.delete_group(0, G) == E.NON_EMPTY_GROUP
     for member in ("a", "b", "c"):
         beat(state, 0, member, -1, owned=None)
-    assert state.consumer_groups.groups[G].state == ConsumerGroupState.EMPTY
-    assert delete_group(state.offsets, G) == E.NONE and G not in state.consumer_groups.groups
+    assert state.groups.consumer.groups[G].state == ConsumerGroupState.EMPTY
+    assert state.groups.delete_group(0, G) == E.NONE and G not in state.groups.consumer.groups
 
 
 def test_the_protocol_can_be_turned_off():
     state = cluster(**{"group.coordinator.rebalance.protocols": "classic"})
-    assert not state.consumer_groups.enabled()
-    assert cluster().consumer_groups.enabled()
+    assert not state.groups.consumer.enabled()
+    assert cluster().groups.consumer.enabled()
 
 
 def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment():
@@ -324,8 +330,8 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
 
     state = cluster()
     first = beat(state, 0, "new", 0)
-    group = state.consumer_groups.groups[G]
-    classic = state.consumer_groups
+    group = state.groups.consumer.groups[G]
+    classic = state.groups.consumer
     meta = data.encode_subscription(["orders"], version=1)
 
     def join(member_id, owned=None):
@@ -333,10 +339,7 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
         return classic.classic_join(
             0,
             group,
-            member_id=member_id,
-            instance_id=None,
-            protocols=[("range", metadata)],
-            **CLASSIC_MEMBER,
+            JoinRequest(G, member_id, None, protocols=[("range", metadata)], **CLASSIC_MEMBER),
         )
 
     required = join("")
@@ -348,51 +351,35 @@ def test_a_classic_member_joins_a_consumer_group_and_gets_the_servers_assignment
     sync = classic.classic_sync(
         0,
         group,
-        member_id=old,
-        instance_id=None,
-        generation_id=joined.generation_id,
-        protocol_type="consumer",
-        protocol_name="range",
+        SyncRequest(G, old, None, joined.generation_id, "consumer", "range", {}, 5),
     )
     assert sync.error == E.NONE and data.assignment_dict(sync.assignment) == {}  # still the other's
     assert (
-        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=joined.generation_id)
+        classic.classic_heartbeat(0, group, HeartbeatRequest(G, old, None, joined.generation_id))
         == E.REBALANCE_IN_PROGRESS
     )
-    assert (
-        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=99) == E.ILLEGAL_GENERATION
-    )
+    assert classic.classic_heartbeat(0, group, HeartbeatRequest(G, old, None, 99)) == E.ILLEGAL_GENERATION
     revoked = beat(state, 0, "new", first.member_epoch, owned=owned_of(first))  # new gives three up
     beat(state, 0, "new", first.member_epoch, owned=owned_of(revoked))
     again = join(old)
     sync = classic.classic_sync(
         0,
         group,
-        member_id=old,
-        instance_id=None,
-        generation_id=again.generation_id,
-        protocol_type="consumer",
-        protocol_name="range",
+        SyncRequest(G, old, None, again.generation_id, "consumer", "range", {}, 5),
     )
     got = data.assignment_dict(sync.assignment)
     assert len(got["orders"]) == 3 and set(got["orders"]).isdisjoint(owned_of(revoked)["orders"])
-    assert (
-        classic.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=again.generation_id)
-        == E.NONE
-    )
-    commit = state.offsets.validate_commit
-    assert (
-        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=again.generation_id, version=7)
-        == E.NONE
-    )  # a classic member commits with its generation, at any version
+    assert classic.classic_heartbeat(0, group, HeartbeatRequest(G, old, None, again.generation_id)) == E.NONE
+
+    def commit(generation):
+        return state.groups.commit_error(0, 0, CommitRequest(G, old, None, generation, 7))
+
+    assert commit(again.generation_id) == E.NONE  # a classic member commits with its generation, at any version
     # an older generation passes the group check and fails per partition: none was held since epoch 1
-    assert commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=1, version=7) == E.NONE
-    assert state.offsets.validate_partition_commit(G, old, 1, "orders", 0) == E.ILLEGAL_GENERATION
+    assert commit(1) == E.NONE
+    assert state.groups.partition_commit_error(CommitRequest(G, old, None, 1, 7), "orders", 0) == E.ILLEGAL_GENERATION
     newer = again.generation_id + 1
-    assert (
-        commit(0, group_id=G, member_id=old, group_instance_id=None, generation_id=newer, version=7)
-        == E.ILLEGAL_GENERATION
-    )
+    assert commit(newer) == E.ILLEGAL_GENERATION
     left = classic.classic_leave(0, group, [(old, None)])
     assert left.members == [E.NONE] and old not in group.members
     state.tick(60_000)  # and the consumer-protocol member, silent since t=0, is fenced at 45 s
@@ -406,51 +393,62 @@ def classic_stable_group(state: ClusterState, group: str = G) -> str:
     meta = data.encode_subscription(["orders"], version=1)
 
     def join(member_id=""):
-        return state.groups.join(
+        return state.groups.classic.join(
             0,
-            group_id=group,
-            member_id=member_id,
-            group_instance_id=None,
-            protocols=[("range", meta)],
-            **CLASSIC_MEMBER,
+            JoinRequest(
+                group_id=group,
+                member_id=member_id,
+                group_instance_id=None,
+                protocols=[("range", meta)],
+                **CLASSIC_MEMBER,
+            ),
         )
 
     member = join().member_id
     join(member)
-    state.groups.sync(
+    state.groups.classic.sync(
         0,
-        group_id=group,
-        member_id=member,
-        group_instance_id=None,
-        generation_id=1,
-        protocol_type="consumer",
-        protocol_name="range",
-        assignments={member: data.encode_assignment({"orders": list(range(6))})},
-        version=5,
+        SyncRequest(
+            group_id=group,
+            member_id=member,
+            group_instance_id=None,
+            generation_id=1,
+            protocol_type="consumer",
+            protocol_name="range",
+            assignments={member: data.encode_assignment({"orders": list(range(6))})},
+            version=5,
+        ),
     )
     return member
 
 
+def upgrade(state: ClusterState) -> bool:
+    """A KIP-848 member's first heartbeat to the classic group: True when the group became a
+    consumer group (the policy and the group's state allow it)."""
+    from fakebroker.core.groups import migration
+
+    return migration.upgrade(state.groups.classic, state.groups.consumer, G, 0)
+
+
 def test_a_classic_group_upgrades_online_when_a_consumer_protocol_member_joins_and_downgrades_when_it_leaves():
-    from fakebroker.core.groups.model import GroupState
+    from fakebroker.core.groups.classic.model import GroupState
 
     state = cluster()
     old = classic_stable_group(state)
-    assert state.upgrade_group(G, 0)
-    assert G not in state.groups.groups
-    group = state.consumer_groups.groups[G]
+    assert upgrade(state)
+    assert G not in state.groups.classic.groups
+    group = state.groups.consumer.groups[G]
     member = group.members[old]
     assert member.is_classic and member.member_epoch == 1 and member.assigned == {"orders": set(range(6))}
     joined = beat(state, 0, "new", 0)
     assert joined.error == E.NONE and group.group_epoch == 2 and owned_of(joined) == {}  # old still owns them
     assert (
-        state.consumer_groups.classic_heartbeat(0, group, member_id=old, instance_id=None, generation_id=1)
-        == E.REBALANCE_IN_PROGRESS
+        state.groups.consumer.classic_heartbeat(0, group, HeartbeatRequest(G, old, None, 1)) == E.REBALANCE_IN_PROGRESS
     )
     left = beat(state, 0, "new", joined.member_epoch, owned={}, member_epoch=-1)
     assert left.member_epoch == -1
-    assert G not in state.consumer_groups.groups  # only a classic member left: back to classic
-    classic = state.groups.groups[G]
+    assert G not in state.groups.consumer.groups  # only a classic member left: back to classic
+    classic = state.groups.classic.groups[G]
     assert classic.state == GroupState.PREPARING_REBALANCE and list(classic.members) == [old]
     assert [(e.kind, e.to) for e in state.events if e.kind == "group_converted"] == [
         ("group_converted", "consumer"),
@@ -464,7 +462,7 @@ def test_a_classic_group_upgrades_online_when_a_consumer_protocol_member_joins_a
 def test_the_migration_policy_decides(policy, upgrades):
     state = cluster(**{"group.consumer.migration.policy": policy})
     classic_stable_group(state)
-    assert state.upgrade_group(G, 0) is upgrades
+    assert upgrade(state) is upgrades
 
 
 def test_a_coordinator_move_stops_the_sessions_until_the_new_coordinator_has_loaded_the_group():
@@ -472,16 +470,16 @@ def test_a_coordinator_move_stops_the_sessions_until_the_new_coordinator_has_loa
     state.broker_started(1, "127.0.0.1", 9093, 0)
     state.coordinator_load_time_ms = 20_000
     epochs, _ = join_three(state)
-    partition = state.offsets_topic().partitions[state.group_partition(G)]
+    partition = state.offsets_topic().partitions[state.groups.partition_of(G)]
     state.move_leader(partition, 1 - partition.leader, 30_000)
     state.tick(45_000)  # 45 s after the last heartbeats, but the group is still loading
-    assert sorted(state.consumer_groups.groups[G].members) == ["a", "b", "c"]
+    assert sorted(state.groups.consumer.groups[G].members) == ["a", "b", "c"]
     state.tick(50_000)  # loaded: the sessions run again from here
     assert any(e.kind == "group_loaded" and e.group == G for e in state.events)
     state.tick(94_999)
-    assert sorted(state.consumer_groups.groups[G].members) == ["a", "b", "c"]
+    assert sorted(state.groups.consumer.groups[G].members) == ["a", "b", "c"]
     state.tick(95_000)  # 45 s after the load: nobody heartbeated since
-    assert state.consumer_groups.groups[G].members == {}
+    assert state.groups.consumer.groups[G].members == {}
 
 
 def test_a_full_group_refuses_a_new_member():
@@ -489,7 +487,7 @@ def test_a_full_group_refuses_a_new_member():
     beat(state, 0, "a", 0)
     beat(state, 0, "b", 0)
     full = beat(state, 0, "c", 0)
-    assert full.error == E.GROUP_MAX_SIZE_REACHED and "c" not in state.consumer_groups.groups[G].members
+    assert full.error == E.GROUP_MAX_SIZE_REACHED and "c" not in state.groups.consumer.groups[G].members
 
 
 def test_a_deleted_topic_leaves_the_target_at_the_next_heartbeat():
@@ -510,9 +508,9 @@ def test_a_static_member_that_never_comes_back_is_removed_at_the_session_timeout
     joined = beat(state, 0, "s", 0, instance_id="box")
     beat(state, 1_000, "s", -2, owned=owned_of(joined), instance_id="box")
     state.tick(45_999)
-    assert "s" in state.consumer_groups.groups[G].members  # its place and partitions are kept...
+    assert "s" in state.groups.consumer.groups[G].members  # its place and partitions are kept...
     state.tick(46_000)
-    assert state.consumer_groups.groups[G].members == {}  # ...until its session runs out
+    assert state.groups.consumer.groups[G].members == {}  # ...until its session runs out
 
 
 def test_offset_delete_refuses_subscribed_topics_of_a_live_consumer_group():
@@ -520,7 +518,7 @@ def test_offset_delete_refuses_subscribed_topics_of_a_live_consumer_group():
     state.create_topic("old-topic", 1)
     join_three(state)
     for topic in ("orders", "old-topic"):
-        state.offsets.commit(0, G, topic, 0, 5, -1, "")
-    error, per = state.offsets.delete_offsets(G, [("orders", 0), ("old-topic", 0)])
+        state.groups.offsets.commit(0, G, topic, 0, 5, -1, "")
+    error, per = state.groups.delete_offsets(0, G, [("orders", 0), ("old-topic", 0)])
     assert error == E.NONE and per == {("orders", 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("old-topic", 0): E.NONE}
-    assert [(t, p) for t, p, _ in state.offsets.fetch(G, None)] == [("orders", 0)]
+    assert [(t, p) for t, p, _ in state.groups.offsets.fetch(G, None)] == [("orders", 0)]

@@ -1,4 +1,4 @@
-"""EventLog.append stamps a copy of the event it is given."""
+"""EventLog.append stamps a copy of the event it is given; the group emitter adds what only it knows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from fakebroker.core.events import KINDS, Event, EventLog, MemberJoined, RequestError
+from fakebroker.core.events import KINDS, Event, EventLog, GroupEvents, MemberJoined, RequestError
 
 MEMBER = "svc-0e9080ea-1111-4222-8333-444455556666"
 
@@ -25,10 +25,11 @@ def test_append_stamps_a_copy_and_leaves_the_given_event_alone():
     assert list(log) == [first, second]
 
 
-def test_append_names_the_client_of_a_member_and_the_coordinator_of_a_group():
-    log = EventLog(coordinator_of=lambda group: 1)
-    joined = log.append(MemberJoined(group="g", member=MEMBER, instance=None))
-    assert (joined.broker, joined.client_id) == (1, "svc")
+def test_the_group_emitter_names_the_client_of_a_member_and_the_coordinator_of_a_group():
+    log = EventLog()
+    joined = GroupEvents(log, coordinator_of=lambda group: 1).append(MemberJoined(group="g", member=MEMBER))
+    assert (joined.broker, joined.client_id) == (1, "svc") and list(log) == [joined]
+    assert GroupEvents(log).append(MemberJoined(group="g", member="m")).broker is None  # no coordinator yet
 
 
 @dataclass(frozen=True, kw_only=True, eq=False, repr=False, slots=True)
@@ -82,8 +83,8 @@ def test_a_frozen_dataclass_made_the_usual_way_is_a_kind_too():
 
 def test_the_clients_of_members_that_left_are_kept_only_as_long_as_the_log_keeps_events():
     """Issue 33: the member id -> client id map kept every member that ever joined."""
-    log = EventLog(capacity=100)
+    groups = GroupEvents(EventLog(capacity=100))
     for i in range(1_000):
-        log.append(MemberJoined(group="g", member=f"m{i}", instance=None, client_id=f"client-{i}"))
-    assert len(log._member_clients) == 100
-    assert log._client_of("g", "m999") == "client-999"
+        groups.append(MemberJoined(group="g", member=f"m{i}", instance=None, client_id=f"client-{i}"))
+    assert len(groups._member_clients) == 100
+    assert groups.client_of("g", "m999") == "client-999"

@@ -4,8 +4,8 @@ and keeps numbering (``seq``) and reading by place as if nothing were dropped.""
 import pytest
 
 from fakebroker.core import events as ev
-from fakebroker.core.event_ring import EventRing
 from fakebroker.core.events import EventLog
+from fakebroker.core.events.ring import EventRing
 
 
 def _fill(log: EventLog, n: int) -> None:

@@ -6,12 +6,14 @@ from dataclasses import astuple
 
 import pytest
 
+from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
-from fakebroker.core.groups.coordinator import GroupCoordinator
-from fakebroker.core.groups.model import ClassicGroup, GroupState, IllegalTransition
-from fakebroker.core.groups.offsets import OffsetStore, delete_group, describe_group, list_groups
+from fakebroker.core.groups.classic.coordinator import GroupCoordinator
+from fakebroker.core.groups.classic.model import ClassicGroup, GroupState, IllegalTransition
 from fakebroker.core.groups.placement import partition_for
+from fakebroker.core.groups.requests import CommitRequest, HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest
 from fakebroker.core.groups.results import JoinedMember, JoinResult, SyncResult
+from fakebroker.core.groups.service import GroupService
 from fakebroker.core.timers import Pending
 from fakebroker.protocol import data
 from fakebroker.protocol.error_codes import ErrorCode as E
@@ -22,6 +24,18 @@ G = "g"
 
 def coordinator(**config) -> GroupCoordinator:
     return GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": 0, **config}))
+
+
+def service(**config) -> tuple[GroupService, GroupCoordinator]:
+    """The group service of a one-broker cluster (broker 0 coordinates every group) and its
+    classic coordinator."""
+    state = ClusterState("c", BrokerConfig({"group.initial.rebalance.delay.ms": 0, **config}))
+    state.broker_started(0, "127.0.0.1", 9092, 0)
+    return state.groups, state.groups.classic
+
+
+def commit_error(groups: GroupService, group_id, member_id, generation_id, version=8):
+    return groups.commit_error(0, 0, CommitRequest(group_id, member_id, None, generation_id, version))
 
 
 def join(
@@ -38,16 +52,18 @@ def join(
 ):
     return c.join(
         now,
-        group_id=G,
-        member_id=member_id,
-        group_instance_id=instance,
-        client_id=client_id,
-        client_host="/127.0.0.1",
-        session_timeout_ms=session,
-        rebalance_timeout_ms=rebalance,
-        protocol_type="consumer",
-        protocols=list(protocols),
-        version=version,
+        JoinRequest(
+            group_id=G,
+            member_id=member_id,
+            group_instance_id=instance,
+            client_id=client_id,
+            client_host="/127.0.0.1",
+            session_timeout_ms=session,
+            rebalance_timeout_ms=rebalance,
+            protocol_type="consumer",
+            protocols=list(protocols),
+            version=version,
+        ),
     )
 
 
@@ -61,14 +77,16 @@ def join_new(c: GroupCoordinator, now: int, **kw):
 def sync(c: GroupCoordinator, now: int, member_id: str, generation: int, assignments=None, instance=None, version=3):
     return c.sync(
         now,
-        group_id=G,
-        member_id=member_id,
-        group_instance_id=instance,
-        generation_id=generation,
-        protocol_type="consumer",
-        protocol_name="range",
-        assignments=assignments or {},
-        version=version,
+        SyncRequest(
+            group_id=G,
+            member_id=member_id,
+            group_instance_id=instance,
+            generation_id=generation,
+            protocol_type="consumer",
+            protocol_name="range",
+            assignments=assignments or {},
+            version=version,
+        ),
     )
 
 
@@ -121,16 +139,18 @@ def test_session_timeout_bounds_and_group_id():
     assert (
         c.join(
             0,
-            group_id="",
-            member_id="",
-            group_instance_id=None,
-            client_id="c",
-            client_host="",
-            session_timeout_ms=10_000,
-            rebalance_timeout_ms=10_000,
-            protocol_type="consumer",
-            protocols=[("range", SUB)],
-            version=5,
+            JoinRequest(
+                group_id="",
+                member_id="",
+                group_instance_id=None,
+                client_id="c",
+                client_host="",
+                session_timeout_ms=10_000,
+                rebalance_timeout_ms=10_000,
+                protocol_type="consumer",
+                protocols=[("range", SUB)],
+                version=5,
+            ),
         ).error
         == E.INVALID_GROUP_ID
     )
@@ -146,7 +166,7 @@ def test_follower_waits_for_leader_sync_and_gets_its_assignment():
     follower, parked_follower = join_new(c, 10)
     assert not parked_follower.done  # a rebalance started: waits for the leader
     assert (
-        c.heartbeat(10, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+        c.heartbeat(10, HeartbeatRequest(group_id=G, member_id=leader, group_instance_id=None, generation_id=1))
         == E.REBALANCE_IN_PROGRESS
     )
     parked_leader = join(c, 20, leader)
@@ -193,7 +213,7 @@ def test_members_who_do_not_rejoin_are_removed_at_the_rebalance_timeout():
     for t in range(5_000, 30_000, 5_000):
         c.timers.fire_due(t)
         assert (
-            c.heartbeat(t, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+            c.heartbeat(t, HeartbeatRequest(group_id=G, member_id=leader, group_instance_id=None, generation_id=1))
             == E.REBALANCE_IN_PROGRESS
         )
     c.timers.fire_due(100 + 29_999)  # the group's rebalance timeout is the largest: 30 s
@@ -203,7 +223,7 @@ def test_members_who_do_not_rejoin_are_removed_at_the_rebalance_timeout():
     assert answer.generation_id == 2 and answer.leader == newcomer
     assert list(c.groups[G].members) == [newcomer]
     assert (
-        c.heartbeat(30_200, group_id=G, member_id=leader, group_instance_id=None, generation_id=1)
+        c.heartbeat(30_200, HeartbeatRequest(group_id=G, member_id=leader, group_instance_id=None, generation_id=1))
         == E.UNKNOWN_MEMBER_ID
     )
 
@@ -215,7 +235,9 @@ def test_session_expiry_removes_member_and_rebalances():
     value(join(c, 0, a))
     value(sync(c, 0, a, 2))
     value(sync(c, 0, b, 2))
-    assert c.heartbeat(5_000, group_id=G, member_id=a, group_instance_id=None, generation_id=2) == E.NONE
+    assert (
+        c.heartbeat(5_000, HeartbeatRequest(group_id=G, member_id=a, group_instance_id=None, generation_id=2)) == E.NONE
+    )
     c.timers.fire_due(10_001)  # b's session (10 s) ran out; a heartbeated at 5 s
     assert b not in c.groups[G].members
     assert c.groups[G].state == GroupState.PREPARING_REBALANCE
@@ -245,14 +267,16 @@ def test_sync_errors():
     assert (
         c.sync(
             0,
-            group_id=G,
-            member_id=a,
-            group_instance_id=None,
-            generation_id=1,
-            protocol_type=None,
-            protocol_name=None,
-            assignments={},
-            version=5,
+            SyncRequest(
+                group_id=G,
+                member_id=a,
+                group_instance_id=None,
+                generation_id=1,
+                protocol_type=None,
+                protocol_name=None,
+                assignments={},
+                version=5,
+            ),
         ).error
         == E.INCONSISTENT_GROUP_PROTOCOL
     )
@@ -275,17 +299,17 @@ def test_leave_triggers_rebalance_and_leadership_moves():
     a = stable_group_of_one(c)
     b, pb = join_new(c, 0)
     value(join(c, 0, a))
-    top, errors = astuple(c.leave(0, group_id=G, members=[(a, None)]))
+    top, errors = astuple(c.leave(0, LeaveRequest(group_id=G, members=[(a, None)])))
     assert (top, errors) == (E.NONE, [E.NONE])
     assert c.groups[G].leader_id == b
-    top, errors = astuple(c.leave(0, group_id=G, members=[("ghost", None)]))
+    top, errors = astuple(c.leave(0, LeaveRequest(group_id=G, members=[("ghost", None)])))
     assert errors == [E.UNKNOWN_MEMBER_ID]
 
 
 def test_last_member_leaving_empties_the_group_and_bumps_the_generation():
     c = coordinator()
     a = stable_group_of_one(c)
-    c.leave(0, group_id=G, members=[(a, None)])
+    c.leave(0, LeaveRequest(group_id=G, members=[(a, None)]))
     group = c.groups[G]
     assert group.state == GroupState.EMPTY and group.generation_id == 2 and group.protocol_name is None
 
@@ -304,7 +328,8 @@ def test_static_member_restart_keeps_assignment_without_rebalance():
     }
     # The old id is fenced.
     assert (
-        c.heartbeat(5_000, group_id=G, member_id=old, group_instance_id="i-1", generation_id=1) == E.FENCED_INSTANCE_ID
+        c.heartbeat(5_000, HeartbeatRequest(group_id=G, member_id=old, group_instance_id="i-1", generation_id=1))
+        == E.FENCED_INSTANCE_ID
     )
     assert not any(e.kind == "generation_started" and e.generation == 2 for e in c.events)
 
@@ -312,37 +337,24 @@ def test_static_member_restart_keeps_assignment_without_rebalance():
 def test_static_leave_by_instance_id():
     c = coordinator()
     value(join(c, 0, instance="i-1"))
-    top, errors = astuple(c.leave(0, group_id=G, members=[("", "i-1")]))
+    top, errors = astuple(c.leave(0, LeaveRequest(group_id=G, members=[("", "i-1")])))
     assert errors == [E.NONE] and c.groups[G].state == GroupState.EMPTY
 
 
 def test_offset_commit_rules():
-    c = coordinator()
-    store = OffsetStore(c)
+    groups, c = service()
+    store = groups.offsets
     a = stable_group_of_one(c)
-    ok = dict(group_id=G, member_id=a, group_instance_id=None, version=8)
-    assert store.validate_commit(0, generation_id=1, **ok) == E.NONE
-    assert store.validate_commit(0, generation_id=0, **ok) == E.ILLEGAL_GENERATION
-    assert (
-        store.validate_commit(0, group_id=G, member_id="", group_instance_id=None, generation_id=-1, version=8)
-        == E.UNKNOWN_MEMBER_ID
-    )
+    assert commit_error(groups, G, a, 1) == E.NONE
+    assert commit_error(groups, G, a, 0) == E.ILLEGAL_GENERATION
+    assert commit_error(groups, G, "", -1, 8) == E.UNKNOWN_MEMBER_ID
     join_new(c, 0)
     value(join(c, 0, a)) if False else None
     # A simple (generation -1) commit to a missing group creates an Empty group.
-    assert (
-        store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8)
-        == E.NONE
-    )
+    assert commit_error(groups, "simple", "", -1, 8) == E.NONE
     assert c.groups["simple"].state == GroupState.EMPTY
-    assert (
-        store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=9)
-        == E.GROUP_ID_NOT_FOUND
-    )
-    assert (
-        store.validate_commit(0, group_id="nope", member_id="m", group_instance_id=None, generation_id=3, version=8)
-        == E.ILLEGAL_GENERATION
-    )
+    assert commit_error(groups, "nope", "m", 3, 9) == E.GROUP_ID_NOT_FOUND
+    assert commit_error(groups, "nope", "m", 3, 8) == E.ILLEGAL_GENERATION
     assert store.commit(0, G, "orders", 0, 42, -1, "m" * 4097) == E.OFFSET_METADATA_TOO_LARGE
     assert store.commit(0, G, "orders", 0, 42, 3, "meta") == E.NONE
     [(_, _, committed)] = store.fetch(G, [("orders", 0)])
@@ -351,34 +363,26 @@ def test_offset_commit_rules():
 
 
 def test_commit_during_completing_rebalance_is_refused():
-    c = coordinator()
-    store = OffsetStore(c)
+    groups, c = service()
     a = stable_group_of_one(c)
     b, pb = join_new(c, 0)
     value(join(c, 0, a))  # generation 2, CompletingRebalance
-    assert (
-        store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=2, version=8)
-        == E.REBALANCE_IN_PROGRESS
-    )
-    assert (
-        store.validate_commit(0, group_id=G, member_id=a, group_instance_id=None, generation_id=1, version=8)
-        == E.ILLEGAL_GENERATION
-    )
+    assert commit_error(groups, G, a, 2, 8) == E.REBALANCE_IN_PROGRESS
+    assert commit_error(groups, G, a, 1, 8) == E.ILLEGAL_GENERATION
 
 
 def test_describe_list_and_delete():
-    c = coordinator()
-    store = OffsetStore(c)
+    groups, c = service()
     a = stable_group_of_one(c)
-    described = describe_group(store, G)
+    described = groups.describe(0, G)
     assert described.state == "Stable" and described.protocol_data == "range"
     assert described.members[0].client_host == "/127.0.0.1"
-    assert [g.group_id for g in list_groups(store, ["stable"])] == [G]
-    assert list_groups(store, ["Empty"]) == []
-    assert delete_group(store, G) == E.NON_EMPTY_GROUP
-    c.leave(0, group_id=G, members=[(a, None)])
-    assert delete_group(store, G) == E.NONE and G not in c.groups
-    assert describe_group(store, G).state == "Dead"
+    assert [g.group_id for g in groups.list_groups(0, ["stable"])[1]] == [G]
+    assert groups.list_groups(0, ["Empty"]) == (E.NONE, [])
+    assert groups.delete_group(0, G) == E.NON_EMPTY_GROUP
+    c.leave(0, LeaveRequest(group_id=G, members=[(a, None)]))
+    assert groups.delete_group(0, G) == E.NONE and G not in c.groups
+    assert groups.describe(0, G).state == "Dead"
 
 
 def test_unload_answers_parked_with_not_coordinator_and_load_restores_stable():
@@ -390,7 +394,9 @@ def test_unload_answers_parked_with_not_coordinator_and_load_restores_stable():
     c.load([G], 1_000)
     group = c.groups[G]
     assert group.state == GroupState.STABLE and group.generation_id == 1 and list(group.members) == [a]
-    assert c.heartbeat(1_000, group_id=G, member_id=a, group_instance_id=None, generation_id=1) == E.NONE
+    assert (
+        c.heartbeat(1_000, HeartbeatRequest(group_id=G, member_id=a, group_instance_id=None, generation_id=1)) == E.NONE
+    )
 
 
 def test_placement_matches_kafka():
@@ -414,21 +420,18 @@ def test_initial_rebalance_delay_waits_for_more_members():
 
 
 def test_offsets_expire_after_retention():
-    c = coordinator(**{"offsets.retention.minutes": 1})
-    store = OffsetStore(c)
-    assert (
-        store.validate_commit(0, group_id="simple", member_id="", group_instance_id=None, generation_id=-1, version=8)
-        == E.NONE
-    )
+    groups, c = service(**{"offsets.retention.minutes": 1})
+    store = groups.offsets
+    assert commit_error(groups, "simple", "", -1, 8) == E.NONE
     store.commit(0, "simple", "orders", 0, 5, -1, "")
     a = stable_group_of_one(c)
     store.commit(0, G, "orders", 0, 7, -1, "")
-    assert store.expire(59_999) == 0
-    assert store.expire(60_000) == 1  # the simple group's offset: a minute after its commit
+    assert groups.expire_offsets(59_999) == 0
+    assert groups.expire_offsets(60_000) == 1  # the simple group's offset: a minute after its commit
     assert store.fetch(G, [("orders", 0)])[0][2].offset == 7  # a Stable group's offsets stay
-    c.leave(100_000, group_id=G, members=[(a, None)])
-    assert store.expire(159_999) == 0
-    assert store.expire(160_000) == 1  # a minute after the group became Empty
+    c.leave(100_000, LeaveRequest(group_id=G, members=[(a, None)]))
+    assert groups.expire_offsets(159_999) == 0
+    assert groups.expire_offsets(160_000) == 1  # a minute after the group became Empty
 
 
 def test_move_mid_sync_returns_to_the_last_persisted_generation():
@@ -442,5 +445,11 @@ def test_move_mid_sync_returns_to_the_last_persisted_generation():
     group = c.groups[G]
     assert (group.state, group.generation_id, list(group.members)) == (GroupState.STABLE, 1, [a])
     # Members holding the newer generation learn it and rejoin, as on Kafka.
-    assert c.heartbeat(1_000, group_id=G, member_id=a, group_instance_id=None, generation_id=2) == E.ILLEGAL_GENERATION
-    assert c.heartbeat(1_000, group_id=G, member_id=b, group_instance_id=None, generation_id=2) == E.UNKNOWN_MEMBER_ID
+    assert (
+        c.heartbeat(1_000, HeartbeatRequest(group_id=G, member_id=a, group_instance_id=None, generation_id=2))
+        == E.ILLEGAL_GENERATION
+    )
+    assert (
+        c.heartbeat(1_000, HeartbeatRequest(group_id=G, member_id=b, group_instance_id=None, generation_id=2))
+        == E.UNKNOWN_MEMBER_ID
+    )

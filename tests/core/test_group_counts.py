@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.groups.model import ClassicGroup, GroupState, Member
+from fakebroker.core.groups.classic.model import ClassicGroup, GroupState, Member
 from fakebroker.core.timers import Pending
 
 NAMES = ("range", "roundrobin", "sticky")

@@ -1,6 +1,6 @@
 """Stateful property test of the classic group coordinator (sans-IO, explicit time).
 
-One :class:`GroupCoordinator` and its :class:`OffsetStore` are driven directly by a set of
+One :class:`GroupCoordinator` and its offset commit checks are driven directly by a set of
 simulated consumer clients. Each client models what a real consumer knows: its member id,
 the generation of its last JoinGroup answer, whether it leads (and the member list it was
 given), its assignment, and the JoinGroup/SyncGroup it has parked (a :class:`Pending`). As on
@@ -49,9 +49,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.events import EventLog
-from fakebroker.core.groups.coordinator import GroupCoordinator
-from fakebroker.core.groups.model import TRANSITIONS, GroupState
+from fakebroker.core.groups.classic.coordinator import GroupCoordinator
+from fakebroker.core.groups.classic.model import TRANSITIONS, GroupState
+from fakebroker.core.groups.commits import classic_commit_error
 from fakebroker.core.groups.offsets import OffsetStore
+from fakebroker.core.groups.requests import CommitRequest, HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest
 from fakebroker.core.groups.results import LeaveResult
 from fakebroker.core.timers import Pending
 from fakebroker.protocol.data import assignment_dict, decode_subscription, encode_assignment, encode_subscription
@@ -211,7 +213,7 @@ class GroupMachine(RuleBasedStateMachine):
         self.coord = GroupCoordinator(
             BrokerConfig({"group.initial.rebalance.delay.ms": delay}), events=ObservedLog(self._on_event)
         )
-        self.store = OffsetStore(self.coord)
+        self.store = OffsetStore(self.coord.config, self.coord.events)
         self.sending: dict[str, bytes] | None = None  # the assignments of the SyncGroup being sent
         self.sender: Client | None = None
         self.bound = max(delay, MAX_REBALANCE_TIMEOUT)  # longest a JoinGroup may stay parked
@@ -268,16 +270,18 @@ class GroupMachine(RuleBasedStateMachine):
         gen_before = self.group().generation_id if self.group() else 0
         result = self.coord.join(
             self.now,
-            group_id=GROUP,
-            member_id=member_id,
-            group_instance_id=c.instance_id,
-            client_id=c.name,
-            client_host="/127.0.0.1",
-            session_timeout_ms=c.session_timeout_ms,
-            rebalance_timeout_ms=c.rebalance_timeout_ms,
-            protocol_type="consumer",
-            protocols=c.protocols(),
-            version=JOIN_V,
+            JoinRequest(
+                group_id=GROUP,
+                member_id=member_id,
+                group_instance_id=c.instance_id,
+                client_id=c.name,
+                client_host="/127.0.0.1",
+                session_timeout_ms=c.session_timeout_ms,
+                rebalance_timeout_ms=c.rebalance_timeout_ms,
+                protocol_type="consumer",
+                protocols=c.protocols(),
+                version=JOIN_V,
+            ),
         )
         if isinstance(result, Pending):
             assert expect in ("pending", "either"), f"JoinGroup of {c.name} ({member_id!r}) parked, expected {expect}"
@@ -365,14 +369,16 @@ class GroupMachine(RuleBasedStateMachine):
         try:
             result = self.coord.sync(
                 self.now,
-                group_id=GROUP,
-                member_id=c.member_id,
-                group_instance_id=c.instance_id,
-                generation_id=c.generation,
-                protocol_type="consumer",
-                protocol_name=c.protocol,
-                assignments=assignments,
-                version=SYNC_V,
+                SyncRequest(
+                    group_id=GROUP,
+                    member_id=c.member_id,
+                    group_instance_id=c.instance_id,
+                    generation_id=c.generation,
+                    protocol_type="consumer",
+                    protocol_name=c.protocol,
+                    assignments=assignments,
+                    version=SYNC_V,
+                ),
             )
         finally:
             self.sending = self.sender = None
@@ -589,7 +595,10 @@ class GroupMachine(RuleBasedStateMachine):
         else:
             expect = E.NONE
         got = self.coord.heartbeat(
-            self.now, group_id=GROUP, member_id=c.member_id, group_instance_id=c.instance_id, generation_id=c.generation
+            self.now,
+            HeartbeatRequest(
+                group_id=GROUP, member_id=c.member_id, group_instance_id=c.instance_id, generation_id=c.generation
+            ),
         )
         assert got == expect, f"Heartbeat of {c.name}: {got!r}, expected {expect!r}"
         if got in (E.NONE, E.REBALANCE_IN_PROGRESS):
@@ -608,7 +617,9 @@ class GroupMachine(RuleBasedStateMachine):
             return
         g = self.group()
         expect = E.NONE if c.member_id in g.pending_members else member_error(g, c.member_id, c.instance_id)
-        top, errors = astuple(self.coord.leave(self.now, group_id=GROUP, members=[(c.member_id, c.instance_id)]))
+        top, errors = astuple(
+            self.coord.leave(self.now, LeaveRequest(group_id=GROUP, members=[(c.member_id, c.instance_id)]))
+        )
         assert top == E.NONE and errors == [expect], f"LeaveGroup of {c.name}: {errors}, expected {expect!r}"
         if expect == E.NONE:
             assert c.member_id not in g.members and c.member_id not in g.pending_members
@@ -624,7 +635,9 @@ class GroupMachine(RuleBasedStateMachine):
         holder = g.static_members.get(c.instance_id)
         self.admin_removing = True
         try:
-            top, errors = astuple(self.coord.leave(self.now, group_id=GROUP, members=[("", c.instance_id)]))
+            top, errors = astuple(
+                self.coord.leave(self.now, LeaveRequest(group_id=GROUP, members=[("", c.instance_id)]))
+            )
         finally:
             self.admin_removing = False
         assert top == E.NONE and errors == [E.UNKNOWN_MEMBER_ID if holder is None else E.NONE]
@@ -674,13 +687,8 @@ class GroupMachine(RuleBasedStateMachine):
             if not expect and g.state == S.COMPLETING_REBALANCE:
                 expect = E.REBALANCE_IN_PROGRESS
         current = None if g is None else (g.generation_id, g.state)
-        got = self.store.validate_commit(
-            self.now,
-            group_id=GROUP,
-            member_id=member_id,
-            group_instance_id=instance_id,
-            generation_id=generation,
-            version=COMMIT_V,
+        got = classic_commit_error(
+            self.coord, self.now, CommitRequest(GROUP, member_id, instance_id, generation, COMMIT_V)
         )
         event(f"OffsetCommit: {got.name} in {current[1].value if current else 'no group'}")
         assert got == expect, (
@@ -948,33 +956,29 @@ def test_leave_does_not_end_the_initial_rebalance_early():
     join at once (Empty, generation 1) where Kafka's maybeCompleteJoinPhase waits for the delay
     timer (GROUP-COORDINATOR.md §2.5, §3.3), so the group stays PreparingRebalance until then."""
     coord = GroupCoordinator(BrokerConfig({"group.initial.rebalance.delay.ms": 3000}))
-    store = OffsetStore(coord)
     meta = encode_subscription([TOPIC])
     parked = coord.join(
         0,
-        group_id=GROUP,
-        member_id="",
-        group_instance_id="i0",
-        client_id="c",
-        client_host="/h",
-        session_timeout_ms=6000,
-        rebalance_timeout_ms=5000,
-        protocol_type="consumer",
-        protocols=[("range", meta)],
-        version=JOIN_V,
+        JoinRequest(
+            group_id=GROUP,
+            member_id="",
+            group_instance_id="i0",
+            client_id="c",
+            client_host="/h",
+            session_timeout_ms=6000,
+            rebalance_timeout_ms=5000,
+            protocol_type="consumer",
+            protocols=[("range", meta)],
+            version=JOIN_V,
+        ),
     )
     group = coord.groups[GROUP]
     assert isinstance(parked, Pending) and group.state == S.PREPARING_REBALANCE
-    assert coord.leave(100, group_id=GROUP, members=[("", "i0")]) == LeaveResult(E.NONE, [E.NONE])
+    assert coord.leave(100, LeaveRequest(group_id=GROUP, members=[("", "i0")])) == LeaveResult(E.NONE, [E.NONE])
     assert parked.done and parked.value.error == E.UNKNOWN_MEMBER_ID
     assert (group.state, group.generation_id) == (S.PREPARING_REBALANCE, 0)
     # not Empty yet, so an anonymous commit is refused (§2.6 step 5)
-    assert (
-        store.validate_commit(
-            200, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1, version=COMMIT_V
-        )
-        == E.UNKNOWN_MEMBER_ID
-    )
+    assert classic_commit_error(coord, 200, CommitRequest(GROUP, "", None, -1, COMMIT_V)) == E.UNKNOWN_MEMBER_ID
     coord.timers.fire_due(2999)
     assert group.state == S.PREPARING_REBALANCE
     coord.timers.fire_due(3000)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
-from fakebroker.core.groups.coordinator import GroupCoordinator, join_key
-from fakebroker.core.groups.model import GroupState
+from fakebroker.core.groups.classic.coordinator import GroupCoordinator, join_key
+from fakebroker.core.groups.classic.model import GroupState
+from fakebroker.core.groups.requests import HeartbeatRequest, JoinRequest, SyncRequest
 from fakebroker.core.timers import Timers
 from fakebroker.protocol import data
 from fakebroker.protocol.error_codes import ErrorCode as E
@@ -20,16 +21,18 @@ SUB = data.encode_subscription(["orders"])
 def join(c: GroupCoordinator, now: int, group: str, member_id: str = "", session: int = 10_000):
     return c.join(
         now,
-        group_id=group,
-        member_id=member_id,
-        group_instance_id=None,
-        client_id="c",
-        client_host="/127.0.0.1",
-        session_timeout_ms=session,
-        rebalance_timeout_ms=30_000,
-        protocol_type="consumer",
-        protocols=[("range", SUB)],
-        version=5,
+        JoinRequest(
+            group_id=group,
+            member_id=member_id,
+            group_instance_id=None,
+            client_id="c",
+            client_host="/127.0.0.1",
+            session_timeout_ms=session,
+            rebalance_timeout_ms=30_000,
+            protocol_type="consumer",
+            protocols=[("range", SUB)],
+            version=5,
+        ),
     )
 
 
@@ -38,14 +41,16 @@ def stable(c: GroupCoordinator, group: str, now: int = 0) -> str:
     join(c, now, group, member)
     c.sync(
         now,
-        group_id=group,
-        member_id=member,
-        group_instance_id=None,
-        generation_id=1,
-        protocol_type="consumer",
-        protocol_name="range",
-        assignments={member: b""},
-        version=3,
+        SyncRequest(
+            group_id=group,
+            member_id=member,
+            group_instance_id=None,
+            generation_id=1,
+            protocol_type="consumer",
+            protocol_name="range",
+            assignments={member: b""},
+            version=3,
+        ),
     )
     assert c.groups[group].state == GroupState.STABLE
     return member
@@ -96,7 +101,7 @@ def test_unload_enters_dead_and_the_dead_group_answers_coordinator_not_available
     assert join(c, 600, "orders").error == E.COORDINATOR_NOT_AVAILABLE
     assert join(c, 600, "orders", member).error == E.COORDINATOR_NOT_AVAILABLE
     assert (
-        c.heartbeat(600, group_id="orders", member_id=member, group_instance_id=None, generation_id=1)
+        c.heartbeat(600, HeartbeatRequest(group_id="orders", member_id=member, group_instance_id=None, generation_id=1))
         == E.COORDINATOR_NOT_AVAILABLE
     )
     c.load(["orders"], 1_000)  # the new coordinator reads the group's record back
@@ -109,16 +114,22 @@ def test_a_coordinator_move_reloads_after_the_load_time_on_the_core_clock():
     )
     for node in (0, 1):
         state.broker_started(node, "127.0.0.1", 9092 + node, 0)
-    partition = state.offsets_topic().partitions[state.group_partition("orders")]
-    stable(state.groups, "orders")
+    partition = state.offsets_topic().partitions[state.groups.partition_of("orders")]
+    stable(state.groups.classic, "orders")
     other = 1 - partition.leader
     state.move_leader(partition, other, 10_000, reason="test")
-    assert state.coordinator_of("orders") == other and state.groups.groups["orders"].state == GroupState.DEAD
+    assert (
+        state.groups.coordinator_of("orders") == other
+        and state.groups.classic.groups["orders"].state == GroupState.DEAD
+    )
     unloaded = [e for e in state.events if e.kind == "group_unloaded"]
     assert [e.broker for e in unloaded] == [1 - other]  # the coordinator that lost the group, not the new one
     assert state.next_deadline() == 12_000
     state.tick(12_000)
-    assert state.groups.groups["orders"].state == GroupState.STABLE and partition.index not in state.loading_until_ms
+    assert (
+        state.groups.classic.groups["orders"].state == GroupState.STABLE
+        and partition.index not in state.groups.placement.loading_until_ms
+    )
 
 
 def test_cancelled_and_rescheduled_timers_leave_no_pile_in_the_heap():

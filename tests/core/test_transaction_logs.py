@@ -5,6 +5,7 @@ TxnOffsetCommit (``OffsetMetadataManager``; §n = a section of the research note
 from __future__ import annotations
 
 from fakebroker.core.groups.placement import OFFSETS_TOPIC
+from fakebroker.core.groups.requests import CommitRequest, ConsumerHeartbeatRequest
 from fakebroker.protocol.error_codes import ErrorCode as E
 
 from ..apis.support import batch
@@ -102,21 +103,18 @@ def offsets_cluster():
     c = Cluster()
     c.state.offsets_topic()
     _, pid, epoch = c.init()
-    group_tp = (OFFSETS_TOPIC, c.state.group_partition("g"))
+    group_tp = (OFFSETS_TOPIC, c.state.groups.partition_of("g"))
     assert c.add(pid, epoch, group_tp) == E.NONE
     return c, pid, epoch
 
 
 def txn_commit(c: Cluster, pid: int, offset: int, *, group="g", tp=T0, now=0):
-    assert (
-        c.state.offsets.validate_txn_commit(now, group_id=group, member_id="", group_instance_id=None, generation_id=-1)
-        == E.NONE
-    )
-    return c.state.offsets.commit_in_txn(now, group, pid, *tp, offset, -1, "m")
+    assert validate(c.state, group, now=now) == E.NONE
+    return c.state.groups.offsets.commit_in_txn(now, group, pid, *tp, offset, -1, "m")
 
 
 def fetched(c: Cluster, group="g", tp=T0) -> int:
-    [(_, _, committed)] = c.state.offsets.fetch(group, [tp])
+    [(_, _, committed)] = c.state.groups.offsets.fetch(group, [tp])
     return -1 if committed is None else committed.offset
 
 
@@ -124,33 +122,33 @@ def test_txn_offsets_are_visible_only_when_the_commit_marker_arrives():
     c, pid, epoch = offsets_cluster()
     assert txn_commit(c, pid, 42) == E.NONE
     assert fetched(c) == -1
-    assert c.state.offsets.has_pending("g", *T0)
-    assert not c.state.offsets.has_pending("g", *T1)
+    assert c.state.groups.offsets.has_pending("g", *T0)
+    assert not c.state.groups.offsets.has_pending("g", *T1)
     assert c.end(pid, epoch, True).error == E.NONE
     assert fetched(c) == 42
-    assert not c.state.offsets.has_pending("g", *T0)
+    assert not c.state.groups.offsets.has_pending("g", *T0)
 
 
 def test_txn_offsets_are_dropped_at_abort():
     c, pid, epoch = offsets_cluster()
-    c.state.offsets.commit(0, "g", *T0, 7, -1, "")
+    c.state.groups.offsets.commit(0, "g", *T0, 7, -1, "")
     assert txn_commit(c, pid, 42) == E.NONE
     assert c.end(pid, epoch, False).error == E.NONE
     assert fetched(c) == 7
-    assert not c.state.offsets.has_pending("g", *T0)
+    assert not c.state.groups.offsets.has_pending("g", *T0)
 
 
 def test_a_later_plain_commit_wins_over_an_older_pending_txn_offset():
     c, pid, epoch = offsets_cluster()
     assert txn_commit(c, pid, 42) == E.NONE
-    c.state.offsets.commit(1, "g", *T0, 50, -1, "")
+    c.state.groups.offsets.commit(1, "g", *T0, 50, -1, "")
     assert c.end(pid, epoch, True, now=2).error == E.NONE
     assert fetched(c) == 50
 
 
 def test_a_txn_offset_newer_than_a_plain_commit_wins():
     c, pid, epoch = offsets_cluster()
-    c.state.offsets.commit(0, "g", *T0, 50, -1, "")
+    c.state.groups.offsets.commit(0, "g", *T0, 50, -1, "")
     assert txn_commit(c, pid, 42, now=1) == E.NONE
     assert c.end(pid, epoch, True, now=2).error == E.NONE
     assert fetched(c) == 42
@@ -161,24 +159,24 @@ def test_a_timed_out_transaction_drops_its_pending_offsets():
     assert txn_commit(c, pid, 42) == E.NONE
     assert c.state.abort_timed_out(60_001) == 1
     assert fetched(c) == -1
-    assert not c.state.offsets.has_pending("g", *T0)
+    assert not c.state.groups.offsets.has_pending("g", *T0)
 
 
 # -- validate_txn_commit (§5 step 5) ------------------------------------------------------------------
 
 
-def validate(state, group="g", member="", generation=-1, instance=None):
-    return state.offsets.validate_txn_commit(
-        0, group_id=group, member_id=member, group_instance_id=instance, generation_id=generation
-    )
+def validate(state, group="g", member="", generation=-1, instance=None, precise=False, now=0):
+    coordinator = state.groups.coordinator_of(group)
+    commit = CommitRequest(group, member, instance, generation, 5, transactional=True, precise_errors=precise)
+    return state.groups.txn_commit_error(now, coordinator, commit)
 
 
 def test_txn_commit_to_a_missing_group():
     c = Cluster()
     assert validate(c.state, "new", generation=-1) == E.NONE
-    assert "new" in c.state.groups.groups  # a simple classic group
+    assert "new" in c.state.groups.classic.groups  # a simple classic group
     assert validate(c.state, "other", generation=0) == E.ILLEGAL_GENERATION
-    assert "other" not in c.state.groups.groups
+    assert "other" not in c.state.groups.classic.groups
 
 
 def classic_stable(state, group="g") -> tuple[str, int]:
@@ -187,7 +185,7 @@ def classic_stable(state, group="g") -> tuple[str, int]:
 
     state.create_topic("orders", 1, 1)
     member = stable(state, group)
-    return member, state.groups.groups[group].generation_id
+    return member, state.groups.classic.groups[group].generation_id
 
 
 def test_txn_commit_checks_the_classic_member_and_generation():
@@ -210,21 +208,23 @@ def test_txn_commit_with_no_generation_to_an_empty_classic_group_is_accepted_wha
 
 def consumer_member(state, group="cg") -> tuple[str, int]:
     state.create_topic("orders", 2, 1)
-    result = state.consumer_groups.heartbeat(
+    result = state.groups.consumer.heartbeat(
         0,
-        group_id=group,
-        member_id="m1",
-        member_epoch=0,
-        instance_id=None,
-        rack_id=None,
-        rebalance_timeout_ms=30_000,
-        subscribed_names=["orders"],
-        subscribed_regex=None,
-        server_assignor=None,
-        owned={},
-        client_id="m1",
-        client_host="/127.0.0.1",
-        version=1,
+        ConsumerHeartbeatRequest(
+            group_id=group,
+            member_id="m1",
+            member_epoch=0,
+            instance_id=None,
+            rack_id=None,
+            rebalance_timeout_ms=30_000,
+            subscribed_names=["orders"],
+            subscribed_regex=None,
+            server_assignor=None,
+            owned={},
+            client_id="m1",
+            client_host="/127.0.0.1",
+            version=1,
+        ),
     )
     assert result.error == E.NONE
     return result.member_id, result.member_epoch
@@ -235,12 +235,13 @@ def test_txn_commit_to_a_consumer_group_answers_stale_member_epoch_only_from_v6(
     member, epoch = consumer_member(c.state)
     assert validate(c.state, "cg", member=member, generation=epoch) == E.NONE
     assert validate(c.state, "cg", member=member, generation=epoch + 1) == E.ILLEGAL_GENERATION  # v5 and older
-    newer = c.state.offsets.validate_txn_commit(
-        0, group_id="cg", member_id=member, group_instance_id=None, generation_id=epoch + 1, precise_errors=True
-    )
+    newer = validate(c.state, "cg", member=member, generation=epoch + 1, precise=True)
     assert newer == E.STALE_MEMBER_EPOCH  # v6 (KIP-1319)
     # an older epoch passes the group check; each partition is then judged by when it was assigned
     assert validate(c.state, "cg", member=member, generation=epoch - 1) == E.NONE
-    assert c.state.offsets.validate_partition_commit("cg", member, epoch - 1, "orders", 0) == E.STALE_MEMBER_EPOCH
+    assert (
+        c.state.groups.partition_commit_error(CommitRequest("cg", member, None, epoch - 1, 6), "orders", 0)
+        == E.STALE_MEMBER_EPOCH
+    )
     assert validate(c.state, "cg", member="nobody", generation=epoch) == E.UNKNOWN_MEMBER_ID
     assert validate(c.state, "cg", member="", generation=-1) == E.NONE

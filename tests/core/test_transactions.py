@@ -98,7 +98,7 @@ def test_add_partitions_while_completing_is_concurrent_transactions_after_the_pr
     c = Cluster(2)
     pid, epoch = c.ongoing(tp=T0)
     # the coordinator must stay up: move the data partition to the other broker and stop it
-    coordinator = c.state.txn_coordinator_of(TID)
+    coordinator = c.state.transactions.placement.coordinator_of(TID)
     other = 1 - coordinator
     c.state.move_leader(c.state.partition(*T0), other, 0)
     c.state.partition(*T0).replicas[:] = [other]
@@ -118,7 +118,7 @@ def offline_cluster():
     markers for ``t-0`` wait (the transaction stays in Prepare*)."""
     c = Cluster(2)
     _, pid, epoch = c.init()
-    coordinator = c.state.txn_coordinator_of(TID)
+    coordinator = c.state.transactions.placement.coordinator_of(TID)
     other = 1 - coordinator
     partition = c.state.partition(*T0)
     c.state.move_leader(partition, other, 0)
@@ -404,12 +404,12 @@ def test_timeout_at_the_last_epoch_aborts_with_short_max():
 
 def test_timeouts_are_only_aborted_by_a_live_coordinator():
     c = Cluster(2)
-    coordinator = c.state.txn_coordinator_of(TID)
+    coordinator = c.state.transactions.placement.coordinator_of(TID)
     other = 1 - coordinator
     partition = c.state.partition(*T0)
     c.state.move_leader(partition, other, 0)
     pid, epoch = c.ongoing(now=0)
-    txn_partition = c.state.transaction_topic().partitions[c.state.txn_partition(TID)]
+    txn_partition = c.state.transaction_topic().partitions[c.state.transactions.placement.partition_of(TID)]
     txn_partition.replicas[:] = [coordinator]
     c.state.broker_stopped(coordinator, 0)
     assert c.state.abort_timed_out(60_001) == 0

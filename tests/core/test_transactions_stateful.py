@@ -21,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.groups.placement import OFFSETS_TOPIC
+from fakebroker.core.groups.requests import CommitRequest
 from fakebroker.core.transactions.model import COMPLETED, PREPARING, TxnState
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E
@@ -110,7 +111,7 @@ class Transactions(RuleBasedStateMachine):
         return meta is not None and meta.state in PREPARING and tp not in meta.markers_pending
 
     def coordinator_up(self, tid) -> bool:
-        return self.state.txn_coordinator_available(tid)
+        return self.state.transactions.placement.available(tid)
 
     def leader_up(self, tp) -> bool:
         partition = self.state.partition(*tp)
@@ -179,7 +180,7 @@ class Transactions(RuleBasedStateMachine):
     @rule(tid=st.sampled_from(TIDS), tp=st.sampled_from(PARTITIONS))
     def txn_offset_commit(self, tid, tp):
         p = self.started(tid)
-        offsets_tp = (OFFSETS_TOPIC, self.state.group_partition(GROUP))
+        offsets_tp = (OFFSETS_TOPIC, self.state.groups.partition_of(GROUP))
         if p.pid < 0 or not self.coordinator_up(tid) or not self.leader_up(offsets_tp):
             return
         error = self.state.transactions.add_partitions(
@@ -188,13 +189,9 @@ class Transactions(RuleBasedStateMachine):
         self.observe()
         if error:
             return
-        offsets = self.state.offsets
-        assert (
-            offsets.validate_txn_commit(
-                self.now, group_id=GROUP, member_id="", group_instance_id=None, generation_id=-1
-            )
-            == E.NONE
-        )
+        offsets = self.state.groups.offsets
+        commit = CommitRequest(GROUP, "", None, -1, 5, transactional=True)
+        assert self.state.groups.txn_commit_error(self.now, self.state.groups.coordinator_of(GROUP), commit) == E.NONE
         self.offset_counter += 1
         assert offsets.commit_in_txn(self.now, GROUP, p.pid, *tp, self.offset_counter, -1, "") == E.NONE
         assert p.current is not None
@@ -230,7 +227,7 @@ class Transactions(RuleBasedStateMachine):
 
     @rule(tid=st.sampled_from(TIDS), data=st.data())
     def move_coordinator(self, tid, data):
-        partition = self.state.transaction_topic().partitions[self.state.txn_partition(tid)]
+        partition = self.state.transaction_topic().partitions[self.state.transactions.placement.partition_of(tid)]
         alive = [b.node_id for b in self.state.alive_brokers()]
         self.state.move_leader(partition, data.draw(st.sampled_from(alive)), self.tick())
         self.observe()
@@ -296,14 +293,14 @@ class Transactions(RuleBasedStateMachine):
 
     @invariant()
     def txn_offsets_are_visible_only_once_committed(self):
-        offsets_tp = (OFFSETS_TOPIC, self.state.group_partition(GROUP))
+        offsets_tp = (OFFSETS_TOPIC, self.state.groups.partition_of(GROUP))
         for tp in PARTITIONS:
             arrived = [
                 t.offsets[tp]
                 for t in self.txns
                 if tp in t.offsets and t.outcome == "commit" and self.marker_written(t, offsets_tp)
             ]
-            [(_, _, stored)] = self.state.offsets.fetch(GROUP, [tp])
+            [(_, _, stored)] = self.state.groups.offsets.fetch(GROUP, [tp])
             assert (stored.offset if stored else -1) == max(arrived, default=-1)
 
     @invariant()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakebroker.faults import Faults, Leaf, RequestView, api_key_of
+from fakebroker.faults.rules import ACTIONS
 
 HEARTBEAT, PRODUCE, FETCH = 12, 0, 1
 
@@ -150,3 +151,26 @@ def test_the_edges_of_each_domain_are_accepted():
     faults.add(api="Produce", error=6, nth=1, after=0, times=0, probability=0)
     faults.add(api="Produce", action="drop", probability=1)
     assert len(faults.list()) == 5
+
+
+def test_drop_after_handles_then_closes_and_takes_only_a_delay():
+    """``action="drop_after"``: the request is handled, then its connection closed instead of
+    answering (the server carries it out; tests/server/test_fault_actions.py). As data it is a
+    rule like any other: it counts and stops like one, and of its own takes ``delay=`` only."""
+    faults = Faults()
+    rule = faults.add(api="Produce", action="drop_after", delay=0.2, times=2)
+    assert (rule.action, rule.delay, rule.error) == ("drop_after", 0.2, None)
+    assert [fire(faults, PRODUCE) for _ in range(3)] == [[rule], [rule], []]
+    assert rule.to_dict() == {
+        "id": 1,
+        "action": "drop_after",
+        "matched": 2,
+        "fired": 2,
+        "active": False,
+        "api": ["Produce"],
+        "times": 2,
+        "delay": 0.2,
+    }
+    with pytest.raises(ValueError, match="error= is not used by the action 'drop_after', which takes delay="):
+        faults.add(api="Produce", action="drop_after", error="NOT_LEADER_OR_FOLLOWER")
+    assert "then close the connection instead of answering" in ACTIONS["drop_after"]

@@ -128,4 +128,6 @@ def test_compiled_codecs_read_and_write_as_the_generic_walk(name, version, data)
     with pytest.MonkeyPatch.context() as mp:
         generic_only(mp)
         slow = [mt.encode(msg, version)] + [outcome(lambda b=b: mt.decode(b, version, strict=True)) for b in inputs]
-    assert fast == slow
+    # a flipped byte can make a float64 field NaN, which equals nothing, not even itself: then
+    # the two decodes are compared by how they print
+    assert fast == slow or repr(fast) == repr(slow)

@@ -705,7 +705,7 @@ def exercise(data: bytes) -> None:
         lambda: R.read_batches(data, check_crc=False),
         lambda: R.read_batches(data, allow_truncated=False, check_crc=False),
         lambda: list(R.iter_batch_headers(data)),
-        lambda: R.validate_produce_records(data, produce_version=9, compacted=True, now=0),
+        lambda: R.validate_produce_records(data, R.ProduceLimits(compacted=True), produce_version=9, now=0),
         lambda: R.validate_produce_records(data),
     ):
         try:
@@ -836,21 +836,22 @@ def test_validate_batch_rules():
     assert info.value.error_code == 76
     assert R.validate_produce_records(good_batch(compression=4), produce_version=7)
     with pytest.raises(RecordTooLargeError) as info:
-        R.validate_produce_records(good_batch(), max_message_size=50)
+        R.validate_produce_records(good_batch(), R.ProduceLimits(max_message_size=50))
     assert info.value.error_code == 10
 
 
 def test_validate_record_level_errors():
+    before_100, append_time = R.ProduceLimits(timestamp_before_max_ms=100), R.ProduceLimits(message_timestamp_type=1)
     data = R.build_batch([(b"k", b"v"), (None, b"v"), (None, None)])
     with pytest.raises(InvalidRecordError, match="2 record errors") as info:
-        R.validate_produce_records(data, produce_version=9, compacted=True)
+        R.validate_produce_records(data, R.ProduceLimits(compacted=True), produce_version=9)
     assert [index for index, _ in info.value.record_errors] == [1, 2]
     with pytest.raises(InvalidTimestampError) as info:
-        R.validate_produce_records(good_batch(), produce_version=9, now=10_000, timestamp_before_max_ms=100)
+        R.validate_produce_records(good_batch(), before_100, produce_version=9, now=10_000)
     assert info.value.error_code == 32 and len(info.value.record_errors) == 2
-    R.validate_produce_records(good_batch(), produce_version=9, now=1050, timestamp_before_max_ms=100)
+    R.validate_produce_records(good_batch(), before_100, produce_version=9, now=1050)
     with pytest.raises(InvalidTimestampError, match="timestamp"):
-        R.validate_produce_records(good_batch(timestamp_type=1), produce_version=9, now=1000, message_timestamp_type=1)
+        R.validate_produce_records(good_batch(timestamp_type=1), append_time, produce_version=9, now=1000)
 
 
 def test_validate_legacy():
@@ -858,7 +859,7 @@ def test_validate_legacy():
     [message] = R.validate_produce_records(data, produce_version=2)
     assert len(message.inner) == 2
     with pytest.raises(InvalidRecordError):
-        R.validate_produce_records(data, produce_version=2, compacted=True)
+        R.validate_produce_records(data, R.ProduceLimits(compacted=True), produce_version=2)
     assert len(R.validate_produce_records(R.build_message_set([(b"k", b"v")] * 3, magic=0))) == 3
 
 

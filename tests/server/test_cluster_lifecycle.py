@@ -86,12 +86,16 @@ def test_a_coordinator_moves_load_time_is_for_that_move_only():
         cluster.move_coordinator("g", load_time_ms=60_000)
         state = cluster.state
         assert cluster.coordinator_load_time_ms == 0
-        assert cluster.call(lambda: state.txn_partition("tx") in state.txn_loading_until_ms)
-        assert cluster.call(lambda: state.group_partition("g") in state.loading_until_ms)
+        assert cluster.call(
+            lambda: state.transactions.placement.partition_of("tx") in state.transactions.placement.loading_until_ms
+        )
+        assert cluster.call(lambda: state.groups.partition_of("g") in state.groups.placement.loading_until_ms)
         cluster.move_transaction_coordinator("tx")  # the cluster's default again: loaded at once
         cluster.move_coordinator("g")
-        assert not cluster.call(lambda: state.txn_partition("tx") in state.txn_loading_until_ms)
-        assert not cluster.call(lambda: state.group_partition("g") in state.loading_until_ms)
+        assert not cluster.call(
+            lambda: state.transactions.placement.partition_of("tx") in state.transactions.placement.loading_until_ms
+        )
+        assert not cluster.call(lambda: state.groups.partition_of("g") in state.groups.placement.loading_until_ms)
 
 
 def _ipv6_loopback() -> bool:

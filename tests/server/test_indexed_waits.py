@@ -1,4 +1,4 @@
-"""Pending waits are filed by the events that can answer them (``core.event_index``): an event
+"""Pending waits are filed by the events that can answer them (``core.events.index``): an event
 is offered only to the waits it could match, so many pending waits cost nothing per unrelated
 event, and each wait still answers exactly as a scan of the log would."""
 
@@ -10,7 +10,7 @@ import trio.testing
 
 from fakebroker.cluster import FakeCluster, WaitTimeout, conditions
 from fakebroker.core import events as ev
-from fakebroker.core.event_index import EventIndex, key_for
+from fakebroker.core.events.index import EventIndex, key_for
 
 
 class CountingEventSeen(conditions.EventSeen):

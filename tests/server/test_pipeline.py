@@ -1,31 +1,38 @@
 """The request pipeline without sockets: bytes in, bytes out, and the path a request takes.
 
-A JoinGroup walks connection -> pipeline -> fault stage (which consults the fault rules) ->
-handler stage -> apis -> core and back; no call goes from a lower room to a higher one (the
-core never calls the server, the facade or a handler back), so every room is entered from
-above only.
+A JoinGroup walks connection -> pipeline (its cut check) -> quota stage -> fault stage (which
+consults the fault rules) -> handler stage -> apis -> core and back; no call goes from a lower
+room to a higher one (the core never calls the server, the facade or a handler back), so every
+room is entered from above only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import anyio
 import pytest
 
+from fakebroker.apis.registry import REGISTRY
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.protocol import data, headers
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E
+from fakebroker.protocol.messages import ApiKey
 from fakebroker.server.clock import VirtualClock
 from fakebroker.server.exchange import CloseConnection
-from fakebroker.server.pipeline import Peer, Pipeline
+from fakebroker.server.fault_stage import FaultStage
+from fakebroker.server.handler_stage import HandlerStage
+from fakebroker.server.pipeline import STAGES, CutStage, Peer, Pipeline
+from fakebroker.server.quota_stage import QuotaStage
 from fakebroker.server.runtime import Runtime
 
 JOIN_GROUP, API_VERSIONS, METADATA = 11, 18, 3
 ROOMS = [  # from the top floor down
     ("server.connection", "fakebroker.server.connection"),
     ("server.pipeline", "fakebroker.server.pipeline"),
+    ("server.quota_stage", "fakebroker.server.quota_stage"),
     ("server.fault_stage", "fakebroker.server.fault_stage"),
     ("server.handler_stage", "fakebroker.server.handler_stage"),
     ("faults", "fakebroker.faults"),
@@ -117,7 +124,7 @@ def test_a_join_group_walks_down_the_rooms_and_never_back_up():
         caller = room_of(caller_frame.f_globals.get("__name__", "")) if caller_frame is not None else None
         if caller != callee:
             edges.append((caller, callee))
-        if frame.f_code.co_name == "join" and frame.f_globals["__name__"].endswith("groups.coordinator"):
+        if frame.f_code.co_name == "join" and frame.f_globals["__name__"].endswith("groups.classic.coordinator"):
             rooms, f = [], frame
             while f is not None:
                 room = room_of(f.f_globals.get("__name__", ""))
@@ -139,7 +146,81 @@ def test_a_join_group_walks_down_the_rooms_and_never_back_up():
     order = [name for name, _ in ROOMS]
     upward = [(a, b) for a, b in edges if a is not None and order.index(b) < order.index(a)]
     assert upward == [], f"calls from a lower room to a higher one: {upward}"
+    # the quota stage hands a JoinGroup on at once (it counts against no byte quota): not on the stack
     assert paths == [["server.pipeline", "server.fault_stage", "server.handler_stage", "apis", "core"]]
+
+
+def test_a_request_walks_the_declared_stages_in_order():
+    assert STAGES == (CutStage, QuotaStage, FaultStage, HandlerStage)
+    pipeline = Pipeline(runtime(), 0)
+    assert [type(stage) for stage in pipeline.stages] == list(STAGES)
+    walked: list[object] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "__call__":
+            stage = frame.f_locals.get("self")
+            if any(stage is s for s in pipeline.stages) and not any(stage is w for w in walked):
+                walked.append(stage)
+
+    async def main():
+        sys.setprofile(profile)
+        try:
+            return answer(JOIN_GROUP, 9, await pipeline.process(join_payload(1), Peer()))
+        finally:
+            sys.setprofile(None)
+
+    assert anyio.run(main, backend="trio").error_code == E.MEMBER_ID_REQUIRED
+    assert walked == pipeline.stages
+
+
+def acks0_produce(correlation_id: int) -> bytes:
+    body = {
+        "transactional_id": None,
+        "acks": 0,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": rec.build_batch([(None, b"v")])}]}],
+    }
+    return headers.encode_request(ApiKey.PRODUCE, 9, correlation_id, body, client_id="writer")
+
+
+def test_whether_a_request_is_owed_an_answer_is_the_registry_s_fact(monkeypatch):
+    """acks=0 gets no answer, so a fault's error closes the connection instead; the pipeline
+    knows that from Produce's declaration, not from its API key."""
+    rt = runtime()
+    rt.state.create_topic("t", 1)
+    rt.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER")
+    pipeline = Pipeline(rt, 0)
+
+    async def main(correlation_id: int):
+        return await pipeline.process(acks0_produce(correlation_id), Peer())
+
+    with pytest.raises(CloseConnection, match="acks=0 produce failed with NOT_LEADER_OR_FOLLOWER"):
+        anyio.run(main, 1, backend="trio")
+    # declared without the fact, the same request is answered with the fault's error
+    monkeypatch.setitem(REGISTRY, ApiKey.PRODUCE, dataclasses.replace(REGISTRY[ApiKey.PRODUCE], unanswered=None))
+    failed = answer(ApiKey.PRODUCE, 9, anyio.run(main, 2, backend="trio"))
+    assert failed.responses[0].partition_responses[0].error_code == E.NOT_LEADER_OR_FOLLOWER
+
+
+def test_the_facts_the_pipeline_acts_on_are_declared_by_the_few_apis_they_concern():
+    facts = ("unanswered", "decode_on_loop", "too_new", "byte_quota")
+    declared = {fact: sorted(a.name for a in REGISTRY.values() if getattr(a, fact) is not None) for fact in facts}
+    assert declared == {
+        "unanswered": ["Produce"],  # acks=0
+        "decode_on_loop": ["Produce"],  # large for its records alone
+        "too_new": ["ApiVersions"],  # KIP-511
+        "byte_quota": ["Fetch", "Produce"],
+    }
+
+
+def test_the_answer_to_a_version_too_new_is_the_registry_s_fact(monkeypatch):
+    pipeline = Pipeline(runtime(), 0)
+    metadata = headers.encode_request(METADATA, 12, 8, {"topics": None}, client_id="c")
+    too_new = metadata[:2] + (99).to_bytes(2, "big") + metadata[4:]
+    declared = REGISTRY[METADATA]
+    monkeypatch.setitem(REGISTRY, METADATA, dataclasses.replace(declared, too_new=lambda release: {"brokers": []}))
+    got = anyio.run(pipeline.process, too_new, Peer(), backend="trio")
+    assert answer(METADATA, 0, got).brokers == []  # answered at v0, as KIP-511 answers ApiVersions
 
 
 def fetch_request(correlation_id: int) -> bytes:

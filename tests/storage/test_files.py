@@ -121,7 +121,7 @@ def test_a_cluster_on_a_data_dir_finds_its_topics_records_offsets_and_id_again(t
                 state.append(
                     partition, make_batch(1, tag=value.decode()), produce_version=9, transactional_id=None, now_ms=0
                 )
-            state.offsets.commit(0, "g", "orders", 1, 2, -1, "meta")
+            state.groups.offsets.commit(0, "g", "orders", 1, 2, -1, "meta")
 
         c.call(write)
         before = c.records("orders")

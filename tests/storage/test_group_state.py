@@ -51,7 +51,9 @@ def test_a_consumer_that_outlives_the_restart_heartbeats_on_without_rejoining(tm
             view = c.group("g")
             assert (view.state, view.generation, view.leader) == ("Stable", before.generation, before.leader)
             assert [m.member_id for m in view.members] == [m.member_id for m in before.members]
-            assert c.call(lambda: list(c.state.groups.groups["g"].static_members)) == ([static] if static else [])
+            assert c.call(lambda: list(c.state.groups.classic.groups["g"].static_members)) == (
+                [static] if static else []
+            )
             assert view.assignment == before.assignment
             end = time.monotonic() + 5  # more than a session: the member's heartbeats keep it
             while time.monotonic() < end:

@@ -75,7 +75,7 @@ def test_deleted_offsets_and_groups_stay_deleted(tmp_path):
         future.result(10)
         # OffsetDelete is not in confluent-kafka's admin API: the core's call its handler makes,
         # then the settle the server does after every handler
-        c.call(lambda: c.state.offsets.delete_offsets("b", [("in", 1)]))
+        c.call(lambda: c.state.groups.delete_offsets(c.coordinator("b"), "b", [("in", 1)]))
         c.call(c.runtime.settle)
         copy = crashed_copy(data, tmp_path / "copy")
     with FakeCluster(data_dir=copy).run_in_thread() as c:

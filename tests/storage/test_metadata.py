@@ -24,7 +24,7 @@ def fill(data: Path) -> dict[str, bytes]:
         def write() -> None:
             for p in state.topics["orders"].partitions:
                 state.append(p, make_batch(3), produce_version=9, transactional_id=None, now_ms=0)
-            state.offsets.commit(0, "g", "orders", 1, 2, -1, "")
+            state.groups.offsets.commit(0, "g", "orders", 1, 2, -1, "")
 
         c.call(write)
     return files(data)

@@ -59,7 +59,7 @@ def test_an_answered_end_whose_markers_were_pending_is_completed_after_a_crash(t
         got = [v for *_, v in c.records("out", committed=True)]
         assert got == ([b"a", b"b", b"c"] if commit else [])
         assert c.committed("txg") == ({("in", 0): 7} if commit else {})
-        assert c.state.offsets.pending == {}
+        assert c.state.groups.offsets.pending == {}
         again = producer(c, "tx")  # the same id bumps the epoch: no fresh producer id
         view = c.transaction("tx")
         assert (view.producer_id, view.producer_epoch) == (before.producer_id, before.producer_epoch + 1)
@@ -81,7 +81,7 @@ def test_an_ongoing_transaction_stays_open_with_its_offsets_until_its_timeout(tm
         c.wait_for_sync(lambda cl: cl.transaction("slow").state == "CompleteAbort", timeout=10)
         assert c.records("out", committed=True) == [] and len(c.records("out")) == 1  # aborted
         assert c.call(lambda: c.state.partition("out", 0).log.open_txns) == {}  # the abort marker is written
-        assert c.committed("txg") == {} and c.state.offsets.pending == {}
+        assert c.committed("txg") == {} and c.state.groups.offsets.pending == {}
 
 
 def test_an_ongoing_transaction_goes_on_when_its_producer_does(tmp_path):
@@ -94,7 +94,7 @@ def test_an_ongoing_transaction_goes_on_when_its_producer_does(tmp_path):
         transaction(c, p, [b"before"], 3)
     with FakeCluster(data_dir=data, port=port).run_in_thread() as c:
         assert c.transaction("on").state == "Ongoing"
-        assert c.state.offsets.pending  # the offsets of the open transaction
+        assert c.state.groups.offsets.pending  # the offsets of the open transaction
         p.produce("out", value=b"after", partition=0)
         p.commit_transaction(20)
         assert [v for *_, v in c.records("out", committed=True)] == [b"before", b"after"]

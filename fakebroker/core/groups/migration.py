@@ -7,10 +7,10 @@ from __future__ import annotations
 from ...protocol import data
 from ...protocol.errors import DecodeError
 from ..configs import BrokerConfig
+from .classic.coordinator import GroupCoordinator
+from .classic.model import GroupState, Member
 from .consumer.coordinator import ConsumerCoordinator
 from .consumer.model import ConsumerGroup, ConsumerMember
-from .coordinator import GroupCoordinator
-from .model import GroupState, Member
 
 
 def upgrade(classic_groups: GroupCoordinator, consumer_groups: ConsumerCoordinator, group_id: str, now_ms: int) -> bool:

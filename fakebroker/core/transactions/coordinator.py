@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
 from ..configs import BrokerConfig
-from ..events import EventLog
+from ..events import EventLog, TxnEvents
+from ..placement import CoordinatorPlacement
 from ..producers import EPOCH_MAX, ProducerIds, epoch_exhausted
 from ..timers import Timers
 from .model import COMPLETED, PREPARING, TxnMetadata, TxnState
@@ -45,16 +46,18 @@ class TransactionCoordinator:
         events: EventLog,
         ids: ProducerIds,
         write_marker: MarkerWriter,
-        coordinator_epoch: Callable[[str], int] = lambda tid: 0,
+        placement: CoordinatorPlacement,
         transaction_version: Callable[[], int] = lambda: 2,
         timers: Timers | None = None,
         marker_delay_ms: Callable[[], int] = lambda: 0,
     ):
         self.config = config
-        self.events = events
+        # which broker coordinates a transactional id (its markers carry that partition's leader
+        # epoch as the coordinator epoch), and whether it has loaded the id yet
+        self.placement = placement
+        self.events = TxnEvents(events, placement.placed_coordinator_of)  # events placed on the id's coordinator
         self.ids = ids
         self.write_marker = write_marker
-        self.coordinator_epoch = coordinator_epoch
         self.transaction_version = transaction_version  # the cluster's finalized transaction.version
         self.timers = timers or Timers()
         # Kafka answers EndTxn once PrepareCommit/PrepareAbort is written and sends the markers
@@ -304,7 +307,7 @@ class TransactionCoordinator:
 
     def _send_markers(self, txn: TxnMetadata, now_ms: int) -> None:
         commit = txn.state == S.PREPARE_COMMIT
-        coordinator_epoch = self.coordinator_epoch(txn.transactional_id)
+        coordinator_epoch = self.placement.epoch_of(txn.transactional_id)
         for topic, partition in sorted(txn.markers_pending):
             if self.write_marker(
                 topic, partition, txn.producer_id, txn.producer_epoch, commit, coordinator_epoch, now_ms

@@ -14,8 +14,9 @@ What the broker uses, by cost:
   :func:`set_last_offset`, :func:`set_partition_leader_epoch`, :func:`set_max_timestamp`,
   :func:`set_log_append_time`) touch only header bytes, so a stored batch is never re-encoded.
 * :func:`read_batches` decodes everything (decompressing) and :func:`validate_produce_records`
-  applies Kafka's produce-time checks in Kafka's order; :func:`check_produce_records`, what the
-  broker runs, gives the same verdict without building records.
+  applies Kafka's produce-time checks in Kafka's order against a topic's :class:`ProduceLimits`;
+  :func:`check_produce_records`, what the broker runs, gives the same verdict without building
+  records.
 * :func:`build_batch`, :func:`build_control_batch` and :func:`build_message_set` encode.
 
 Errors: decoding functions raise only :class:`RecordsError` subclasses (never IndexError,
@@ -40,7 +41,8 @@ Modules (everything public is re-exported here; callers use ``records.X``):
 * ``batch``: :class:`RecordBatch`, :func:`read_batches`, :func:`build_batch`,
   :func:`build_control_batch`.
 * ``rewrite``: the in-place ``set_*`` functions.
-* ``rules``: what produce validation checks of each record (:class:`_RecordRules`).
+* ``rules``: what produce validation checks records against: a topic's :class:`ProduceLimits`,
+  and per record of one batch :class:`_RecordRules`.
 * ``uniform``: a records section of one layout checked in one regular-expression pass.
 * ``walk``: walking a v2 records section without building records (produce validation).
 * ``validation``: :func:`validate_produce_records`, :func:`check_produce_records`.
@@ -107,12 +109,8 @@ from .rewrite import (
     set_max_timestamp,
     set_partition_leader_epoch,
 )
-from .validation import (
-    MAX_DECOMPRESSED_BATCH_BYTES,
-    check_produce_records,
-    checked_produce_headers,
-    validate_produce_records,
-)
+from .rules import MAX_DECOMPRESSED_BATCH_BYTES, NO_LIMITS, ProduceLimits
+from .validation import check_produce_records, checked_produce_headers, validate_produce_records
 
 __all__ = [
     # data
@@ -142,6 +140,8 @@ __all__ = [
     "validate_produce_records",
     "check_produce_records",
     "checked_produce_headers",
+    "ProduceLimits",
+    "NO_LIMITS",
     "MAX_DECOMPRESSED_BATCH_BYTES",
     # writing
     "build_batch",

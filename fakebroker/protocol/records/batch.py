@@ -17,13 +17,12 @@ from construct import ConstructError
 from .. import compression as _compression
 from . import crc as _crc32c
 from .control import ControlRecord, ControlRecordType, parse_control_record
-from .entries import BatchHeader, _check_crc, _decompress, _safe, iter_batch_headers
+from .entries import BatchHeader, _Attributes, _check_crc, _decompress, _safe, iter_batch_headers
 from .errors import CorruptRecordsError, InvalidRecordError, RecordsError, RecordTooLargeError
 from .layout import (
     _BATCH_HEADER_BUILD,
     _COMPRESSION_MASK,
     _CONTROL_MASK,
-    _DELETE_HORIZON_MASK,
     _INT32_MAX,
     _INT32_MIN,
     _INT64_MAX,
@@ -54,8 +53,9 @@ _FIRST_DECOMPRESSION = 1024 * 1024
 
 
 @dataclass(slots=True)
-class RecordBatch:
-    """A decoded magic-v2 record batch (records decompressed)."""
+class RecordBatch(_Attributes):
+    """A decoded magic-v2 record batch (records decompressed); its attribute bits read as
+    :class:`.entries.BatchHeader`'s do."""
 
     base_offset: int = 0
     partition_leader_epoch: int = -1
@@ -71,39 +71,8 @@ class RecordBatch:
     records: list[Record] = field(default_factory=list)
 
     @property
-    def compression(self) -> int:
-        """Compression codec id (attributes bits 0-2)."""
-        return self.attributes & _COMPRESSION_MASK
-
-    @property
-    def timestamp_type(self) -> int:
-        """0 CreateTime, 1 LogAppendTime (attributes bit 3)."""
-        return (self.attributes & _TIMESTAMP_TYPE_MASK) >> 3
-
-    @property
-    def is_transactional(self) -> bool:
-        return bool(self.attributes & _TRANSACTIONAL_MASK)
-
-    @property
-    def is_control(self) -> bool:
-        return bool(self.attributes & _CONTROL_MASK)
-
-    @property
-    def has_delete_horizon(self) -> bool:
-        """Bit 6: base_timestamp holds the compaction delete horizon."""
-        return bool(self.attributes & _DELETE_HORIZON_MASK)
-
-    @property
     def record_count(self) -> int:
         return len(self.records)
-
-    @property
-    def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
-
-    @property
-    def has_producer_id(self) -> bool:
-        return self.producer_id >= 0
 
     def offset_of(self, record: Record) -> int:
         """Absolute offset of one of this batch's records."""

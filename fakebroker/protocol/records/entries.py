@@ -41,8 +41,53 @@ from .layout import (
 # --------------------------------------------------------------------------------------------
 
 
+class _Attributes:
+    """What an entry's attributes, magic and offsets say: the properties :class:`BatchHeader` and
+    :class:`.batch.RecordBatch` share (the v2-only bits read False for a legacy message)."""
+
+    __slots__ = ()
+    magic: int
+    attributes: int
+    base_offset: int
+    last_offset_delta: int
+    producer_id: int
+
+    @property
+    def compression(self) -> int:
+        """Compression codec id (attributes bits 0-2)."""
+        return self.attributes & _COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        """0 CreateTime, 1 LogAppendTime (attributes bit 3)."""
+        return (self.attributes & _TIMESTAMP_TYPE_MASK) >> 3
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & _TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & _CONTROL_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        """Bit 6: base_timestamp holds the compaction delete horizon."""
+        return self.magic >= 2 and bool(self.attributes & _DELETE_HORIZON_MASK)
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id >= 0
+
+    @property
+    def last_offset(self) -> int:
+        if self.magic >= 2:
+            return self.base_offset + self.last_offset_delta
+        return self.base_offset
+
+
 @dataclass(slots=True)
-class BatchHeader:
+class BatchHeader(_Attributes):
     """Header of one entry of a records blob, read without touching its records.
 
     For a v2 batch every field is the header field of the same name. For a legacy message:
@@ -83,43 +128,26 @@ class BatchHeader:
         return self.position + self.batch_length + LOG_OVERHEAD
 
     @property
-    def last_offset(self) -> int:
-        if self.magic >= 2:
-            return self.base_offset + self.last_offset_delta
-        return self.base_offset
-
-    @property
     def is_legacy(self) -> bool:
         return self.magic < 2
-
-    @property
-    def compression(self) -> int:
-        return self.attributes & _COMPRESSION_MASK
-
-    @property
-    def timestamp_type(self) -> int:
-        return (self.attributes & _TIMESTAMP_TYPE_MASK) >> 3
-
-    @property
-    def is_transactional(self) -> bool:
-        return self.magic >= 2 and bool(self.attributes & _TRANSACTIONAL_MASK)
-
-    @property
-    def is_control(self) -> bool:
-        return self.magic >= 2 and bool(self.attributes & _CONTROL_MASK)
-
-    @property
-    def has_delete_horizon(self) -> bool:
-        return self.magic >= 2 and bool(self.attributes & _DELETE_HORIZON_MASK)
-
-    @property
-    def has_producer_id(self) -> bool:
-        return self.producer_id >= 0
 
 
 # --------------------------------------------------------------------------------------------
 # Header walking
 # --------------------------------------------------------------------------------------------
+
+
+def _legacy_header(
+    data: Any, pos: int, timestamp: int = -1, *, truncated: bool = False, available: int = -1
+) -> BatchHeader:
+    """The header of the legacy message at ``pos`` (its first 18 bytes present): the v2-only
+    fields -1/0, one record unless compressed (-1, unknown; and in a truncated entry)."""
+    base_offset, batch_length, crc, magic, attributes = _LEGACY_HEADER_FAST.unpack_from(data, pos)
+    attributes &= 0xFF
+    count = -1 if truncated or attributes & _COMPRESSION_MASK else 1
+    # in BatchHeader's order: leader epoch, last offset delta, producer id/epoch, sequence v2-only
+    fields = (base_offset, batch_length, -1, magic, crc, attributes, 0, timestamp, timestamp, -1, -1, -1, count)
+    return BatchHeader(pos, *fields, truncated=truncated, available=available)
 
 
 def _truncated_header(data: Any, pos: int, n: int) -> BatchHeader:
@@ -132,43 +160,9 @@ def _truncated_header(data: Any, pos: int, n: int) -> BatchHeader:
     if magic == 2 and remaining >= RECORD_BATCH_OVERHEAD:
         return BatchHeader(pos, *_BATCH_HEADER_FAST.unpack_from(data, pos), truncated=True, available=remaining)
     if magic in (0, 1) and remaining >= LEGACY_HEADER_SIZE:
-        _, _, crc, _, attributes = _LEGACY_HEADER_FAST.unpack_from(data, pos)
-        return BatchHeader(
-            pos,
-            base_offset,
-            batch_length,
-            -1,
-            magic,
-            crc,
-            attributes & 0xFF,
-            0,
-            -1,
-            -1,
-            -1,
-            -1,
-            -1,
-            -1,
-            truncated=True,
-            available=remaining,
-        )
-    return BatchHeader(
-        pos,
-        base_offset,
-        batch_length,
-        -1,
-        magic,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        truncated=True,
-        available=remaining,
-    )
+        return _legacy_header(data, pos, truncated=True, available=remaining)
+    unknown = (-1,) * 9  # crc .. records_count
+    return BatchHeader(pos, base_offset, batch_length, -1, magic, *unknown, truncated=True, available=remaining)
 
 
 def iter_batch_headers(data: bytes | bytearray | memoryview, *, allow_truncated: bool = True) -> Iterator[BatchHeader]:
@@ -219,27 +213,10 @@ def iter_batch_headers(data: bytes | bytearray | memoryview, *, allow_truncated:
                     f"({LEGACY_RECORD_OVERHEAD_V1}) of magic v1",
                     offset=pos,
                 )
-            _, _, crc, _, attributes = _LEGACY_HEADER_FAST.unpack_from(data, pos)
-            attributes &= 0xFF
             timestamp = -1
             if magic == 1:
                 (timestamp,) = struct.unpack_from(">q", data, pos + LEGACY_TIMESTAMP_OFFSET)
-            yield BatchHeader(
-                pos,
-                base_offset,
-                batch_length,
-                -1,
-                magic,
-                crc,
-                attributes,
-                0,
-                timestamp,
-                timestamp,
-                -1,
-                -1,
-                -1,
-                -1 if attributes & _COMPRESSION_MASK else 1,
-            )
+            yield _legacy_header(data, pos, timestamp)
         pos += size
 
 

@@ -26,24 +26,18 @@ from .layout import (
     _BATCH_HEADER_FAST,
     _COMPRESSION_MASK,
     _CONTROL_MASK,
-    _INT64_MAX,
     ATTRIBUTES_OFFSET,
-    CREATE_TIME,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
 )
 from .legacy import LegacyMessage, _decode_legacy
-from .rules import _RecordRules
+from .rules import NO_LIMITS, ProduceLimits, _RecordRules
 from .walk import _timestamp_error, _walk_records
 
 # what reading malformed records raises below the RecordsError checks: CORRUPT_MESSAGE
 _MALFORMED = (IndexError, struct.error, ConstructError, OverflowError, UnicodeError)
-
-#: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the
-#: per-record ``max.decompressed.message.bytes``; it streams records instead of inflating a batch).
-MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024
 
 # --------------------------------------------------------------------------------------------
 # Produce-time validation
@@ -52,17 +46,11 @@ MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024
 
 def validate_produce_records(
     data: bytes | bytearray | memoryview,
+    limits: ProduceLimits = NO_LIMITS,
     *,
     produce_version: int | None = None,
-    compacted: bool = False,
-    max_message_size: int | None = None,
     now: int | None = None,
-    message_timestamp_type: int = CREATE_TIME,
-    timestamp_before_max_ms: int = _INT64_MAX,
-    timestamp_after_max_ms: int = _INT64_MAX,
     topic_partition: str = "",
-    max_record_size: int | None = None,
-    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
 ) -> list[RecordBatch | LegacyMessage]:
     """Apply the checks Kafka makes on a produced partition's records, in Kafka's order.
 
@@ -70,84 +58,48 @@ def validate_produce_records(
        batch, magic 2, no zstd before v7 (:class:`UnsupportedCompressionTypeError`), exactly
        one batch -- :class:`InvalidRecordError` otherwise.
     2. ``UnifiedLog.analyzeAndValidateRecords``: entry sizes and magic (walking), v2
-       baseOffset 0, size <= ``max_message_size`` (:class:`RecordTooLargeError`), CRC
+       baseOffset 0, size <= ``limits.max_message_size`` (:class:`RecordTooLargeError`), CRC
        (:class:`CorruptRecordsError`).
     3. ``LogValidator.validateBatch``: one batch if v2 or compressed, same magic, v2 offset
        range vs record count, no control batches from clients, producer id needs a sequence.
     4. Records (decoding: malformed -> :class:`InvalidRecordError`) and ``validateRecord``:
-       legacy inner CRCs (corrupt), compressed inner records, keys on ``compacted`` topics,
-       and with ``now`` timestamps against ``message.timestamp.before/after.max.ms``
+       legacy inner CRCs (corrupt), compressed inner records, keys on ``limits.compacted``
+       topics, and with ``now`` timestamps against ``message.timestamp.before/after.max.ms``
        (:class:`InvalidTimestampError`). Record-level errors are collected with their index
        in ``record_errors``. A compressed batch is never inflated past
-       ``max_decompressed_batch`` bytes (a decompression bomb is refused as Kafka refuses it,
-       see ``batch._decode_compressed``); ``max_record_size`` is the topic's
+       ``limits.max_decompressed_batch`` bytes (a decompression bomb is refused as Kafka
+       refuses it, see ``batch._decode_compressed``); ``limits.max_record_size`` is the topic's
        ``max.decompressed.message.bytes`` (a compressed record above it: INVALID_RECORD).
 
-    Returns the decoded entries. A trailing partial entry is ignored, as Kafka does.
+    ``limits`` are the topic's settings (:class:`.rules.ProduceLimits`); ``topic_partition``
+    names the partition in messages. Returns the decoded entries. A trailing partial entry is
+    ignored, as Kafka does.
     """
-    entries = _validate(
-        data,
-        True,
-        produce_version=produce_version,
-        compacted=compacted,
-        max_message_size=max_message_size,
-        now=now,
-        message_timestamp_type=message_timestamp_type,
-        timestamp_before_max_ms=timestamp_before_max_ms,
-        timestamp_after_max_ms=timestamp_after_max_ms,
-        topic_partition=topic_partition,
-        max_record_size=max_record_size,
-        max_decompressed_batch=max_decompressed_batch,
-    )
-    return entries or []
+    return _validate(data, True, limits, produce_version, now, topic_partition)[1]
 
 
 def check_produce_records(
     data: bytes | bytearray | memoryview,
+    limits: ProduceLimits = NO_LIMITS,
     *,
     produce_version: int | None = None,
-    compacted: bool = False,
-    max_message_size: int | None = None,
     now: int | None = None,
-    message_timestamp_type: int = CREATE_TIME,
-    timestamp_before_max_ms: int = _INT64_MAX,
-    timestamp_after_max_ms: int = _INT64_MAX,
     topic_partition: str = "",
-    max_record_size: int | None = None,
-    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
 ) -> None:
     """What :func:`validate_produce_records` does, with the same errors in the same order, but
     without building records: v2 records are walked (:func:`.walk._walk_records`), not decoded.
     The broker's produce path uses this (as :func:`checked_produce_headers`); only legacy
     messages are still decoded."""
-    checked_produce_headers(
-        data,
-        produce_version=produce_version,
-        compacted=compacted,
-        max_message_size=max_message_size,
-        now=now,
-        message_timestamp_type=message_timestamp_type,
-        timestamp_before_max_ms=timestamp_before_max_ms,
-        timestamp_after_max_ms=timestamp_after_max_ms,
-        topic_partition=topic_partition,
-        max_record_size=max_record_size,
-        max_decompressed_batch=max_decompressed_batch,
-    )
+    checked_produce_headers(data, limits, produce_version=produce_version, now=now, topic_partition=topic_partition)
 
 
 def checked_produce_headers(
     data: bytes | bytearray | memoryview,
+    limits: ProduceLimits = NO_LIMITS,
     *,
     produce_version: int | None = None,
-    compacted: bool = False,
-    max_message_size: int | None = None,
     now: int | None = None,
-    message_timestamp_type: int = CREATE_TIME,
-    timestamp_before_max_ms: int = _INT64_MAX,
-    timestamp_after_max_ms: int = _INT64_MAX,
     topic_partition: str = "",
-    max_record_size: int | None = None,
-    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
     budget: LoopBudget | None = None,
 ) -> list[BatchHeader]:
     """:func:`check_produce_records`, returning the headers of the entries it passed (a trailing
@@ -162,62 +114,54 @@ def checked_produce_headers(
         raise OverBudget(f"{len(blob)} bytes of records")
     # nearly every partition: one whole v2 batch that passes every batch-level check of
     # _validate (steps 1-3), so only its records are left to walk
-    one = _one_clean_v2_batch(blob, produce_version, max_message_size)
-    if one is not None:
-        rules = _RecordRules(
-            compacted,
-            now,
-            message_timestamp_type,
-            timestamp_before_max_ms,
-            timestamp_after_max_ms,
-            f" in topic partition {topic_partition}" if topic_partition else "",
-            one.base_offset,
-            one.base_timestamp,
-            one.max_timestamp,
-            one.timestamp_type,
-        )
-        try:
-            _raise_record_errors(_walk_v2(blob, one, max_record_size, max_decompressed_batch, rules, budget), 0)
-        except RecordsError:
-            raise
-        except _MALFORMED as exc:  # safety net
-            raise CorruptRecordsError(f"Malformed records: {exc}") from exc
-        return [one]
-    return _validate(  # type: ignore[return-value]
-        blob,
-        False,
-        produce_version=produce_version,
-        compacted=compacted,
-        max_message_size=max_message_size,
-        now=now,
-        message_timestamp_type=message_timestamp_type,
-        timestamp_before_max_ms=timestamp_before_max_ms,
-        timestamp_after_max_ms=timestamp_after_max_ms,
-        topic_partition=topic_partition,
-        max_record_size=max_record_size,
-        max_decompressed_batch=max_decompressed_batch,
-        budget=budget,
+    one = _one_clean_v2_batch(blob, produce_version, limits.max_message_size)
+    if one is None:
+        return _validate(blob, False, limits, produce_version, now, topic_partition, budget)[0]
+    rules = _rules(limits, now, _in_partition(topic_partition), one)
+    try:
+        _raise_record_errors(_walk_v2(blob, one, limits, rules, budget), 0)
+    except RecordsError:
+        raise
+    except _MALFORMED as exc:  # safety net
+        raise CorruptRecordsError(f"Malformed records: {exc}") from exc
+    return [one]
+
+
+def _in_partition(topic_partition: str) -> str:
+    """The tail Kafka's record-level messages name the partition with."""
+    return f" in topic partition {topic_partition}" if topic_partition else ""
+
+
+def _rules(limits: ProduceLimits, now: int | None, tp: str, header: BatchHeader) -> _RecordRules:
+    """What is checked of each record of the batch with ``header``."""
+    return _RecordRules(
+        limits.compacted,
+        now,
+        limits.message_timestamp_type,
+        limits.timestamp_before_max_ms,
+        limits.timestamp_after_max_ms,
+        tp,
+        header.base_offset,
+        header.base_timestamp,
+        header.max_timestamp,
+        header.timestamp_type,
     )
 
 
 def _validate(
     data: bytes | bytearray | memoryview,
     decode: bool,
-    *,
-    produce_version: int | None = None,
-    compacted: bool = False,
-    max_message_size: int | None = None,
-    now: int | None = None,
-    message_timestamp_type: int = CREATE_TIME,
-    timestamp_before_max_ms: int = _INT64_MAX,
-    timestamp_after_max_ms: int = _INT64_MAX,
-    topic_partition: str = "",
-    max_record_size: int | None = None,
-    max_decompressed_batch: int = MAX_DECOMPRESSED_BATCH_BYTES,
+    limits: ProduceLimits,
+    produce_version: int | None,
+    now: int | None,
+    topic_partition: str,
     budget: LoopBudget | None = None,
-) -> list[RecordBatch | LegacyMessage] | None:
+) -> tuple[list[BatchHeader], list[RecordBatch | LegacyMessage]]:
+    """Steps 1-4 of :func:`validate_produce_records`: the headers of the entries passed, and
+    with ``decode`` the decoded entries (else none)."""
     blob = _safe(data)
-    tp = f" in topic partition {topic_partition}" if topic_partition else ""
+    tp = _in_partition(topic_partition)
+    max_message_size = limits.max_message_size
     try:
         headers = [h for h in iter_batch_headers(blob) if not h.truncated]
         # 1. ProduceRequest.validateRecords
@@ -246,7 +190,7 @@ def _validate(
                     offset=headers[1].position,
                 )
         if not headers:
-            return []
+            return [], []
         # 2. analyzeAndValidateRecords
         source_compression = 0
         for h in headers:
@@ -301,57 +245,25 @@ def _validate(
                 )
 
         # 4. records
-        def rules(h: BatchHeader) -> _RecordRules:
-            return _RecordRules(
-                compacted,
-                now,
-                message_timestamp_type,
-                timestamp_before_max_ms,
-                timestamp_after_max_ms,
-                tp,
-                h.base_offset,
-                h.base_timestamp,
-                h.max_timestamp,
-                h.timestamp_type,
-            )
-
+        max_decompressed = limits.max_decompressed_batch
         entries: list[RecordBatch | LegacyMessage] = []
         for h in headers:
             if h.magic == 2 and not decode:
-                errors = _walk_v2(blob, h, max_record_size, max_decompressed_batch, rules(h), budget)
-                _raise_record_errors(errors, h.position)
+                _raise_record_errors(_walk_v2(blob, h, limits, _rules(limits, now, tp, h), budget), h.position)
             elif h.magic == 2:
                 batch = _decode_v2(
-                    blob, h, check_crc=False, max_record_size=max_record_size, max_decompressed=max_decompressed_batch
+                    blob, h, check_crc=False, max_record_size=limits.max_record_size, max_decompressed=max_decompressed
                 )
                 entries.append(batch)
-                _validate_v2_records(
-                    batch,
-                    h,
-                    compacted,
-                    now,
-                    message_timestamp_type,
-                    timestamp_before_max_ms,
-                    timestamp_after_max_ms,
-                    tp,
-                )
+                _validate_v2_records(batch, h, _rules(limits, now, tp, h))
             else:
                 # Outer CRC already checked; this also checks inner CRCs, which Kafka reports
                 # as CORRUPT_MESSAGE ("verify the record-level CRC ... of the deep entries").
-                message = _decode_legacy(blob, h, check_crc=True, max_decompressed=max_decompressed_batch)
+                message = _decode_legacy(blob, h, check_crc=True, max_decompressed=max_decompressed)
                 if decode:
                     entries.append(message)
-                _validate_legacy_records(
-                    message,
-                    h,
-                    compacted,
-                    now,
-                    message_timestamp_type,
-                    timestamp_before_max_ms,
-                    timestamp_after_max_ms,
-                    tp,
-                )
-        return entries if decode else headers
+                _validate_legacy_records(message, h, _rules(limits, now, tp, h))
+        return headers, entries
     except RecordsError:
         raise
     except _MALFORMED as exc:  # safety net
@@ -385,15 +297,11 @@ def _one_clean_v2_batch(blob: bytes, produce_version: int | None, max_message_si
 
 
 def _walk_v2(
-    blob: bytes,
-    header: BatchHeader,
-    max_record_size: int | None,
-    max_decompressed: int,
-    rules: _RecordRules,
-    budget: LoopBudget | None = None,
+    blob: bytes, header: BatchHeader, limits: ProduceLimits, rules: _RecordRules, budget: LoopBudget | None = None
 ) -> list[tuple[int, str, bool]]:
     """:func:`.batch._decode_v2` without building records: the record-level errors (or
     :class:`.errors.OverBudget`, see :func:`checked_produce_headers`)."""
+    max_record_size, max_decompressed = limits.max_record_size, limits.max_decompressed_batch
     count = header.records_count
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", offset=header.position)
@@ -435,58 +343,31 @@ def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> 
     )
 
 
-def _validate_v2_records(
-    batch: RecordBatch,
-    header: BatchHeader,
-    compacted: bool,
-    now: int | None,
-    message_timestamp_type: int,
-    before: int,
-    after: int,
-    tp: str,
-) -> None:
+def _validate_v2_records(batch: RecordBatch, header: BatchHeader, rules: _RecordRules) -> None:
     errors: list[tuple[int, str, bool]] = []
     for index, record in enumerate(batch.records):
-        if compacted and record.key is None:
-            errors.append((index, f"Compacted topic cannot accept message without key{tp}", False))
+        if rules.compacted and record.key is None:
+            errors.append((index, f"Compacted topic cannot accept message without key{rules.tp}", False))
             continue
-        message = _timestamp_error(
-            batch.timestamp_of(record),
-            batch.offset_of(record),
-            batch.timestamp_type,
-            now,
-            message_timestamp_type,
-            before,
-            after,
-            index,
-        )
+        timestamp, offset = batch.timestamp_of(record), batch.offset_of(record)
+        message = _timestamp_error(timestamp, offset, batch.timestamp_type, rules, index)
         if message:
             errors.append((index, message, True))
     _raise_record_errors(errors, header.position)
 
 
-def _validate_legacy_records(
-    message: LegacyMessage,
-    header: BatchHeader,
-    compacted: bool,
-    now: int | None,
-    message_timestamp_type: int,
-    before: int,
-    after: int,
-    tp: str,
-) -> None:
+def _validate_legacy_records(message: LegacyMessage, header: BatchHeader, rules: _RecordRules) -> None:
     errors: list[tuple[int, str, bool]] = []
+    tp = rules.tp
     for index, inner in enumerate(message.messages):
         if inner.magic != message.magic:
             errors.append((index, f"Record's magic does not match outer magic {message.magic}{tp}", False))
             continue
-        if compacted and inner.key is None:
+        if rules.compacted and inner.key is None:
             errors.append((index, f"Compacted topic cannot accept message without key{tp}", False))
             continue
         timestamp = NO_TIMESTAMP if inner.timestamp is None else inner.timestamp
-        error = _timestamp_error(
-            timestamp, inner.offset, message.timestamp_type, now, message_timestamp_type, before, after, index
-        )
+        error = _timestamp_error(timestamp, inner.offset, message.timestamp_type, rules, index)
         if error:
             errors.append((index, error, True))
     _raise_record_errors(errors, header.position)

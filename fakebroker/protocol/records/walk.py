@@ -17,18 +17,15 @@ from .varints import _BadVarint, _Underflow, _varint32, _varint64
 
 
 def _timestamp_error(
-    timestamp: int,
-    offset: int,
-    batch_timestamp_type: int | None,
-    now: int | None,
-    message_timestamp_type: int,
-    before: int,
-    after: int,
-    index: int,
+    timestamp: int, offset: int, batch_timestamp_type: int | None, rules: _RecordRules, index: int
 ) -> str | None:
+    """What ``validateRecord`` says of the timestamp of record ``index`` (at ``offset``) of a
+    batch of ``batch_timestamp_type`` under ``rules`` (None: nothing)."""
+    now = rules.now
     if now is None:
         return None
-    if message_timestamp_type == CREATE_TIME and timestamp != NO_TIMESTAMP:
+    before, after = rules.before, rules.after
+    if rules.message_timestamp_type == CREATE_TIME and timestamp != NO_TIMESTAMP:
         diff = now - timestamp
         if diff > before or -diff > after:
             return (
@@ -204,16 +201,9 @@ def _walk_records(
                     continue  # no timestamp to check (librdkafka's default batches are like this)
             elif lo <= timestamp <= hi:
                 continue
-            message = _timestamp_error(
-                timestamp,
-                rules.base_offset + offset_delta,  # type: ignore[union-attr]
-                rules.batch_timestamp_type,  # type: ignore[union-attr]
-                rules.now,  # type: ignore[union-attr]
-                rules.message_timestamp_type,  # type: ignore[union-attr]
-                rules.before,  # type: ignore[union-attr]
-                rules.after,  # type: ignore[union-attr]
-                i,
-            )
+            assert rules is not None  # check_ts
+            offset = rules.base_offset + offset_delta
+            message = _timestamp_error(timestamp, offset, rules.batch_timestamp_type, rules, i)
             if message:
                 errors.append((i, message, True))
     except (IndexError, _Underflow, _BadVarint) as exc:

@@ -28,8 +28,9 @@ from ....protocol.error_codes import ErrorCode as E
 from ....protocol.errors import DecodeError
 from ... import events as ev
 from ...configs import BrokerConfig
-from ...events import EventLog
+from ...events import EventSink
 from ...timers import Timers
+from ..requests import ConsumerHeartbeatRequest, HeartbeatRequest, JoinRequest, SyncRequest
 from ..results import JoinResult, LeaveResult, SyncResult, join_error, sync_error
 from .assignors import ASSIGNORS, AssignorMember
 from .model import (
@@ -109,7 +110,7 @@ def _plain(assignment: Assignment) -> dict[str, list[int]]:
 
 
 class ConsumerCoordinator:
-    def __init__(self, config: BrokerConfig, timers: Timers, events: EventLog, topics: TopicsView):
+    def __init__(self, config: BrokerConfig, timers: Timers, events: EventSink, topics: TopicsView):
         self.config = config
         self.timers = timers
         self.events = events
@@ -142,7 +143,7 @@ class ConsumerCoordinator:
             if member.instance_id:
                 group.static_members[member.instance_id] = member.member_id
             self._arm_session(group, member, now_ms)
-        group.subscription_hash = self._subscription_hash(group)
+        group.subscription_hash = self.subscription_hash_of(group)
         self.events.append(ev.GroupConverted(group=group_id, to="consumer", generation=generation), now_ms)
         return group
 
@@ -150,73 +151,20 @@ class ConsumerCoordinator:
         return [a.strip() for a in self.config.get("group.consumer.assignors").split(",") if a.strip()]
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
-    def heartbeat(
-        self,
-        now_ms: int,
-        *,
-        group_id: str,
-        member_id: str,
-        member_epoch: int,
-        instance_id: str | None,
-        rack_id: str | None,
-        rebalance_timeout_ms: int,
-        subscribed_names: list[str] | None,
-        subscribed_regex: str | None,
-        server_assignor: str | None,
-        owned: Assignment | None,
-        client_id: str,
-        client_host: str,
-        version: int,
-    ) -> HeartbeatResult:
+    def heartbeat(self, now_ms: int, req: ConsumerHeartbeatRequest) -> HeartbeatResult:
         try:
-            self._validate(
-                group_id,
-                member_id,
-                member_epoch,
-                instance_id,
-                rack_id,
-                rebalance_timeout_ms,
-                subscribed_names,
-                subscribed_regex,
-                server_assignor,
-                owned,
-                version,
-            )
-            if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-                return self._leave(now_ms, group_id, member_id, member_epoch, instance_id)
-            return self._heartbeat(
-                now_ms,
-                group_id,
-                member_id or new_member_id(),
-                member_epoch,
-                instance_id,
-                rack_id,
-                rebalance_timeout_ms,
-                subscribed_names,
-                subscribed_regex,
-                server_assignor,
-                owned,
-                client_id,
-                client_host,
-            )
+            self._validate(req)
+            if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                return self._leave(now_ms, req.group_id, req.member_id, req.member_epoch, req.instance_id)
+            return self._heartbeat(now_ms, req, req.member_id or new_member_id())
         except HeartbeatError as exc:
             return HeartbeatResult(exc.error, exc.message)
 
-    def _validate(
-        self,
-        group_id: str,
-        member_id: str,
-        epoch: int,
-        instance_id: str | None,
-        rack_id: str | None,
-        rebalance_timeout_ms: int,
-        names: list[str] | None,
-        regex: str | None,
-        assignor: str | None,
-        owned: Assignment | None,
-        version: int,
-    ) -> None:
+    def _validate(self, req: ConsumerHeartbeatRequest) -> None:
         """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid, in its order."""
+        member_id, group_id, epoch, version = req.member_id, req.group_id, req.member_epoch, req.version
+        instance_id, rack_id, owned = req.instance_id, req.rack_id, req.owned
+        names, regex, assignor = req.subscribed_names, req.subscribed_regex, req.server_assignor
         if version >= 1 and not member_id.strip():
             raise HeartbeatError(E.INVALID_REQUEST, "MemberId can't be empty.")
         if not group_id.strip():
@@ -226,7 +174,7 @@ class ConsumerCoordinator:
         if rack_id is not None and not rack_id.strip():
             raise HeartbeatError(E.INVALID_REQUEST, "RackId can't be empty.")
         if epoch == 0:
-            if rebalance_timeout_ms == -1:
+            if req.rebalance_timeout_ms == -1:
                 raise HeartbeatError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
             if owned is None or any(owned.values()):
                 raise HeartbeatError(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
@@ -256,22 +204,15 @@ class ConsumerCoordinator:
                     f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {reason}.",
                 ) from None
 
-    def _heartbeat(
-        self,
-        now_ms: int,
-        group_id: str,
-        member_id: str,
-        epoch: int,
-        instance_id: str | None,
-        rack_id: str | None,
-        rebalance_timeout_ms: int,
-        names: list[str] | None,
-        regex: str | None,
-        assignor: str | None,
-        owned: Assignment | None,
-        client_id: str,
-        client_host: str,
-    ) -> HeartbeatResult:
+    def _heartbeat(self, now_ms: int, req: ConsumerHeartbeatRequest, member_id: str) -> HeartbeatResult:
+        group_id, epoch, instance_id, rack_id = req.group_id, req.member_epoch, req.instance_id, req.rack_id
+        rebalance_timeout_ms, names, regex, owned = (
+            req.rebalance_timeout_ms,
+            req.subscribed_names,
+            req.subscribed_regex,
+            req.owned,
+        )
+        assignor, client_id, client_host = req.server_assignor, req.client_id, req.client_host
         group = self.groups.get(group_id)
         if group is None or group.dead:
             if epoch != 0:
@@ -329,7 +270,7 @@ class ConsumerCoordinator:
             member.server_assignor, changed = assignor, True
         if self._resolve_regexes(group):
             changed = True
-        fingerprint = self._subscription_hash(group)
+        fingerprint = self.subscription_hash_of(group)
         if changed or fingerprint != group.subscription_hash:
             group.subscription_hash = fingerprint
             self._bump(
@@ -417,7 +358,7 @@ class ConsumerCoordinator:
                 member.subscribed_names, changed = matched, True
         return changed
 
-    def _subscription_hash(self, group: ConsumerGroup) -> int:
+    def subscription_hash_of(self, group: ConsumerGroup) -> int:
         topics = self.topics()
         return hash(tuple(sorted((t, topics[t][0], topics[t][1]) for t in group.subscribed_topics() if t in topics)))
 
@@ -585,30 +526,18 @@ class ConsumerCoordinator:
             self.on_only_classic_members(group, now_ms)
 
     # -- classic members in a consumer group (GMM classicGroup*ToConsumerGroup) ----------------------
-    def classic_join(
-        self,
-        now_ms: int,
-        group: ConsumerGroup,
-        *,
-        member_id: str,
-        instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        version: int,
-    ) -> JoinResult:
+    def classic_join(self, now_ms: int, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
         """A classic JoinGroup to a consumer group: the server assigns, so every member is a
         follower and the answer comes at once, with the member's epoch as the generation."""
-        if protocol_type != "consumer" or not protocols:
+        member_id, instance_id, protocols = req.member_id, req.group_instance_id, req.protocols
+        client_id, client_host = req.client_id, req.client_host
+        if req.protocol_type != "consumer" or not protocols:
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
         try:
             subscription_version, subscription = data.decode_versioned(data.SUBSCRIPTION, protocols[0][1])
         except DecodeError:
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
-        if not member_id and instance_id is None and version >= 4:
+        if not member_id and instance_id is None and req.version >= 4:
             return join_error(E.MEMBER_ID_REQUIRED, new_member_id())  # KIP-394, with a Kafka Uuid
         member_id = member_id or new_member_id()
         member = group.members.get(member_id)
@@ -634,10 +563,12 @@ class ConsumerCoordinator:
             # A rejoining classic member gave up whatever it no longer reports as owned.
             member.assigned = _and(member.assigned, owned)
         member.classic_protocols, member.classic_version = list(protocols), subscription_version
-        member.session_timeout_ms, member.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
+        # v0 has no rebalance timeout: the session timeout stands for it
+        rebalance_timeout_ms = req.rebalance_timeout_ms if req.version >= 1 else req.session_timeout_ms
+        member.session_timeout_ms, member.rebalance_timeout_ms = req.session_timeout_ms, rebalance_timeout_ms
         if tuple(names) != member.subscribed_names:
             member.subscribed_names, changed = tuple(names), True
-        fingerprint = self._subscription_hash(group)
+        fingerprint = self.subscription_hash_of(group)
         if changed or fingerprint != group.subscription_hash:
             group.subscription_hash = fingerprint
             self._bump(group, now_ms, f"classic member {member_id} joined or changed its subscription")
@@ -659,20 +590,11 @@ class ConsumerCoordinator:
             raise HeartbeatError(E.ILLEGAL_GENERATION)
         return member
 
-    def classic_sync(
-        self,
-        now_ms: int,
-        group: ConsumerGroup,
-        *,
-        member_id: str,
-        instance_id: str | None,
-        generation_id: int,
-        protocol_type: str | None,
-        protocol_name: str | None,
-    ) -> SyncResult:
+    def classic_sync(self, now_ms: int, group: ConsumerGroup, req: SyncRequest) -> SyncResult:
         """SyncGroup returns the server-side assignment in the consumer protocol's encoding."""
+        member_id, protocol_type, protocol_name = req.member_id, req.protocol_type, req.protocol_name
         try:
-            member = self._classic_member(group, member_id, instance_id, generation_id)
+            member = self._classic_member(group, member_id, req.group_instance_id, req.generation_id)
         except HeartbeatError as exc:
             return sync_error(exc.error)
         assert member.classic_protocols is not None
@@ -695,12 +617,11 @@ class ConsumerCoordinator:
         payload = data.encode_assignment(_plain(member.assigned), version=min(member.classic_version, 3))
         return SyncResult(E.NONE, "consumer", protocol_name or names[0], payload)
 
-    def classic_heartbeat(
-        self, now_ms: int, group: ConsumerGroup, *, member_id: str, instance_id: str | None, generation_id: int
-    ) -> E:
+    def classic_heartbeat(self, now_ms: int, group: ConsumerGroup, req: HeartbeatRequest) -> E:
         """REBALANCE_IN_PROGRESS when the member has something to revoke or receive: it rejoins."""
+        member_id = req.member_id
         try:
-            member = self._classic_member(group, member_id, instance_id, generation_id)
+            member = self._classic_member(group, member_id, req.group_instance_id, req.generation_id)
         except HeartbeatError as exc:
             return exc.error
         self._arm_session(group, member, now_ms)

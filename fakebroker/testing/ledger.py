@@ -55,8 +55,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from .cluster import FakeCluster
-    from .core.events import Event
+    from ..cluster import Event, FakeCluster
 
 __all__ = ["CommitBeyond", "DeliveryLedger", "Duplicate", "OutOfOrder", "RecordId", "Reread", "Verdict"]
 

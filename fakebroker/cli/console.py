@@ -21,7 +21,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .core.events import Event
+from ..cluster import Event
 
 if TYPE_CHECKING:
     from rich.console import Console

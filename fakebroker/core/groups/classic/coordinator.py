@@ -17,15 +17,16 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.data import assignment_dict
-from ...protocol.error_codes import ErrorCode as E
-from ...protocol.errors import DecodeError
-from .. import events as ev
-from ..configs import BrokerConfig
-from ..events import EventLog
-from ..timers import Pending, Timers
+from ....protocol.data import assignment_dict
+from ....protocol.error_codes import ErrorCode as E
+from ....protocol.errors import DecodeError
+from ... import events as ev
+from ...configs import BrokerConfig
+from ...events import EventLog, EventSink
+from ...timers import Pending, Timers
+from ..requests import HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest
+from ..results import JoinedMember, JoinResult, LeaveResult, SyncResult, join_error, sync_error
 from .model import ClassicGroup, GroupState, Member
-from .results import JoinedMember, JoinResult, LeaveResult, SyncResult, join_error, sync_error
 
 S = GroupState
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
@@ -69,7 +70,7 @@ def sync_key(group_id: str) -> tuple[str, str]:
 
 
 class GroupCoordinator:
-    def __init__(self, config: BrokerConfig, timers: Timers | None = None, events: EventLog | None = None):
+    def __init__(self, config: BrokerConfig, timers: Timers | None = None, events: EventSink | None = None):
         self.config = config
         self.timers = timers or Timers()
         self.events = events if events is not None else EventLog()
@@ -139,29 +140,16 @@ class GroupCoordinator:
         return f"{instance_id or client_id or ''}-{uuid.uuid4()}"
 
     # -- JoinGroup ----------------------------------------------------------------------------
-    def join(
-        self,
-        now_ms: int,
-        *,
-        group_id: str | None,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str | None,
-        client_host: str,
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        version: int,
-    ) -> JoinResult | Pending:
+    def join(self, now_ms: int, req: JoinRequest) -> JoinResult | Pending:
+        group_id, member_id = req.group_id, req.member_id
         if not group_id:
             return join_error(E.INVALID_GROUP_ID, member_id)
         low = self.config.get_int("group.min.session.timeout.ms")
         high = self.config.get_int("group.max.session.timeout.ms")
-        if not low <= session_timeout_ms <= high:
+        if not low <= req.session_timeout_ms <= high:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
-        if version == 0:
-            rebalance_timeout_ms = session_timeout_ms
+        if req.version == 0:  # v0 has no rebalance timeout: the session timeout stands for it
+            req = dataclasses.replace(req, rebalance_timeout_ms=req.session_timeout_ms)
         group = self.groups.get(group_id)
         if group is None:
             if member_id:
@@ -174,19 +162,9 @@ class GroupCoordinator:
             if removed is not None:
                 self.timers.cancel(heartbeat_key(group.group_id, member_id))
             return join_error(E.GROUP_MAX_SIZE_REACHED)
-        request = dict(
-            group_instance_id=group_instance_id,
-            client_id=client_id or "",
-            client_host=client_host,
-            session_timeout_ms=session_timeout_ms,
-            rebalance_timeout_ms=rebalance_timeout_ms,
-            protocol_type=protocol_type,
-            protocols=list(protocols),
-            version=version,
-        )
         if not member_id:
-            return self._join_new_member(group, now_ms, request)
-        return self._join_existing_member(group, now_ms, member_id, request)
+            return self._join_new_member(group, now_ms, req)
+        return self._join_existing_member(group, now_ms, member_id, req)
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         limit = self.config.get_int("group.max.size")
@@ -197,54 +175,54 @@ class GroupCoordinator:
             return (member is not None and member.awaiting_join) or group.awaiting_join_count() < limit
         return member_id in group.members or len(group.members) < limit
 
-    def _join_new_member(self, group: ClassicGroup, now_ms: int, req: dict) -> JoinResult | Pending:
+    def _join_new_member(self, group: ClassicGroup, now_ms: int, req: JoinRequest) -> JoinResult | Pending:
         if group.is_state(S.DEAD):
             return join_error(E.COORDINATOR_NOT_AVAILABLE)
-        if not group.supports_protocols(req["protocol_type"], [n for n, _ in req["protocols"]]):
+        if not group.supports_protocols(req.protocol_type, [n for n, _ in req.protocols]):
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL)
-        instance_id = req["group_instance_id"]
-        new_id = self._new_member_id(req["client_id"], instance_id)
+        instance_id = req.group_instance_id
+        new_id = self._new_member_id(req.client_id, instance_id)
         if instance_id:
             if instance_id in group.static_members:
                 return self._replace_static_member(group, now_ms, new_id, req)
             return self._add_member_and_rebalance(group, now_ms, new_id, req)
-        if req["version"] >= 4:  # KIP-394: hand out an id first, the member joins with it
+        if req.version >= 4:  # KIP-394: hand out an id first, the member joins with it
             group.pending_members.add(new_id)
             gid = group.group_id
             self.timers.schedule(
                 heartbeat_key(group.group_id, new_id),
-                now_ms + req["session_timeout_ms"],
+                now_ms + req.session_timeout_ms,
                 lambda t: self._expire_heartbeat(gid, new_id, t),
             )
-            self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req["client_id"] or None), now_ms)
+            self.emit(ev.MemberIdRequired(group=gid, member=new_id, client_id=req.client_id or None), now_ms)
             return join_error(E.MEMBER_ID_REQUIRED, new_id)
         return self._add_member_and_rebalance(group, now_ms, new_id, req)
 
     def _join_existing_member(
-        self, group: ClassicGroup, now_ms: int, member_id: str, req: dict
+        self, group: ClassicGroup, now_ms: int, member_id: str, req: JoinRequest
     ) -> JoinResult | Pending:
         if group.is_state(S.DEAD):
             return join_error(E.COORDINATOR_NOT_AVAILABLE, member_id)
-        if not group.supports_protocols(req["protocol_type"], [n for n, _ in req["protocols"]]):
+        if not group.supports_protocols(req.protocol_type, [n for n, _ in req.protocols]):
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if member_id in group.pending_members:
-            if req["group_instance_id"]:
+            if req.group_instance_id:
                 return join_error(E.UNKNOWN_MEMBER_ID, member_id)
             return self._add_member_and_rebalance(group, now_ms, member_id, req)
-        error = self.validate_member(group, member_id, req["group_instance_id"])
+        error = self.validate_member(group, member_id, req.group_instance_id)
         if error:
             return join_error(error, member_id)
         member = group.members[member_id]
         if group.is_state(S.PREPARING_REBALANCE):
             return self._update_member_and_rebalance(group, now_ms, member, req)
         if group.is_state(S.COMPLETING_REBALANCE):
-            if member.matches(req["protocols"]):
-                return self._join_success(group, member, req["version"])
+            if member.matches(req.protocols):
+                return self._join_success(group, member, req.version)
             return self._update_member_and_rebalance(group, now_ms, member, req)
         if group.is_state(S.STABLE):
-            if member_id == group.leader_id or not member.matches(req["protocols"]):
+            if member_id == group.leader_id or not member.matches(req.protocols):
                 return self._update_member_and_rebalance(group, now_ms, member, req)
-            return self._join_success(group, member, req["version"])
+            return self._join_success(group, member, req.version)
         return join_error(E.UNKNOWN_MEMBER_ID, member_id)  # Empty
 
     def _join_success(
@@ -276,20 +254,20 @@ class GroupCoordinator:
             skip_assignment,
         )
 
-    def _add_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member_id: str, req: dict) -> Pending:
+    def _add_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member_id: str, req: JoinRequest) -> Pending:
         member = Member(
             member_id,
-            req["group_instance_id"],
-            req["client_id"],
-            req["client_host"],
-            req["rebalance_timeout_ms"],
-            req["session_timeout_ms"],
-            req["protocol_type"],
-            req["protocols"],
+            req.group_instance_id,
+            req.client_id,
+            req.client_host,
+            req.rebalance_timeout_ms,
+            req.session_timeout_ms,
+            req.protocol_type,
+            req.protocols,
             is_new=True,
         )
         pending = member.join_pending = Pending()
-        member.join_version = req["version"]
+        member.join_version = req.version
         group.pending_members.discard(member_id)
         group.add(member)
         if group.is_state(S.PREPARING_REBALANCE) and group.previous_state == S.EMPTY:
@@ -308,21 +286,25 @@ class GroupCoordinator:
             self._prepare_rebalance(group, now_ms, f"member {member_id} joined")
         return pending  # may be complete already (a join can finish at once)
 
-    def _update_member_and_rebalance(self, group: ClassicGroup, now_ms: int, member: Member, req: dict) -> Pending:
+    def _update_member_and_rebalance(
+        self, group: ClassicGroup, now_ms: int, member: Member, req: JoinRequest
+    ) -> Pending:
         # A duplicate JoinGroup replaces a parked one, which is then never answered (Kafka).
-        member.protocols = req["protocols"]
-        member.rebalance_timeout_ms = req["rebalance_timeout_ms"]
-        member.session_timeout_ms = req["session_timeout_ms"]
+        member.protocols = req.protocols
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        member.session_timeout_ms = req.session_timeout_ms
         pending = member.join_pending = Pending()
-        member.join_version = req["version"]
+        member.join_version = req.version
         if group.is_state(S.PREPARING_REBALANCE):
             self._maybe_complete_join_phase(group, now_ms)
         else:
             self._prepare_rebalance(group, now_ms, f"member {member.member_id} rejoined")
         return pending
 
-    def _replace_static_member(self, group: ClassicGroup, now_ms: int, new_id: str, req: dict) -> JoinResult | Pending:
-        instance_id = req["group_instance_id"]
+    def _replace_static_member(
+        self, group: ClassicGroup, now_ms: int, new_id: str, req: JoinRequest
+    ) -> JoinResult | Pending:
+        instance_id = req.group_instance_id
         old_id = group.static_members[instance_id]
         old = group.members[old_id]
         was_leader = group.leader_id == old_id
@@ -340,10 +322,10 @@ class GroupCoordinator:
             instance_id,
             old.client_id,
             old.client_host,
-            req["rebalance_timeout_ms"],
-            req["session_timeout_ms"],
-            req["protocol_type"],
-            req["protocols"],
+            req.rebalance_timeout_ms,
+            req.session_timeout_ms,
+            req.protocol_type,
+            req.protocols,
             assignment=old.assignment,
         )
         group.replace(old_id, new)
@@ -360,12 +342,12 @@ class GroupCoordinator:
         if group.is_state(S.STABLE) and group.select_protocol() == old_protocol:
             self._persist(group)
             self.emit(ev.StaticMemberRejoined(group=group.group_id, member=new_id, instance=instance_id), now_ms)
-            if req["version"] >= 9:
-                return self._join_success(group, new, req["version"], skip_assignment=was_leader)
-            result = self._join_success(group, new, req["version"], leader=old_id if was_leader else group.leader_id)
+            if req.version >= 9:
+                return self._join_success(group, new, req.version, skip_assignment=was_leader)
+            result = self._join_success(group, new, req.version, leader=old_id if was_leader else group.leader_id)
             return dataclasses.replace(result, members=())  # v5-8: a returning leader acts as a follower
         pending = new.join_pending = Pending()
-        new.join_version = req["version"]
+        new.join_version = req.version
         if group.is_state(S.PREPARING_REBALANCE):
             self._maybe_complete_join_phase(group, now_ms)
         else:
@@ -548,20 +530,14 @@ class GroupCoordinator:
         self._prepare_rebalance(group, now_ms, "members did not sync in time")
 
     # -- SyncGroup ------------------------------------------------------------------------------
-    def sync(
-        self,
-        now_ms: int,
-        *,
-        group_id: str | None,
-        member_id: str,
-        group_instance_id: str | None,
-        generation_id: int,
-        protocol_type: str | None,
-        protocol_name: str | None,
-        assignments: dict[str, bytes],
-        version: int,
-    ) -> JoinResult | Pending:
-        if version >= 5 and (protocol_type is None or protocol_name is None):
+    def sync(self, now_ms: int, req: SyncRequest) -> SyncResult | Pending:
+        group_id, member_id, protocol_type, protocol_name = (
+            req.group_id,
+            req.member_id,
+            req.protocol_type,
+            req.protocol_name,
+        )
+        if req.version >= 5 and (protocol_type is None or protocol_name is None):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         if not group_id:
             return sync_error(E.INVALID_GROUP_ID)
@@ -570,10 +546,10 @@ class GroupCoordinator:
             return sync_error(E.UNKNOWN_MEMBER_ID)
         if group.is_state(S.DEAD):
             return sync_error(E.COORDINATOR_NOT_AVAILABLE)
-        error = self.validate_member(group, member_id, group_instance_id)
+        error = self.validate_member(group, member_id, req.group_instance_id)
         if error:
             return sync_error(error)
-        if generation_id != group.generation_id:
+        if req.generation_id != group.generation_id:
             return sync_error(E.ILLEGAL_GENERATION)
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
             protocol_name is not None and protocol_name != group.protocol_name
@@ -600,7 +576,7 @@ class GroupCoordinator:
         self._remove_pending_sync(group, member_id)
         if member_id == group.leader_id:
             for mid, m in group.members.items():
-                m.assignment = assignments.get(mid, b"")
+                m.assignment = req.assignments.get(mid, b"")
             self._persist(group)
             self._transition(group, S.STABLE, now_ms)
             self.emit(
@@ -634,9 +610,8 @@ class GroupCoordinator:
             self.timers.cancel(sync_key(group.group_id))
 
     # -- Heartbeat and LeaveGroup -------------------------------------------------------------------
-    def heartbeat(
-        self, now_ms: int, *, group_id: str | None, member_id: str, group_instance_id: str | None, generation_id: int
-    ) -> E:
+    def heartbeat(self, now_ms: int, req: HeartbeatRequest) -> E:
+        group_id, member_id = req.group_id, req.member_id
         if not group_id:
             return E.INVALID_GROUP_ID
         group = self.groups.get(group_id)
@@ -644,10 +619,10 @@ class GroupCoordinator:
             return E.UNKNOWN_MEMBER_ID
         if group.is_state(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_member(group, member_id, group_instance_id)
+        error = self.validate_member(group, member_id, req.group_instance_id)
         if error:
             return error
-        if generation_id != group.generation_id:
+        if req.generation_id != group.generation_id:
             return E.ILLEGAL_GENERATION
         if group.is_state(S.EMPTY):
             return E.UNKNOWN_MEMBER_ID
@@ -657,8 +632,9 @@ class GroupCoordinator:
             return E.REBALANCE_IN_PROGRESS
         return E.NONE
 
-    def leave(self, now_ms: int, *, group_id: str | None, members: list[tuple[str, str | None]]) -> LeaveResult:
+    def leave(self, now_ms: int, req: LeaveRequest) -> LeaveResult:
         """The top-level error and per-member errors for (member_id, group_instance_id) pairs."""
+        group_id, members = req.group_id, req.members
         if not group_id:
             return LeaveResult(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)

@@ -11,10 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .cluster.conditions import Condition
-
 if TYPE_CHECKING:
-    from .cluster import FakeCluster
+    from ..cluster import FakeCluster
 
 T = TypeVar("T")
 PROGRAMMING_ERRORS = (TypeError, NameError, AttributeError)
@@ -30,6 +28,8 @@ def eventually(
 
     To wait on the cluster while a client polls, ``cluster.wait_for_sync(condition,
     poll=consumer.poll)`` is the one to use."""
+    from ..cluster.conditions import Condition  # here: `fakebroker.testing.ledger` loads no cluster
+
     if isinstance(check, Condition):
         raise TypeError(
             f"eventually() calls a function with no arguments; {check.describe()} is a cluster condition: "

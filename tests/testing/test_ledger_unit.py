@@ -15,7 +15,7 @@ import pytest
 
 import fakebroker
 from fakebroker.core import events as ev
-from fakebroker.ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread
+from fakebroker.testing.ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread
 from fakebroker.timeline import swimlanes, timeline, write_timeline
 
 M1 = "c1-0e9080ea-1111-4222-8333-444455556666"

@@ -11,7 +11,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..timers import Pending
+from ...timers import Pending
 
 
 class GroupState(enum.Enum):

@@ -36,10 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cluster.checks import TOPIC_NAME_RULE
-from .core.configs import start_setting_error
-from .core.event_ring import DEFAULT_CAPACITY
-from .core.topics import topic_name_error
+from ..cluster.settings import (
+    DEFAULT_EVENT_LOG_SIZE,
+    TOPIC_NAME_RULE,
+    check_fault_rule,
+    start_setting_error,
+    topic_name_error,
+)
 
 KEYS = {
     "brokers",
@@ -77,7 +80,7 @@ class ServeConfig:
     control_token: str | None = None
     kafka_version: str | None = None
     data_dir: str | None = None
-    event_log_size: int = DEFAULT_CAPACITY
+    event_log_size: int = DEFAULT_EVENT_LOG_SIZE
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: list[dict[str, Any]] = field(default_factory=list)
@@ -168,11 +171,8 @@ def load(path: str | Path) -> ServeConfig:
 
 def _check_faults(path: Path, faults: list[dict[str, Any]]) -> None:
     """Refuse a misspelt rule now rather than once the cluster runs."""
-    from .faults import Faults
-
-    scratch = Faults()
     for index, rule in enumerate(faults, 1):
         try:
-            scratch.add(**rule)
+            check_fault_rule(rule)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: faults #{index}: {exc}") from None

@@ -11,7 +11,7 @@ waits are pending. The index only narrows: the wait still checks the rest of wha
 >>> index.add(key_for("member_expired", {"group": "g", "client_id": "c"}), "w1")
 >>> index.add(key_for("member_expired", {}), "w2")
 >>> index.add(key_for(None, {"group": "h"}), "w3")
->>> from .events import MemberExpired, TopicCreated
+>>> from fakebroker.core.events import MemberExpired, TopicCreated
 >>> sorted(index.watchers_of(MemberExpired(group="g", member="m")))
 ['w1', 'w2']
 >>> sorted(index.watchers_of(MemberExpired(group="h", member="m")))
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
-from .events import Event
+from .base import Event
 
 W = TypeVar("W", bound=Hashable)
 Key = tuple[str | None, str | None, Any]

@@ -14,7 +14,7 @@ Every block waits until the group is whole again (all running members Stable wit
 partition owned) before it returns, so one block's effects do not blur into the next's, and
 says what it did in one line. :func:`churn` runs ``steps`` blocks chosen by ``seed`` and
 returns a :class:`ChurnReport` with those lines, the seed to replay them and, given a
-:class:`~fakebroker.ledger.DeliveryLedger`, its verdict (lost records, duplicates and the group
+:class:`~fakebroker.testing.ledger.DeliveryLedger`, its verdict (lost records, duplicates and the group
 event behind each).
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .cluster import FakeCluster
+    from ..cluster import FakeCluster
     from .ledger import DeliveryLedger, Verdict
 
 
@@ -232,7 +232,7 @@ def churn(
 ) -> ChurnReport:
     """Start the members, run ``steps`` blocks chosen by ``seed`` (a random one if None; it is in
     the report), calling ``between()`` after each (produce more records, check something), and
-    return what happened. With a :class:`~fakebroker.ledger.DeliveryLedger` the report carries
+    return what happened. With a :class:`~fakebroker.testing.ledger.DeliveryLedger` the report carries
     its verdict, taken once every record acknowledged so far has been processed (or after
     ``drain_timeout`` seconds, when the verdict names what is lost). Members are left running."""
     seed = seed if seed is not None else random.randrange(2**32)

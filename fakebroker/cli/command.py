@@ -1,6 +1,8 @@
-"""``fakebroker serve``: a local dev server. ``python -m fakebroker`` is the same command.
+"""The ``fakebroker`` command (``python -m fakebroker`` is the same): ``serve``, a local dev
+server; ``run``, a command against a fresh cluster while a scenario plays faults on it
+(``scenario.py``); ``errors`` and ``apis``, the names a fault rule can use.
 
-The first line on stdout is exactly ``bootstrap: 127.0.0.1:P1,...`` so scripts can read it;
+``serve``'s first line on stdout is exactly ``bootstrap: 127.0.0.1:P1,...`` so scripts can read it;
 then one line per notable event. Ctrl-C or SIGTERM stops it cleanly with exit code 0.
 """
 
@@ -17,19 +19,27 @@ import anyio
 import click
 from click.core import ParameterSource
 
-from . import serve_config
-from .cluster import ClusterUsageError, FakeCluster
-from .cluster.checks import PARTITIONS_RULE, TOPIC_NAME_RULE, check_options
+from ..cluster import ClusterUsageError, DataDirError, ErrorCode, FakeCluster
+from ..cluster.settings import (
+    DEFAULT_RELEASE,
+    MAX_PARTITIONS_PER_REQUEST,
+    PARTITIONS_RULE,
+    RELEASES,
+    TOPIC_NAME_RULE,
+    FeatureError,
+    UnknownRelease,
+    advertised_for,
+    api_keys,
+    check_feature,
+    check_options,
+    release,
+    topic_name_error,
+)
+from ..version import __version__
+from .config import ConfigError, ServeConfig, setting_error
+from .config import load as load_config
 from .console import EventPrinter
-from .core.features import FeatureError, Features
-from .core.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease, release
-from .core.topics import MAX_PARTITIONS_PER_REQUEST, topic_name_error
 from .memory import reclaim_when_quiet
-from .protocol.error_codes import ErrorCode
-from .protocol.messages import api_keys
-from .server.broker import advertised_for
-from .storage import DataDirError
-from .version import __version__
 
 # -h works wherever --help does (click hands these on to every subcommand)
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -70,7 +80,7 @@ def _parse_setting(text: str) -> tuple[str, str]:
         raise click.BadParameter(
             f"{text!r}: expected NAME=VALUE, e.g. auto.create.topics.enable=false", param_hint="'--set'"
         )
-    reason = serve_config.setting_error(key, value)
+    reason = setting_error(key, value)
     if reason:
         raise click.BadParameter(reason, param_hint="'--set'")
     return key, value
@@ -79,8 +89,6 @@ def _parse_setting(text: str) -> tuple[str, str]:
 def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int]:
     """``NAME=LEVEL`` pairs, checked against the levels a broker of that release supports."""
     out: dict[str, int] = {}
-    posed = release(kafka_version)
-    features = Features(dict(posed.supported), dict(posed.finalized))
     for text in texts:
         name, sep, level = text.partition("=")
         if not sep or not name or not level.strip().lstrip("-").isdigit():
@@ -88,7 +96,7 @@ def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int
                 f"{text!r}: expected NAME=LEVEL, e.g. transaction.version=1", param_hint="'--feature'"
             )
         try:
-            features.set(name, int(level))
+            check_feature(name, int(level), kafka_version)
         except FeatureError as exc:
             raise click.BadParameter(str(exc), param_hint="'--feature'") from None
         out[name] = int(level)
@@ -204,8 +212,8 @@ def serve(
     `control: URL token=TOKEN`; then one line per event.
     """
     try:
-        file = serve_config.load(config_file) if config_file else serve_config.ServeConfig()
-    except serve_config.ConfigError as exc:
+        file = load_config(config_file) if config_file else ServeConfig()
+    except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
 
     def given(name: str) -> bool:
@@ -318,7 +326,7 @@ async def _serve(
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
             if control is not None:  # the control endpoint runs beside the cluster, in its task group
-                from .http import ControlEndpoint  # hypercorn and the routes only when asked for
+                from ..http import ControlEndpoint  # hypercorn and the routes only when asked for
 
                 try:
                     endpoint = await ControlEndpoint(cluster, control["port"], control["token"]).__aenter__()
@@ -334,7 +342,7 @@ async def _serve(
                     printer(event)
                 cluster.on_event(printer)
                 async with anyio.create_task_group() as beside:
-                    beside.start_soon(reclaim_when_quiet)  # what a burst took goes back (memory.py)
+                    beside.start_soon(reclaim_when_quiet)  # what a burst took goes back (cli/memory.py)
                     async for signum in signals:
                         printer.plain(f"stopping ({signal.Signals(signum).name})")
                         break

@@ -1,4 +1,4 @@
-"""The checkpointing-consumer harness (fakebroker.region) with scripted consumers: drain, merge,
+"""The checkpointing-consumer harness (fakebroker.testing.region) with scripted consumers: drain, merge,
 merge timeout, synchronous commits whose failure resets, resets to a checkpoint and to the
 initial state, and (hypothesis) exactness under random rebalances, crashes and commit failures."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.region import CommitFailed, Record, Region
+from fakebroker.testing.region import CommitFailed, Record, Region
 
 
 class Log:

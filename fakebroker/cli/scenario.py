@@ -40,9 +40,9 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from . import timeline
-from .cluster import FakeCluster
-from .http import ControlEndpoint
+from .. import timeline
+from ..cluster import FakeCluster
+from ..http import ControlEndpoint
 
 SCENARIO_FAILED = 3
 TIMED_OUT = 124

@@ -1,0 +1,47 @@
+"""What users import in their tests, as ``trio.testing`` is for trio: a face of the facade (it
+uses only ``fakebroker.cluster``'s public API).
+
+- ``assertions.py``: the facts users check most, each failing with a message that says what was
+  expected and what was there (``eventually``, ``assert_assignment``, ``lag``, ``values``, ...),
+  imported from here: ``from fakebroker.testing import eventually``;
+- ``ledger.py``: :class:`DeliveryLedger`, which judges a run's delivery guarantees (also
+  ``from fakebroker import DeliveryLedger``), with its verdict's types;
+- ``churn.py``: the bad days a consumer group meets as building blocks and a seeded runner
+  (``from fakebroker.testing.churn import BLOCKS, churn``);
+- ``region.py``: the checkpointing-consumer harness (``from fakebroker.testing.region import
+  Region``).
+
+Importing this package loads no cluster: the assertions import the facade when first called.
+"""
+
+from __future__ import annotations
+
+from .assertions import (
+    assert_assignment,
+    assignment,
+    committed,
+    eventually,
+    lag,
+    partitions_covered_once,
+    total_lag,
+    values,
+)
+from .ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
+
+__all__ = [
+    "CommitBeyond",
+    "DeliveryLedger",
+    "Duplicate",
+    "OutOfOrder",
+    "RecordId",
+    "Reread",
+    "Verdict",
+    "assert_assignment",
+    "assignment",
+    "committed",
+    "eventually",
+    "lag",
+    "partitions_covered_once",
+    "total_lag",
+    "values",
+]
