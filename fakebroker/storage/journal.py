@@ -184,6 +184,7 @@ _HANDLERS: dict[str, Callable[[Journal, Any], None]] = {
             "txn_fenced",
             "txn_timed_out",
             "txn_forgotten",
+            "txn_expired",
         ),
         Journal.txn,
     ),

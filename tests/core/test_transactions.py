@@ -430,6 +430,8 @@ def test_idle_transactional_ids_expire_and_come_back_with_a_new_producer_id():
     assert c.state.expire_txn_ids(999) == 0
     assert c.state.expire_txn_ids(1_000) == 1  # Ongoing never expires
     assert TID not in c.coordinator.txns and "busy" in c.coordinator.txns
+    expired = [e for e in c.state.events if e.kind == "txn_expired"]
+    assert [(e.transactional_id, e.idle_ms) for e in expired] == [(TID, 1_000)]  # its tombstone
     error, new_pid, epoch = c.init(now=2_000)
     assert (error, epoch) == (E.NONE, 0)
     assert new_pid not in (pid, busy_pid)

@@ -181,3 +181,19 @@ def test_a_journal_line_of_the_wrong_shape_refuses_the_directory():
         replay(dict(meta), [lines[0], json.dumps(["txn", "a", {**good, "epoch": "x"}]).encode()])
     with pytest.raises(JournalError, match="line 2"):
         replay(dict(meta), [lines[0], json.dumps(["cgroup", "g", {"generation": 1}]).encode()])
+
+
+def test_an_expired_transactional_id_stays_gone(tmp_path):
+    """Kafka writes a tombstone when transactional.id.expiration.ms drops an idle id: after a
+    crash the id is not back (a producer using it again gets a new producer id)."""
+    data = tmp_path / "data"
+    with FakeCluster(data_dir=data, topics={"in": 1, "out": 1}).run_in_thread() as c:
+        p = producer(c, "idle")
+        transaction(c, p, [b"x"], 1)
+        p.commit_transaction(10)
+        del p
+        assert c.call(lambda: c.state.expire_txn_ids(c.state.transactions.txns["idle"].last_update_ms + 10**12)) == 1
+        c.call(c.runtime.settle)  # as the server does after its timers
+        copy = crashed_copy(data, tmp_path / "copy")
+    with FakeCluster(data_dir=copy).run_in_thread() as c:
+        assert c.transaction("idle") is None

@@ -69,6 +69,14 @@ class TxnForgotten(TxnEvent):
 
 
 @_kind
+class TxnExpired(TxnEvent):
+    """An idle transactional id was dropped after ``transactional.id.expiration.ms`` (Kafka
+    writes its tombstone to ``__transaction_state``)."""
+
+    idle_ms: int
+
+
+@_kind
 class TxnTimedOut(TxnEvent):
     producer_id: int
     timeout_ms: int

@@ -389,7 +389,8 @@ class TransactionCoordinator:
             if txn.state in (S.EMPTY, *COMPLETED) and now_ms - txn.last_update_ms >= limit and owned(tid)
         ]
         for tid in gone:
-            del self.txns[tid]
+            txn = self.txns.pop(tid)
+            self.events.append(ev.TxnExpired(transactional_id=tid, idle_ms=now_ms - txn.last_update_ms), now_ms)
         return len(gone)
 
     def forget(self, tids: list[str], now_ms: int) -> None:
