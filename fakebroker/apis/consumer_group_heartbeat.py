@@ -13,7 +13,7 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
-    owned = None
+    owned: dict[str, set[int]] | None = None
     if request.topic_partitions is not None:
         owned = {}
         for tp in request.topic_partitions:

@@ -41,7 +41,7 @@ def _handle(ctx: RequestContext, request: Message):
             "configs": [],
         }
         return ctx.response(topics=[{"name": t.name, **refused} for t in request.topics], throttle_time_ms=0)
-    results = []
+    results: list[Message | dict] = []
     seen: dict[str, int] = {}
     for t in request.topics:
         seen[t.name] = seen.get(t.name, 0) + 1

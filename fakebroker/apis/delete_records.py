@@ -21,6 +21,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if error:
                 out["error_code"] = error
             else:
+                assert partition is not None  # led_partition: no error, so a partition
                 log = partition.log
                 offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset
                 if offset < 0 or offset > log.high_watermark:

@@ -22,12 +22,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     election = request.election_type if ctx.api_version >= 1 else elections.PREFERRED
     named = request.topic_partitions
     if election not in elections.ELECTION_TYPES:
-        message = f"Unknown election type {election}"
+        unknown = f"Unknown election type {election}"
         results = [
             {
                 "topic": t.topic,
                 "partition_result": [
-                    {"partition_id": p, "error_code": ErrorCode.INVALID_REQUEST, "error_message": message}
+                    {"partition_id": p, "error_code": ErrorCode.INVALID_REQUEST, "error_message": unknown}
                     for p in t.partitions
                 ],
             }

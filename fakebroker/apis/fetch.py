@@ -7,6 +7,8 @@ FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.quotas import CONSUMER_BYTE_RATE
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -37,7 +39,7 @@ def handle(ctx: RequestContext, request: Message):
 
 def _partitions(ctx: RequestContext, request: Message) -> frozenset[tuple[str, int]]:
     """What the fetch reads, so that a produce elsewhere does not wake it."""
-    keys = set()
+    keys: set[tuple[Any, int]] = set()  # an unknown topic id's None: no append wakes it
     for fetch_topic in request.topics:
         name = fetch_topic.topic if ctx.api_version < 13 else topic_name_by_id(ctx.cluster, fetch_topic.topic_id)
         keys.update((name, fp.partition) for fp in fetch_topic.partitions)
@@ -83,6 +85,7 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
                 parts.append(out)
                 any_error = True
                 continue
+            assert partition is not None  # led_partition: no error, so a partition
             log = partition.log
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
                 # a read error: ReplicaManager answers it with every offset unknown (-1)

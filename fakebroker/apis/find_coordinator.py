@@ -13,7 +13,7 @@ default because every test on a fresh cluster would wait one client backoff (0.1
 
 from __future__ import annotations
 
-from ..core.cluster_state import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext

@@ -11,7 +11,9 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
-    members = [(request.member_id, None)] if v < 3 else [(m.member_id, m.group_instance_id) for m in request.members]
+    members: list[tuple[str, str | None]] = (
+        [(request.member_id, None)] if v < 3 else [(m.member_id, m.group_instance_id) for m in request.members]
+    )
     result = ctx.cluster.groups.leave(ctx.now_ms, ctx.broker_id, LeaveRequest(request.group_id, members))
     top, errors = result.error, result.members
     if v < 3:

@@ -45,6 +45,7 @@ def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:
     if error:
         out["error_code"] = error
         return out
+    assert partition is not None  # led_partition: no error, so a partition
     log = partition.log
     ts = p.timestamp
     if ts < 0 and ctx.api_version < MIN_VERSION.get(ts, 1 << 15):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.groups.requests import CommitRequest
+from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .common import checked_partitions, offsets_to_commit
 from .context import RequestContext
@@ -13,7 +16,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     checked = checked_partitions(ctx.cluster, request.topics, by_id=v >= 10)
     wanted = offsets_to_commit(checked)
-    errors = iter(())
+    errors: Iterator[ErrorCode] = iter(())
     if wanted:  # unknown topics and partitions are answered without asking the group
         commit = CommitRequest(
             group_id=request.group_id,

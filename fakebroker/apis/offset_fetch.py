@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .common import topic_name_by_id
@@ -22,9 +24,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         return ctx.response(topics=out, error_code=error, throttle_time_ms=0)
     groups = []
     for g in request.groups:
-        topics = None
+        named: list[tuple[str | None, list[int], Any]] | None = None
         if g.topics is not None:
-            topics = [
+            named = [
                 (
                     (t.name if v < 10 else topic_name_by_id(ctx.cluster, t.topic_id)),
                     list(t.partition_indexes),
@@ -36,12 +38,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         error, out = _fetch(
             ctx,
             g.group_id,
-            [(n, ps) for n, ps, _ in topics] if topics is not None else None,
+            [(n, ps) for n, ps, _ in named] if named is not None else None,
             member,
             stable=request.require_stable,
         )
-        if topics is not None and v >= 10:
-            for entry, (_, _, topic_id) in zip(out, topics):
+        if named is not None and v >= 10:
+            for entry, (_, _, topic_id) in zip(out, named):
                 entry["topic_id"] = topic_id
         elif v >= 10:
             # An all-topics fetch: v10 names topics by id only, so Kafka fills each id in from its

@@ -20,6 +20,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if error:
                 out["error_code"] = error
             else:
+                assert partition is not None  # led_partition: no error, so a partition
                 # Nothing is ever truncated here, so any epoch up to the current one ends at
                 # the log end. An epoch past the current one is unknown: LeaderEpochFileCache
                 # finds no higher entry and answers UNDEFINED (-1, -1), as for -1.

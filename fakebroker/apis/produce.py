@@ -11,16 +11,26 @@ from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message, response_type
 from ..protocol.produce_peek import partition_entries
+from ..protocol.records.layout import ATTRIBUTES_OFFSET, MAGIC_OFFSET
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import NO_RESPONSE, STEP, CloseInstead, Job, RequestContext, in_steps
 from .registry import api
 
 _TRANSACTIONAL_BIT = 0x10  # of a v2 batch's attributes (their low byte)
+
+
+def _struct_of(cls: type[Message], field: str) -> type[Message]:
+    """The class of a struct field's elements (these are structs in every version)."""
+    struct = cls._by_attr[field].struct
+    assert struct is not None
+    return struct
+
+
 # the answer's classes: ProduceResponse, TopicProduceResponse, PartitionProduceResponse, LeaderIdAndEpoch
 _RESPONSE = response_type(ApiKey.PRODUCE).cls
-_TOPIC = _RESPONSE._by_attr["responses"].struct
-_PARTITION = _TOPIC._by_attr["partition_responses"].struct  # type: ignore[union-attr]
-_LEADER = _PARTITION._by_attr["current_leader"].struct  # type: ignore[union-attr]
+_TOPIC = _struct_of(_RESPONSE, "responses")
+_PARTITION = _struct_of(_TOPIC, "partition_responses")
+_LEADER = _struct_of(_PARTITION, "current_leader")
 # A Produce up to this large with at most this many partition entries is large for its
 # records alone. It is decoded on the loop: about 0.45 ms for the entries and 0.3 ms to copy
 # 4 MB of records, less than the hand-off costs a client (librdkafka's 1 MB requests, embedded:
@@ -108,9 +118,9 @@ def _plain_v2_batch(data: bytes) -> bool:
     n = len(data)
     return (
         n >= rec.RECORD_BATCH_OVERHEAD
-        and data[rec.MAGIC_OFFSET] == 2
+        and data[MAGIC_OFFSET] == 2
         and int.from_bytes(data[8:12], "big", signed=True) + rec.LOG_OVERHEAD == n
-        and not data[rec.ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT
+        and not data[ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT
     )
 
 
@@ -153,6 +163,7 @@ def _append(
     if error:
         leader = partition if error == ErrorCode.NOT_LEADER_OR_FOLLOWER else None
         return _error(index, error, current_leader=current_leader(leader))
+    assert partition is not None  # led_partition: no error, so a partition
     if ctx.api_version < 3:
         # 4.x advertises Produce from v0 for old librdkafka but refuses v0-2 (KAFKA-18659).
         return _error(index, ErrorCode.UNSUPPORTED_VERSION)

@@ -6,6 +6,8 @@ AddOffsetsToTxn first and are verified against it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core import events as ev
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..core.groups.requests import CommitRequest
@@ -20,7 +22,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     checked = checked_partitions(ctx.cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
     wanted = offsets_to_commit(checked, leader_epochs=v >= 2)
-    errors = iter(())
+    errors: Iterator[ErrorCode] = iter(())
     if wanted:  # unknown topics and partitions are answered without asking the group
         commit = CommitRequest(
             group_id=request.group_id,

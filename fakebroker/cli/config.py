@@ -111,7 +111,7 @@ def load(path: str | Path) -> ServeConfig:
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(KEYS))}")
     config = ServeConfig()
-    whole = ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms")
+    whole: tuple[str, ...] = ("brokers", "port", "coordinator_load_time_ms", "transaction_marker_delay_ms")
     whole += ("control_port", "event_log_size")
     for key in whole:
         if key in data:

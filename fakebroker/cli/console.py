@@ -242,8 +242,9 @@ class EventPrinter:
             from rich.text import Text
 
             with self.console.capture() as capture:
-                self.console.print(Text("X", style=style or None), end="")
-            codes = self._codes[style] = tuple(capture.get().split("X"))  # type: ignore[assignment]
+                self.console.print(Text("X", style=style), end="")
+            before, _, after = capture.get().partition("X")
+            codes = self._codes[style] = (before, after)
         return codes[0] + text + codes[1]
 
 

@@ -134,7 +134,7 @@ class CommandHandle:
         self.awaited = True
         return await self._process.wait()
 
-    def send_signal(self, sig: int) -> None:
+    def send_signal(self, sig: signal.Signals) -> None:
         if self.running:
             self._process.send_signal(sig)
 

@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
 from typing import Any, TypeVar
 
@@ -283,7 +283,7 @@ class FakeCluster:
         :func:`fakebroker.testing.churn.churn` in a worker thread)."""
         return self._proxy.portal_for_threads()
 
-    def start_task(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    def start_task(self, task: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         """Run ``task(*args, task_status=...)`` in the cluster's task group, stopped with the
         cluster; returns what it reports through ``task_status.started(value)`` (how faces
         such as the HTTP control endpoint run beside the brokers)."""
@@ -294,7 +294,7 @@ class FakeCluster:
 
         return self._proxy.run_async(start)
 
-    async def start_task_async(self, task: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    async def start_task_async(self, task: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         """``start_task`` from async code on the cluster's loop."""
         if self._proxy.task_group is None:
             raise RuntimeError("the cluster is not running")
@@ -513,7 +513,7 @@ class FakeCluster:
         def act() -> None:
             code, message = self.state.quotas.alter([alteration], False)[alteration.entity]
             if code:
-                raise ValueError(message + quota_key_hint(key))
+                raise ValueError((message or "") + quota_key_hint(key))
 
         self._proxy.act(act)
 

@@ -9,7 +9,7 @@ told of new events, parked fetches re-check, the ticker sees new timers).
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -72,7 +72,7 @@ class LoopProxy:
             )
         return self.portal.call(fn, *args)
 
-    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Start a task in the cluster's task group (from its loop)."""
         if self.task_group is None:
             raise NotRunning("the cluster is not running")

@@ -76,7 +76,7 @@ class TopicActions:
         state = self._runtime.state
 
         def read() -> list[tuple[int, int, bytes | None, bytes | None]]:
-            out = []
+            out: list[tuple[int, int, bytes | None, bytes | None]] = []
             if partition is not None:
                 partition_of(state, topic, partition)  # ClusterUsageError naming the valid ones
             for p in topic_of(state, topic).partitions:

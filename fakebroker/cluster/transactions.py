@@ -56,7 +56,7 @@ def transaction_view(state: ClusterState, transactional_id: str) -> TransactionV
 def committed_records(state: ClusterState, topic: str, partition: int | None) -> list[tuple[int, int, Any, Any]]:
     """What a read_committed consumer reads: records below the last stable offset that no
     aborted transaction wrote, as (partition, offset, key, value)."""
-    out = []
+    out: list[tuple[int, int, Any, Any]] = []
     if partition is not None:
         partition_of(state, topic, partition)  # ClusterUsageError naming the valid ones
     for p in topic_of(state, topic).partitions:

@@ -29,7 +29,7 @@ class MemberView:
     rack: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "member_id": self.member_id,
             "client_id": self.client_id,
             "group_instance_id": self.group_instance_id,

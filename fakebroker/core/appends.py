@@ -202,7 +202,7 @@ def _before_append(exc: rec.RecordsError) -> bool:
     return str(exc).startswith("Produce requests with version")
 
 
-def _verify_transaction(partition: Partition, header, verify_txn: TxnVerifier | None) -> ErrorCode:
+def _verify_transaction(partition: Partition, header: rec.BatchHeader, verify_txn: TxnVerifier | None) -> ErrorCode:
     """UnifiedLog.maybeStartTransactionVerification: a transaction's first batch in the
     partition is checked with its coordinator (an older epoch is refused here already)."""
     pid = header.producer_id

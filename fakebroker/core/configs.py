@@ -16,13 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.suggest import close_matches
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
 from .kafka_config_ranges import BROKER_RANGES, TOPIC_RANGES
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 __all__ = [
     "BROKER_KEYS",
@@ -195,11 +200,11 @@ def validate(name: str, value: str | None, *, topic: bool) -> str | None:
     if name in ("compression.gzip.level",) and number == 0:  # -1 (the codec's default) or 1..9
         return f"Invalid value {value} for configuration {name}: Value must be -1 or between 1 and 9"
     if name in RANGES:
-        low, high = RANGES[name]
-        if low is not None and number < low:
-            return f"Invalid value {value} for configuration {name}: Value must be at least {low}"
-        if high is not None and number > high:
-            return f"Invalid value {value} for configuration {name}: Value must be no more than {high}"
+        at_least, at_most = RANGES[name]
+        if at_least is not None and number < at_least:
+            return f"Invalid value {value} for configuration {name}: Value must be at least {at_least}"
+        if at_most is not None and number > at_most:
+            return f"Invalid value {value} for configuration {name}: Value must be no more than {at_most}"
     return None
 
 
@@ -289,41 +294,41 @@ class ConfigEntry:
 _generation = [0]  # bumped by every change of any settings store: cached lookups start over
 
 
-class Store(dict):
+class Store(dict[K, V]):
     """A settings dict that tells the lookup caches when it changes (every produce reads
     half a dozen settings; most tests change none)."""
 
     __slots__ = ()
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: K, value: V) -> None:
         super().__setitem__(key, value)
         _generation[0] += 1
 
-    def __delitem__(self, key):
+    def __delitem__(self, key: K) -> None:
         super().__delitem__(key)
         _generation[0] += 1
 
-    def __ior__(self, other):
+    def __ior__(self, other: Any) -> Self:  # type: ignore[override, misc]  # as typeshed's own dict.__ior__
         _generation[0] += 1
         return super().__ior__(other)
 
-    def update(self, *args, **kwargs):
+    def update(self, *args: Any, **kwargs: V) -> None:
         super().update(*args, **kwargs)
         _generation[0] += 1
 
-    def pop(self, *args):
+    def pop(self, *args: Any) -> Any:
         _generation[0] += 1
         return super().pop(*args)
 
-    def popitem(self):
+    def popitem(self) -> tuple[K, V]:
         _generation[0] += 1
         return super().popitem()
 
-    def clear(self):
+    def clear(self) -> None:
         super().clear()
         _generation[0] += 1
 
-    def setdefault(self, key, default=None):
+    def setdefault(self, key: K, default: Any = None) -> Any:
         _generation[0] += 1
         return super().setdefault(key, default)
 
@@ -371,7 +376,9 @@ class BrokerConfig:
     def get_bool(self, name: str) -> bool:
         return self.get(name).strip().lower() == "true"
 
-    def synonyms(self, name: str, broker_id: int | None, identity: dict[str, str] | None = None):
+    def synonyms(
+        self, name: str, broker_id: int | None, identity: dict[str, str] | None = None
+    ) -> list[tuple[str, str | None, int]]:
         """DescribeConfigs' synonyms of a broker setting, highest priority first."""
         out: list[tuple[str, str | None, int]] = []
         if broker_id is not None and name in self.per_broker.get(broker_id, {}):
@@ -401,10 +408,10 @@ class BrokerConfig:
             return out
         for name, (default, kind, read_only, sensitive) in sorted(BROKER_KEYS.items()):
             synonyms = self.synonyms(name, broker_id, identity)
-            value, source = (synonyms[0][1], synonyms[0][2]) if synonyms else (default, SOURCE_DEFAULT)
+            current, source = (synonyms[0][1], synonyms[0][2]) if synonyms else (default, SOURCE_DEFAULT)
             if sensitive:
-                value, synonyms = None, []
-            out.append(ConfigEntry(name, value, source, read_only, sensitive, CONFIG_TYPES[kind], synonyms))
+                current, synonyms = None, []
+            out.append(ConfigEntry(name, current, source, read_only, sensitive, CONFIG_TYPES[kind], synonyms))
         return out
 
 
@@ -437,7 +444,8 @@ class TopicConfig:
         if self._cache_generation != _generation[0]:
             self._fresh()
         try:
-            return self._derived[key]
+            found: T = self._derived[key]
+            return found
         except KeyError:
             value = self._derived[key] = compute(self)
             return value

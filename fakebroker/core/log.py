@@ -532,7 +532,7 @@ class PartitionLog:
             segment.last_modified_ms = modified if modified is not None else now_ms
             if fault is not None:
                 dropped = not good and expected is not None  # nothing good left of it: the one before goes on
-                lost = expected if dropped else segment.next_offset
+                lost = expected if dropped and expected is not None else segment.next_offset
                 self.cut = LogCut(base, good, lost, fault, size - good, 0)
                 if dropped:
                     self.store.delete(base)

@@ -154,11 +154,11 @@ class ClientQuotas:
             # the answer into an error, as Kafka's controller writes its records
             for entity, ops in changes:
                 values = self.entries.setdefault(entity, {})
-                for key, value in ops.items():
-                    if value is None:
+                for key, op in ops.items():
+                    if op is None:
                         values.pop(key, None)
                     else:
-                        values[key] = value
+                        values[key] = op
                 if not values:
                     del self.entries[entity]
         return results
@@ -176,8 +176,9 @@ class ClientQuotas:
         if IP in kinds:
             if USER in kinds or CLIENT_ID in kinds:
                 return "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"
-            if kinds[IP] is not None and not _valid_ip(kinds[IP]):
-                return f"{kinds[IP]} is not a valid IP or resolvable host."
+            ip = kinds[IP]
+            if ip is not None and not _valid_ip(ip):
+                return f"{ip} is not a valid IP or resolvable host."
             keys = IP_KEYS
         else:
             keys = USER_CLIENT_KEYS

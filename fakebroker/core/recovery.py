@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..protocol import records as rec
 from ..protocol.records import crc
+from ..protocol.records.layout import ATTRIBUTES_OFFSET
 from .segments import SegmentStore
 
 RECOVERY_CHUNK = 1 << 20  # bytes read at a time while checking a segment
@@ -111,7 +112,7 @@ def _fault(view: memoryview, header: rec.BatchHeader, segment_base: int, last: i
     """What is wrong with a whole batch of the chunk, or None."""
     start = header.position
     if header.magic >= 2:  # verify_crc's check, with the header already read
-        good = crc.crc32c(view[start + rec.ATTRIBUTES_OFFSET : start + header.size]) == header.crc
+        good = crc.crc32c(view[start + ATTRIBUTES_OFFSET : start + header.size]) == header.crc
     else:
         good = rec.verify_crc(view, start)
     if not good:

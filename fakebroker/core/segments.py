@@ -124,8 +124,8 @@ class Segment:
     max_timestamp: int = -1  # largest record timestamp (-1: none carried one)
     first_batch_timestamp: int = -1  # max timestamp of its first batch, for segment.ms (rollingBasedTimestamp)
     last_modified_ms: int = -1  # broker time of its last append (the file's mtime in Kafka)
-    index_offsets: array = field(default_factory=lambda: array("q"))  # sparse: base offset of an indexed batch
-    index_positions: array = field(default_factory=lambda: array("q"))  # ... and its position
+    index_offsets: array[int] = field(default_factory=lambda: array("q"))  # sparse: base offset of an indexed batch
+    index_positions: array[int] = field(default_factory=lambda: array("q"))  # ... and its position
     index_interval: int = 4096
     bytes_since_index: int = 0
 

@@ -4,7 +4,7 @@ the request and the cluster's brokers; :class:`ClusterState` applies what they d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Collection
 
 from ..protocol.error_codes import ErrorCode
 from .topics import (
@@ -39,7 +39,7 @@ def new_topic(
     replication_factor: int,
     assignments: dict[int, list[int]] | None,
     *,
-    existing: Iterable[str] & Container[str],
+    existing: Collection[str],
     registered: set[int],
     alive: list[int],
     defaults: tuple[int, int],

@@ -19,6 +19,7 @@ fakebroker.faults.rules.FaultRuleError: error= is not used by the action 'drop',
 
 from __future__ import annotations
 
+import builtins
 import fnmatch
 import inspect
 import itertools
@@ -350,7 +351,7 @@ class Faults:
         version: int,
         client_id: str | None,
         view: RequestView | Callable[[], RequestView],
-    ) -> list[FaultRule]:
+    ) -> builtins.list[FaultRule]:  # builtins: ``list`` here is the method above
         """The rules that fire for this request, counting matches as it goes. ``view`` may be
         a function: the request is then looked into only if a rule's header match needs it."""
         fired = []
@@ -364,7 +365,7 @@ class Faults:
                 continue
             if rule.needs_view:
                 if cached is None:
-                    cached = view()  # type: ignore[operator]
+                    cached = view if isinstance(view, RequestView) else view()
                 if not rule.matches_view(cached):
                     continue
             if rule.roll():

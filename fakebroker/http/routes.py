@@ -202,7 +202,8 @@ async def advance_clock(req: Request) -> Any:
 async def list_events(req: Request) -> Any:
     since, limit = req.q("since", int, 0), req.q("limit", int)
     kinds, group, client, broker = req.qlist("kind"), req.q("group"), req.q("client_id"), req.q("broker", int)
-    out, scanned = [], since
+    out: list[dict[str, Any]] = []
+    scanned = since
     for event in req.cluster.events_since(max(since, 0)):  # seq is the 1-based place in the log
         if limit is not None and len(out) >= limit:
             break

@@ -36,7 +36,8 @@ import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..cluster import ErrorCode, FakeCluster, TopicError
-from .routes import ROUTES, HTTPError, Request, Route, check_body, openapi_document
+from .routes import ROUTES, Request, Route, openapi_document
+from .schemas import HTTPError, check_body
 
 __all__ = ["ROUTES", "ControlApp", "Route", "loopback_host", "openapi_document", "serve", "start"]
 
@@ -311,6 +312,9 @@ async def serve(
         # rather than being cut mid-cleanup; the deadline set below bounds that.
         try:
             with scope:
+                # either loop's serve; typed loosely, as ControlApp reads plain-dict scopes where
+                # hypercorn's types name a TypedDict per scope kind
+                hypercorn_serve: Callable[..., Awaitable[None]]
                 if sniffio.current_async_library() == "trio":
                     from hypercorn.trio import serve as hypercorn_serve
                 else:

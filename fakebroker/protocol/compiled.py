@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from .primitives import ONE_BYTE, KArray, KBytes, KNumber, KString, read_uvarint, remaining, uvarint_bytes
@@ -104,7 +105,7 @@ def _runs(fixed: list[tuple[str, Any]]) -> list[tuple[list[str], Any]]:
     return [(attrs, struct.Struct(kind) if isinstance(kind, str) else kind) for attrs, kind in out]
 
 
-def compile_struct(codec: Any) -> tuple[Any, Any]:
+def compile_struct(codec: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """(parse, build) for ``codec`` (a ``schema.StructCodec``), with the generic ones behind them."""
     env: dict[str, Any] = {
         "_cls": codec.cls,

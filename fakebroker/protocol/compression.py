@@ -25,6 +25,7 @@ This module imports nothing from trio or the server.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from types import ModuleType
 from typing import Final
 
@@ -169,7 +170,9 @@ _FIRST_BUFFER: Final = 64 * 1024
 _FULL_BUFFER_ERROR: Final = "failed to write whole buffer"  # what cramjam says when the output buffer is full
 
 
-def _decompress_bounded(codec: int, decompress_into, data: bytes, max_size: int) -> bytes:
+def _decompress_bounded(
+    codec: int, decompress_into: Callable[[bytes, bytearray], int], data: bytes, max_size: int
+) -> bytes:
     """Decompress into a buffer that grows fourfold up to ``max_size`` + 1 bytes.
 
     Starting small keeps an ordinary batch cheap; a stream that fills the final buffer is

@@ -194,6 +194,7 @@ class ErrorCode(enum.IntEnum):
 
 
 _BY_NAME: dict[str, ErrorCode] = {member.name: member for member in ErrorCode}
+_BY_CODE: dict[int, ErrorCode] = {member.value: member for member in ErrorCode}
 
 
 def error_code(name_or_code: str | int) -> ErrorCode:
@@ -210,8 +211,8 @@ def error_code(name_or_code: str | int) -> ErrorCode:
         raise TypeError("error_code() expects a Kafka error name or int code, not bool")
     if isinstance(name_or_code, int):
         try:
-            return ErrorCode(name_or_code)
-        except ValueError:
+            return _BY_CODE[name_or_code]
+        except KeyError:
             raise ValueError(
                 f"unknown Kafka error code {name_or_code}; valid codes are {min(ErrorCode)}..{max(ErrorCode)}"
             ) from None

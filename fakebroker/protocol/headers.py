@@ -14,6 +14,7 @@ import io
 import struct
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from .errors import DecodeError, UnsupportedVersionError
 from .messages import MessageType, message_type, request_type, response_type
@@ -72,15 +73,18 @@ class Request:
 
     @property
     def api_key(self) -> int:
-        return self.header.request_api_key
+        key: int = self.header.request_api_key
+        return key
 
     @property
     def api_version(self) -> int:
-        return self.header.request_api_version
+        version: int = self.header.request_api_version
+        return version
 
     @property
     def correlation_id(self) -> int:
-        return self.header.correlation_id
+        correlation_id: int = self.header.correlation_id
+        return correlation_id
 
 
 def peek_request(payload: bytes | bytearray | memoryview) -> tuple[int, int, int]:
@@ -168,7 +172,11 @@ def decode_request(payload: bytes | bytearray | memoryview) -> Request:
 
 
 def encode_request(
-    api_key: int, api_version: int, correlation_id: int, body: Message | dict, client_id: str | None = "fakebroker"
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    body: Message | dict[str, Any],
+    client_id: str | None = "fakebroker",
 ) -> bytes:
     """A request payload (header + body), as a client would send it, without the size prefix."""
     stream = io.BytesIO()
@@ -193,7 +201,7 @@ def prepare(api_key: int, api_version: int) -> None:
     response_type(api_key).codec(api_version)
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: Message | dict) -> bytes:
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Message | dict[str, Any]) -> bytes:
     """A response payload (header + body) without the size prefix."""
     stream = io.BytesIO()
     version = response_header_version(api_key, api_version)

@@ -173,7 +173,7 @@ class MessageType:
         """Decode a message body. Like Kafka, bytes left over at the end are ignored unless ``strict``."""
         stream = io.BytesIO(data)
         try:
-            msg = self.codec(version)._parsereport(stream, c.Container(), self.name)
+            msg: Message = self.codec(version)._parsereport(stream, c.Container(), self.name)
             if strict and stream.tell() != len(data):
                 raise ValueError(f"{len(data) - stream.tell()} bytes left over after the message")
             return msg
@@ -185,7 +185,8 @@ class MessageType:
     def decode_from(self, stream: io.BytesIO, version: int) -> Message:
         """Decode from a stream positioned at the body (the headers module uses this)."""
         try:
-            return self.codec(version)._parsereport(stream, c.Container(), self.name)
+            msg: Message = self.codec(version)._parsereport(stream, c.Container(), self.name)
+            return msg
         except UnsupportedVersionError:
             raise
         except (c.ConstructError, ValueError, OverflowError, UnicodeDecodeError, IndexError, TypeError) as exc:

@@ -21,25 +21,25 @@ class KNumber(c.Construct):
     """A fixed-width big-endian number. Same bytes as construct's ``Int32sb`` and friends,
     with a precompiled ``struct.Struct`` because these sit on the hottest path."""
 
-    def __init__(self, fmt: str):
+    def __init__(self, fmt: str) -> None:
         super().__init__()
         self.packer = struct.Struct(fmt)
         self.size = self.packer.size
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         data = stream.read(self.size)
         if len(data) != self.size:
             raise c.StreamError(f"needed {self.size} bytes, only {len(data)} left")
         return self.packer.unpack(data)[0]
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         try:
             stream.write(self.packer.pack(obj))
         except struct.error as exc:
             raise c.FormatFieldError(f"{obj!r} does not fit {self.packer.format}: {exc}") from None
         return obj
 
-    def _sizeof(self, context, path):
+    def _sizeof(self, context: Any, path: str) -> int:
         return self.size
 
 
@@ -115,7 +115,7 @@ def uvarint_bytes(value: int) -> bytes:
 class _Length(c.Construct):
     """Shared length-prefix logic: returns None for null, else a non-negative length."""
 
-    def __init__(self, compact: bool, wide: bool, nullable: bool, what: str):
+    def __init__(self, compact: bool, wide: bool, nullable: bool, what: str) -> None:
         super().__init__()
         self.compact, self.wide, self.nullable, self.what = compact, wide, nullable, what
 
@@ -152,16 +152,16 @@ class _Length(c.Construct):
 class KString(_Length):
     """Kafka ``string``: UTF-8 with an int16 length, or a compact length in flexible versions."""
 
-    def __init__(self, compact: bool, nullable: bool):
+    def __init__(self, compact: bool, nullable: bool) -> None:
         super().__init__(compact, wide=False, nullable=nullable, what="string")
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         n = self.read_length(stream)
         if n is None:
             return None
         return read(stream, n).decode("utf-8")
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         data = None if obj is None else obj.encode("utf-8")
         self.write_length(stream, None if data is None else len(data))
         if data:
@@ -172,16 +172,16 @@ class KString(_Length):
 class KBytes(_Length):
     """Kafka ``bytes`` and ``records``: an int32 length, or a compact length when flexible."""
 
-    def __init__(self, compact: bool, nullable: bool):
+    def __init__(self, compact: bool, nullable: bool) -> None:
         super().__init__(compact, wide=True, nullable=nullable, what="bytes")
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         n = self.read_length(stream)
         if n is None:
             return None
         return read(stream, n)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         self.write_length(stream, None if obj is None else len(obj))
         if obj:
             stream.write(obj)
@@ -191,11 +191,11 @@ class KBytes(_Length):
 class KArray(_Length):
     """Kafka ``[]T``: an int32 count, or a compact count when flexible, then the elements."""
 
-    def __init__(self, element: c.Construct, compact: bool, nullable: bool):
+    def __init__(self, element: c.Construct, compact: bool, nullable: bool) -> None:
         super().__init__(compact, wide=True, nullable=nullable, what="array")
         self.element = element
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         n = self.read_length(stream)
         if n is None:
             return None
@@ -210,7 +210,7 @@ class KArray(_Length):
         parse = element._parse
         return [parse(stream, context, path) for _ in range(n)]
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         self.write_length(stream, None if obj is None else len(obj))
         if obj:
             element = self.element
@@ -229,10 +229,10 @@ class KArray(_Length):
 class KUuid(c.Construct):
     """Kafka ``uuid``: 16 bytes, most significant half first; no null (all-zero = none)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         return uuid.UUID(bytes=read(stream, 16))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         if obj is None:
             obj = ZERO_UUID
         stream.write(obj.bytes)
@@ -242,10 +242,10 @@ class KUuid(c.Construct):
 class KBool(c.Construct):
     """Kafka ``bool``: one byte; any non-zero byte reads as true, as Java's reader does."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         return read(stream, 1) != b"\x00"
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         stream.write(b"\x01" if obj else b"\x00")
         return obj
 
@@ -253,16 +253,16 @@ class KBool(c.Construct):
 class NullableStruct(c.Construct):
     """A struct field that may be null in this version: int8 -1 = null, 1 = present."""
 
-    def __init__(self, subcon: c.Construct):
+    def __init__(self, subcon: c.Construct) -> None:
         super().__init__()
         self.subcon = subcon
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Any:
         if read(stream, 1)[0] >= 0x80:  # Java reads any negative byte as null
             return None
         return self.subcon._parse(stream, context, path)
 
-    def _build(self, obj: Any, stream, context, path):
+    def _build(self, obj: Any, stream: io.BytesIO, context: Any, path: str) -> Any:
         if obj is None:
             stream.write(b"\xff")
             return None

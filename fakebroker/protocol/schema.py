@@ -9,13 +9,14 @@ version carries, in wire order, followed by the tagged-field section in flexible
 
 from __future__ import annotations
 
+import builtins
 import functools
 import io
 import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import construct as c
 
@@ -64,7 +65,7 @@ class FieldInfo:
     name: str  # the spec's CamelCase name
     attr: str  # snake_case attribute
     type: str  # spec type, e.g. "int32", "[]string", "[]TopicData", "Assignment"
-    struct: type[Message] | None  # the class of struct / struct-array elements
+    struct: builtins.type[Message] | None  # the class of struct / struct-array elements
     default: Callable[[], Any]
 
     @functools.cached_property
@@ -82,11 +83,18 @@ class Message:
     """
 
     __slots__ = ("_unknown_tagged_fields",)
+    _unknown_tagged_fields: dict[int, bytes]
     _fields: ClassVar[tuple[FieldInfo, ...]] = ()
     _by_attr: ClassVar[dict[str, FieldInfo]] = {}
     _family: ClassVar[str] = ""
 
     # No __init__ here: every generated class has its own, written out by _make_init.
+
+    if TYPE_CHECKING:  # a class's fields come from its spec at run time: a checker sees them as Any
+
+        def __init__(self, **fields: Any) -> None: ...
+        def __getattr__(self, attr: str) -> Any: ...
+        def __setattr__(self, attr: str, value: Any) -> None: ...
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
@@ -113,7 +121,7 @@ class Message:
             self._unknown_tagged_fields == other._unknown_tagged_fields
         )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable (object's __hash__ is a method)
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{f.attr}={getattr(self, f.attr)!r}" for f in self._fields)
@@ -125,7 +133,7 @@ class Message:
 _MISSING = object()
 
 
-def _make_init(infos: list[FieldInfo]):
+def _make_init(infos: list[FieldInfo]) -> Callable[..., None]:
     """A class's own ``__init__``, written out field by field: the generic loop over
     ``_fields`` cost a handler ~1 us per field for every answer it built (same behaviour:
     given values coerced, spec defaults for the rest, unknown names refused)."""
@@ -155,7 +163,8 @@ def _make_init(infos: list[FieldInfo]):
     body.append("    if extra:\n        _bad(self, extra)")
     source = f"def __init__(self, *, {', '.join(params)}, **extra):\n" + "\n".join(body) + "\n"
     exec(source, env)  # noqa: S102 - generated from the spec's field names only
-    return env["__init__"]
+    init: Callable[..., None] = env["__init__"]
+    return init
 
 
 def _bad_fields(msg: Message, extra: dict[str, Any]) -> None:
@@ -170,6 +179,7 @@ def _default_factory(field: dict[str, Any], struct: type[Message] | None) -> Cal
         return (lambda: None) if raw == "null" else list
     if struct is not None:
         return (lambda: None) if raw == "null" else struct
+    value: object
     if t in ("int8", "int16", "int32", "int64", "uint16", "uint32"):
         value = int(str(raw), 0) if raw not in (None, "") else 0
     elif t == "float64":
@@ -189,8 +199,8 @@ def _default_factory(field: dict[str, Any], struct: type[Message] | None) -> Cal
     return lambda: value
 
 
-def _struct_name(field: dict[str, Any], common: dict[str, list]) -> str | None:
-    base = field["type"][2:] if field["type"].startswith("[]") else field["type"]
+def _struct_name(field: dict[str, Any], common: dict[str, list[dict[str, Any]]]) -> str | None:
+    base: str = field["type"][2:] if field["type"].startswith("[]") else field["type"]
     if base in PRIMITIVES:
         return None
     if "fields" not in field and base not in common:
@@ -201,14 +211,14 @@ def _struct_name(field: dict[str, Any], common: dict[str, list]) -> str | None:
 class ClassBuilder:
     """Builds the message classes of one spec family (all its files, all versions)."""
 
-    def __init__(self, family: SpecFamily):
+    def __init__(self, family: SpecFamily) -> None:
         self.family = family
         self.struct_fields: dict[str, dict[str, dict[str, Any]]] = {}  # struct -> field name -> json
         self.classes: dict[str, type[Message]] = {}
         for spec in family.specs:  # newest first: its definitions win
             self._collect(family.name, spec.fields, spec.common_structs)
 
-    def _collect(self, struct: str, fields: list[dict[str, Any]], common: dict[str, list]) -> None:
+    def _collect(self, struct: str, fields: list[dict[str, Any]], common: dict[str, list[dict[str, Any]]]) -> None:
         merged = self.struct_fields.setdefault(struct, {})
         for field in fields:
             merged.setdefault(field["name"], field)
@@ -262,7 +272,7 @@ class StructCodec(c.Construct):
         fixed: list[tuple[str, c.Construct]],
         tagged: dict[int, tuple[str, c.Construct, Any]],
         flexible: bool,
-    ):
+    ) -> None:
         super().__init__()
         self.cls = cls
         self.fixed = fixed
@@ -276,15 +286,17 @@ class StructCodec(c.Construct):
             for f in cls._fields
             if f.attr not in carried or any(f.attr == a for a, _, _ in tagged.values())
         ]
+        self._fast_parse: Callable[[io.BytesIO, Any, str], Message]
+        self._fast_build: Callable[[Message | dict[str, Any], io.BytesIO, Any, str], Message]
         self._fast_parse, self._fast_build = compile_struct(self)
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Message:
         return self._fast_parse(stream, context, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Message | dict[str, Any], stream: io.BytesIO, context: Any, path: str) -> Message:
         return self._fast_build(obj, stream, context, path)
 
-    def _parse_generic(self, stream, context, path):
+    def _parse_generic(self, stream: io.BytesIO, context: Any, path: str) -> Message:
         obj = self.cls.__new__(self.cls)
         setter = object.__setattr__
         for attr, default in self.defaults:
@@ -303,7 +315,7 @@ class StructCodec(c.Construct):
         obj._unknown_tagged_fields = unknown
         return obj
 
-    def _parse_tagged(self, obj, stream, context, path) -> dict[int, bytes]:
+    def _parse_tagged(self, obj: Message, stream: io.BytesIO, context: Any, path: str) -> dict[int, bytes]:
         """Read the tagged-field section into ``obj``; the tags this spec does not know."""
         unknown: dict[int, bytes] = {}
         attr = None  # the last known tagged field reached: an error's path names it
@@ -324,11 +336,11 @@ class StructCodec(c.Construct):
                     )
         except c.ConstructError as exc:
             if attr is not None:
-                exc.tagged_attr = attr  # type: ignore[attr-defined]
+                exc.tagged_attr = attr
             raise
         return unknown
 
-    def _build_generic(self, obj, stream, context, path):
+    def _build_generic(self, obj: Message | dict[str, Any], stream: io.BytesIO, context: Any, path: str) -> Message:
         if isinstance(obj, dict):
             obj = self.cls.from_dict(obj)
         attr = "(struct)"
@@ -343,7 +355,7 @@ class StructCodec(c.Construct):
             raise
         return obj
 
-    def _build_tagged(self, obj, stream, context, path):
+    def _build_tagged(self, obj: Message, stream: io.BytesIO, context: Any, path: str) -> None:
         if not self.tagged and not obj._unknown_tagged_fields:
             stream.write(b"\x00")  # the common case: an empty tagged-field section
             return
@@ -374,7 +386,7 @@ def _add_path(exc: BaseException, where: str) -> None:
     if trail is None:
         trail = []
         try:
-            exc.kafka_path = trail  # type: ignore[attr-defined]
+            exc.kafka_path = trail  # type: ignore[attr-defined]  # our own note on any exception (read with getattr)
         except AttributeError:
             return
     trail.append(where)
@@ -383,7 +395,7 @@ def _add_path(exc: BaseException, where: str) -> None:
 class CodecBuilder:
     """Builds the construct tree of one message at one version."""
 
-    def __init__(self, spec: Spec, classes: ClassBuilder, version: int):
+    def __init__(self, spec: Spec, classes: ClassBuilder, version: int) -> None:
         self.spec = spec
         self.classes = classes
         self.version = version

@@ -79,7 +79,8 @@ class Connection:
         self._held_bytes = 0
         self.last_active = self._now()
         try:
-            host, port = stream.extra(anyio.abc.SocketAttribute.remote_address)[:2]
+            address = stream.extra(anyio.abc.SocketAttribute.remote_address)  # (host, port, ...) over TCP
+            host, port = address[0], address[1]
             self.peer = Peer(f"{host}:{port}", str(host))
         except Exception:  # pragma: no cover - unusual socket families
             self.peer = Peer()

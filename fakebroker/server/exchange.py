@@ -14,7 +14,7 @@ from ..apis.context import Result
 from ..apis.registry import Api
 from ..core import events as ev
 from ..protocol import headers
-from ..protocol.error_codes import ErrorCode
+from ..protocol.error_codes import error_code
 from ..protocol.messages import Message
 from .runtime import Runtime
 
@@ -113,7 +113,7 @@ def error_name(code: int | None) -> str | None:
     if code is None:
         return None
     try:
-        return ErrorCode(code).name
+        return error_code(code).name
     except ValueError:
         return str(code)
 
@@ -128,7 +128,7 @@ def _error_fields(cls: type[Message]) -> tuple[tuple[str, bool], ...]:
         if info.struct is None:
             if info.attr.endswith("error_code"):
                 walked.append((info.attr, False))
-        elif _error_fields(info.struct):
+        elif _error_fields(info.struct):  # type: ignore[arg-type]  # mypy#11470: type[X] not Hashable
             walked.append((info.attr, True))
     return tuple(walked)
 
@@ -137,7 +137,7 @@ def error_codes(msg: Message) -> set[int]:
     """Every non-zero error code anywhere in a response (``error_code``, and the prefixed
     ones such as AddPartitionsToTxn's ``partition_error_code``)."""
     found: set[int] = set()
-    _collector(type(msg))(msg, found)
+    _collector(type(msg))(msg, found)  # type: ignore[arg-type]  # mypy#11470: type[X] not Hashable
     return found
 
 
@@ -150,19 +150,20 @@ def _collector(cls: type[Message]) -> Callable[[Message, set[int]], None]:
 
     def walk(cls: type[Message], var: str, depth: int) -> None:
         pad = "    " * depth
-        for attr, struct in _error_fields(cls):
+        for attr, struct in _error_fields(cls):  # type: ignore[arg-type]  # mypy#11470: type[X] not Hashable
             if not struct:
                 lines.append(f"{pad}v = {var}.{attr}")
                 lines.append(f"{pad}if v and isinstance(v, int):\n{pad}    found.add(v)")
                 continue
             info = cls._by_attr[attr]
+            assert info.struct is not None  # _error_fields marks struct fields only
             child = f"m{depth}"
             if info.is_array:
                 lines.append(f"{pad}for {child} in {var}.{attr} or ():")
             else:
                 lines.append(f"{pad}{child} = {var}.{attr}")
                 lines.append(f"{pad}if {child} is not None:")
-            walk(info.struct, child, depth + 1)  # type: ignore[arg-type]
+            walk(info.struct, child, depth + 1)
 
     walk(cls, "m0", 1)
     lines.append("    return None")

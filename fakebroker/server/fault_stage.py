@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -87,9 +87,11 @@ async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proc
         result = await proceed(exchange, body)
     if result is NO_RESPONSE or isinstance(result, CloseInstead):
         return result
+    response = cast(Message, result)  # the handler stage's answer: its waits, parks and steps are over
     for rule in fired:
         if rule.action == "replace_error":
-            if replace_errors(result, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names):
+            assert rule.error is not None  # FaultRule refuses a replace_error without one
+            if replace_errors(response, rule.error, rule.hits_leaf if rule.filters_items else None, topic_names):
                 runtime.emit(
                     ev.RequestError(
                         broker=exchange.broker_id,
@@ -100,7 +102,7 @@ async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proc
                     )
                 )
         elif rule.action == "throttle":
-            set_throttle(result, rule.throttle_ms)
+            set_throttle(response, rule.throttle_ms)
     if delay:
         await exchange.waiting()
         await anyio.sleep(delay)
@@ -131,7 +133,9 @@ async def _error_instead(
     result = await proceed(exchange, rest)
     if unanswered:
         return close
-    return result if result is NO_RESPONSE or isinstance(result, CloseInstead) else merge(result, failed)
+    if result is NO_RESPONSE or isinstance(result, CloseInstead):
+        return result
+    return merge(cast(Message, result), failed)  # the handler stage's answer: its waits, parks and steps are over
 
 
 async def _black_hole(rule: FaultRule) -> None:

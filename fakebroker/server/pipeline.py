@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import cast
 
 import anyio
 
@@ -26,7 +27,7 @@ from ..core import events as ev
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type
-from .exchange import Answer, CloseConnection, Encoded, Exchange, Proceed, joined
+from .exchange import Answer, CloseConnection, Encoded, Exchange, Proceed, Stage, joined
 from .fault_stage import FaultStage
 from .handler_stage import HandlerStage
 from .quota_stage import QuotaStage
@@ -90,7 +91,8 @@ class Pipeline:
         self.runtime = runtime
         self.broker_id = broker_id
         self.stages = [stage(runtime, broker_id) for stage in STAGES]
-        self._walk = joined(self.stages[:-1], self.stages[-1])
+        # every stage but the last (the handler's, which has nothing to proceed to) is a Stage
+        self._walk = joined(cast("list[Stage]", self.stages[:-1]), cast(HandlerStage, self.stages[-1]))
         self.request_memory = RequestMemory(runtime.state.config.get_int("queued.max.request.bytes"))
 
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
@@ -170,4 +172,5 @@ class Pipeline:
             return None
         if isinstance(answer, Encoded):
             return answer.payload
-        return headers.encode_response(exchange.api.key, exchange.api_version, exchange.correlation_id, answer)
+        response = cast("Message | dict", answer)  # the handler stage's answer: its waits, parks and steps are over
+        return headers.encode_response(exchange.api.key, exchange.api_version, exchange.correlation_id, response)

@@ -87,9 +87,11 @@ class Journal:
         if isinstance(group, str) and self.state.groups.classic.snapshots.get(group) is not self.group_records.get(
             group
         ):
-            record = self.group_records[group] = self.state.groups.classic.snapshots.get(group)  # a new group record
+            record = self.state.groups.classic.snapshots.get(group)  # a new group record
             if record is None:
-                del self.group_records[group]
+                self.group_records.pop(group, None)
+            else:
+                self.group_records[group] = record
             self.write(["cgroup", group, group_state.group_entry(self.state, group)])
         if isinstance(group, str) and (group in self.consumer_groups or group in self.state.groups.consumer.groups):
             self._changed_consumer_groups.add(group)

@@ -342,8 +342,8 @@ class DeliveryLedger:
                 once.add((p.topic, p.partition, p.offset))
                 firsts.setdefault((p.topic, p.partition), []).append(p)
         made: dict[tuple[str, int], list[int]] = {}
-        for t, p, o in sorted(produced):
-            made.setdefault((t, p), []).append(o)
+        for t, part, o in sorted(produced):
+            made.setdefault((t, part), []).append(o)
         found: dict[int, CommitBeyond] = {}
         reported: set[tuple[str, int, int]] = set()
         for by_events in (False, True):

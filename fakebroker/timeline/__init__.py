@@ -18,6 +18,7 @@ imported only when a picture is asked for.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -77,7 +78,7 @@ def timeline(
 
 
 def write_timeline(
-    source: Any, path: str | Path, group: str | None = None, *, title: str | None = None, ledger: Any = None
+    source: Any, path: str | os.PathLike[str], group: str | None = None, *, title: str | None = None, ledger: Any = None
 ) -> Path:
     """Write a cluster's (or a list of events') timeline to ``path``: text for ``.txt``/``.log``,
     the swim-lane chart for ``.svg``/``.png``/``.pdf`` (needs ``fakebroker[charts]``); with a

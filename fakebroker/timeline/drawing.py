@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .lanes import Lane, Marker, Segment, Swimlanes, swimlanes
 from .text import format_assignment
@@ -13,6 +13,7 @@ from .text import format_assignment
 if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
     from ..cluster import Event
 
+LineStyle = Literal["-", "--", "-.", ":", ""]  # matplotlib's names of the ones drawn here
 CHARTS_MISSING = "drawing a timeline needs matplotlib: pip install 'fakebroker[charts]'"
 
 
@@ -24,7 +25,7 @@ STATE_COLOURS = {
     "Dead": "#444444",
     "Unloaded": "#ffffff",
 }
-MARKER_STYLES = {  # kind -> (colour, line style)
+MARKER_STYLES: dict[str, tuple[str, LineStyle]] = {  # kind -> (colour, line style)
     "rebalance_started": ("#e76f51", ":"),
     "member_expired": ("#d62828", "-"),
     "member_left": ("#7b2cbf", "-"),

@@ -112,7 +112,7 @@ def swimlanes(
             continue
         if gid is not None:
             group_xs.append(x)
-        member = d.get("member")
+        member: Any = d.get("member")  # an event's details are untyped: its member id where it has one
         if e.kind == "member_joined" and gid:
             key = d.get("instance") or member
             lane = lanes.get((gid, key))

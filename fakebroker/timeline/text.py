@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
@@ -89,7 +89,7 @@ def _ranges(parts: Sequence[Any]) -> str:
     return ",".join(out)
 
 
-def format_assignment(assignment: dict[str, Sequence[int]] | None) -> str:
+def format_assignment(assignment: Mapping[str, Sequence[int]] | None) -> str:
     """``{"orders": [0, 1, 2]}`` -> ``"orders[0-2]"``; empty -> ``"-"``."""
     if not assignment:
         return "-"

@@ -79,7 +79,9 @@ def test_a_decompression_bomb_is_invalid_record_in_bounded_time_and_memory(codec
     elapsed = time.monotonic() - started
     (answer,) = partition_answers(response)
     assert answer["error_code"] == E.INVALID_RECORD  # Kafka: "Found invalid record structure"
-    assert elapsed < 2.0
+    # a bound, not a benchmark (0.1-0.3 s alone, 2.5 s seen on Python 3.10 on a loaded CI
+    # machine); the memory bound is what shows the bomb was never inflated whole
+    assert elapsed < 10.0
     assert peak < 16 * MIB, f"peak {peak / MIB:.1f} MiB"
     # the broker keeps serving: an ordinary batch lands at offset 0
     response, _ = produce(state, "t", {0: batch(b"after", compression=codec)})

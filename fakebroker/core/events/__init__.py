@@ -107,10 +107,10 @@ from .transactions import (
 
 # Every kind says it is frozen, as Event's __setattr__ makes it (dataclass made them without
 # that flag, which it would check against their bases): a frozen dataclass may subclass one.
-_FROZEN = copy.copy(Event.__dataclass_params__)  # type: ignore[attr-defined]
+_FROZEN = copy.copy(Event.__dataclass_params__)  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 _FROZEN.frozen = True
 for _cls in (Event, *KINDS.values()):
-    _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]
+    _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
     "EventSink",

@@ -168,7 +168,7 @@ def _decode_compressed(
     position: int,
     max_record_size: int | None,
     max_decompressed: int | None,
-    decode: Callable[[bytes, int, int, int | None], _T] = _decode_records,  # type: ignore[assignment]
+    decode: Callable[[bytes, int, int, int | None], _T] = _decode_records,  # type: ignore[assignment]  # default for _T
 ) -> _T:
     """The records of a compressed v2 batch, decompressing at most ``max_decompressed`` bytes.
 
@@ -375,9 +375,11 @@ def build_control_batch(
 
 @functools.lru_cache(maxsize=16)
 def _control_key(control_type: int) -> bytes:
-    return CONTROL_RECORD_KEY.build(dict(version=0, type=control_type))
+    key: bytes = CONTROL_RECORD_KEY.build(dict(version=0, type=control_type))
+    return key
 
 
 @functools.lru_cache(maxsize=256)
 def _end_txn_marker(coordinator_epoch: int) -> bytes:
-    return END_TXN_MARKER.build(dict(version=0, coordinator_epoch=coordinator_epoch))
+    marker: bytes = END_TXN_MARKER.build(dict(version=0, coordinator_epoch=coordinator_epoch))
+    return marker

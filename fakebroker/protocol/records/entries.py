@@ -158,7 +158,9 @@ def _truncated_header(data: Any, pos: int, n: int) -> BatchHeader:
     if remaining >= HEADER_SIZE_UP_TO_MAGIC:
         magic = struct.unpack_from(">b", data, pos + MAGIC_OFFSET)[0]
     if magic == 2 and remaining >= RECORD_BATCH_OVERHEAD:
-        return BatchHeader(pos, *_BATCH_HEADER_FAST.unpack_from(data, pos), truncated=True, available=remaining)
+        header = BatchHeader(pos, *_BATCH_HEADER_FAST.unpack_from(data, pos))
+        header.truncated, header.available = True, remaining
+        return header
     if magic in (0, 1) and remaining >= LEGACY_HEADER_SIZE:
         return _legacy_header(data, pos, truncated=True, available=remaining)
     unknown = (-1,) * 9  # crc .. records_count

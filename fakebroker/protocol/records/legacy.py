@@ -159,10 +159,10 @@ LegacyInput = LegacyMessage | tuple[bytes | None, bytes | None] | tuple[bytes | 
 def _encode_legacy(
     offset: int, magic: int, attributes: int, timestamp: int | None, key: bytes | None, value: bytes | None
 ) -> bytes:
-    body = LEGACY_BODY.build(
+    body: bytes = LEGACY_BODY.build(
         dict(magic=magic, attributes=attributes, timestamp=timestamp if magic >= 1 else None, key=key, value=value)
     )
-    prefix = LEGACY_PREFIX.build(dict(offset=offset, message_size=len(body) + 4, crc=zlib.crc32(body)))
+    prefix: bytes = LEGACY_PREFIX.build(dict(offset=offset, message_size=len(body) + 4, crc=zlib.crc32(body)))
     return prefix + body
 
 
@@ -194,7 +194,7 @@ def build_message_set(
             key, value, timestamp = item.key, item.value, item.timestamp
         else:
             key, value = item[0], item[1]
-            timestamp = item[2] if len(item) >= 3 else None  # type: ignore[misc]
+            timestamp = item[2] if len(item) >= 3 else None
         if log_append_time is not None:
             timestamp = log_append_time
         normalized.append((key, value, NO_TIMESTAMP if timestamp is None else timestamp))

@@ -221,8 +221,8 @@ def _normalize(records: Iterable[RecordInput], base_timestamp: int | None) -> tu
     if base_timestamp is None:
         base_timestamp = NO_TIMESTAMP
         for item in items:
-            if not isinstance(item, Record) and len(item) >= 4 and item[3] is not None:  # type: ignore[misc]
-                base_timestamp = item[3]  # type: ignore[misc]
+            if not isinstance(item, Record) and len(item) >= 4 and item[3] is not None:
+                base_timestamp = item[3]
                 break
     out: list[Record] = []
     for index, item in enumerate(items):
@@ -232,8 +232,8 @@ def _normalize(records: Iterable[RecordInput], base_timestamp: int | None) -> tu
         if not isinstance(item, tuple) or not 2 <= len(item) <= 4:
             raise TypeError(f"record {index}: expected a Record or a (key, value[, headers[, timestamp]]) tuple")
         key, value = item[0], item[1]
-        headers = list(item[2]) if len(item) >= 3 and item[2] is not None else []  # type: ignore[misc]
-        timestamp = item[3] if len(item) == 4 else None  # type: ignore[misc]
+        headers = list(item[2]) if len(item) >= 3 and item[2] is not None else []
+        timestamp = item[3] if len(item) == 4 else None
         delta = 0 if timestamp is None else timestamp - base_timestamp
         out.append(
             Record(

@@ -75,8 +75,8 @@ def _walk_records(
         )
         # timestamps _timestamp_error surely accepts: [lo, hi] (-1, none, only in a CreateTime batch)
         create_time_topic = rules.message_timestamp_type == CREATE_TIME
-        if check_ts and create_time_topic:
-            lo, hi = rules.now - rules.before, rules.now + rules.after  # type: ignore[operator]
+        if check_ts and create_time_topic and rules.now is not None:  # (check_ts says now is set)
+            lo, hi = rules.now - rules.before, rules.now + rules.after
         else:
             lo, hi = 1, 0  # nothing is surely fine: ask _timestamp_error for every record
         key_message = f"Compacted topic cannot accept message without key{rules.tp}" if compacted else ""

@@ -184,7 +184,7 @@ class GroupCoordinator:
         new_id = self._new_member_id(req.client_id, instance_id)
         if instance_id:
             if instance_id in group.static_members:
-                return self._replace_static_member(group, now_ms, new_id, req)
+                return self._replace_static_member(group, now_ms, new_id, instance_id, req)
             return self._add_member_and_rebalance(group, now_ms, new_id, req)
         if req.version >= 4:  # KIP-394: hand out an id first, the member joins with it
             group.pending_members.add(new_id)
@@ -302,9 +302,8 @@ class GroupCoordinator:
         return pending
 
     def _replace_static_member(
-        self, group: ClassicGroup, now_ms: int, new_id: str, req: JoinRequest
+        self, group: ClassicGroup, now_ms: int, new_id: str, instance_id: str, req: JoinRequest
     ) -> JoinResult | Pending:
-        instance_id = req.group_instance_id
         old_id = group.static_members[instance_id]
         old = group.members[old_id]
         was_leader = group.leader_id == old_id

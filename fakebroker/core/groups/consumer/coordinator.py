@@ -82,7 +82,7 @@ def _re2() -> tuple[Any, Any]:
 
 
 @functools.lru_cache(maxsize=256)
-def compile_regex(pattern: str):
+def compile_regex(pattern: str) -> Any:  # an re2 pattern (re2 is untyped)
     """RE2 syntax, as Kafka's RE2/J: what RE2 refuses (look-arounds, back-references) is refused."""
     re2, options = _re2()
     return re2.compile(pattern, options=options)
