@@ -1,7 +1,7 @@
 """ElectLeaders (key 43): preferred or unclean leader elections, as Kafka's controller answers
 them (the broker forwards the request to it).
 
-Named partitions each get a result (see :mod:`fakebroker.core.elections`). A null list elects
+Named partitions each get a result (see :mod:`fakebroker.core.topics.elections`). A null list elects
 for every partition of every topic, internal ones too, and leaves out the partitions whose
 election was not needed (every topic still gets its entry). An empty list answers nothing. An
 unknown election type makes the answer INVALID_REQUEST, top-level (v1+) and for each named
@@ -10,7 +10,7 @@ partition. v0 has neither the election type (always preferred) nor the top-level
 
 from __future__ import annotations
 
-from ..core import elections
+from ..core.topics import elections
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext

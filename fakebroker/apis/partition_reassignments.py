@@ -1,6 +1,6 @@
 """AlterPartitionReassignments (key 45) and ListPartitionReassignments (key 46), as Kafka's
 controller answers them (the broker forwards both); the rules are in
-:mod:`fakebroker.core.reassignments`.
+:mod:`fakebroker.core.topics.reassignments`.
 
 Alter answers each named partition (NONE, or the error and its message; a cancel without a
 reassignment in progress is NO_REASSIGNMENT_IN_PROGRESS without a message); the top-level error
@@ -10,8 +10,8 @@ progress, of every partition (null topics) or of the named ones; an empty list a
 
 from __future__ import annotations
 
-from ..core import reassignments
-from ..core.reassignments import ReassignmentError
+from ..core.topics import reassignments
+from ..core.topics.reassignments import ReassignmentError
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext

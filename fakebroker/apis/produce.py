@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from ..core.appends import Checked
+from ..core.log.appends import Checked
 from ..core.quotas import PRODUCER_BYTE_RATE
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode

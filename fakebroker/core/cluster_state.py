@@ -14,19 +14,16 @@ from collections.abc import Callable
 
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
-from . import topic_layout
-from .appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
 from .events import EventLog
 from .events.ring import DEFAULT_CAPACITY
 from .features import Features
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from .groups.service import GroupService
-from .log import LogStorage, MemoryStorage, PartitionLog
+from .log import LogStorage, MemoryStorage, PartitionLog, PartitionProducers
+from .log.appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .placement import CoordinatorPlacement
-from .producers import PartitionProducers, ProducerIds
 from .quotas import ClientQuotas
-from .reassignments import Reassignment, complete_ready
 from .releases import DEFAULT_RELEASE, release
 from .timers import Timers
 from .topics import (
@@ -36,7 +33,10 @@ from .topics import (
     TopicError,
     topic_name_error,
 )
+from .topics import layout as topic_layout
+from .topics.reassignments import Reassignment, complete_ready
 from .transactions.coordinator import TransactionCoordinator
+from .transactions.producer_ids import ProducerIds
 
 __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
 
@@ -103,7 +103,7 @@ class ClusterState:
             lambda: self.transaction_marker_delay_ms,
         )
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
-        self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/reassignments.py)
+        self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/topics/reassignments.py)
 
     def pose_as(self, kafka_version: str) -> None:
         """Serve the API window and feature levels of Kafka ``kafka_version`` (before clients

@@ -1,6 +1,6 @@
 """Keeping a cluster on disk: partition segments as files and the metadata to find them again.
 
-The core defines what a log needs of its storage (``core.log.SegmentStore`` and
+The core defines what a log needs of its storage (``core.log.segments.SegmentStore`` and
 ``LogStorage``); this package implements it with files under a data directory, and saves
 and restores what the core keeps in memory only (topics, configs, committed offsets, the
 transaction coordinator's state, classic groups' records): a snapshot, and a journal that

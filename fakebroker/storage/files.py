@@ -33,7 +33,7 @@ PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 
 
 class FileSegmentStore:
-    """One partition's segments, one file each (``core.log.SegmentStore``)."""
+    """One partition's segments, one file each (``core.log.segments.SegmentStore``)."""
 
     durable = True
 
@@ -104,8 +104,8 @@ class FileSegmentStore:
 
 
 class DataDir:
-    """A data directory: segment files per partition (``core.log.LogStorage``), the metadata
-    file, and a lock so two running clusters never share one directory."""
+    """A data directory: segment files per partition (``core.log.segments.LogStorage``), the
+    metadata file, and a lock so two running clusters never share one directory."""
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
@@ -130,7 +130,7 @@ class DataDir:
             self.close()
             raise DataDirError(f"data directory {self.path} is not writable")
 
-    # -- core.log.LogStorage ---------------------------------------------------------------------
+    # -- core.log.segments.LogStorage ------------------------------------------------------------
     def open(self, topic: str, topic_id: uuid.UUID, partition: int) -> FileSegmentStore:
         store = self._stores[(topic, partition)] = FileSegmentStore(self.path / f"{topic}-{partition}")
         return store

@@ -9,7 +9,7 @@ import pytest
 from fakebroker.apis.describe_log_dirs import TOTAL_BYTES, log_dir
 from fakebroker.apis.describe_topic_partitions import TOPIC_OPERATIONS
 from fakebroker.core.events import LeaderMoved
-from fakebroker.core.reassignments import PartitionReassigned
+from fakebroker.core.topics.reassignments import PartitionReassigned
 from fakebroker.protocol.error_codes import ErrorCode as E
 
 from .support import call, cluster, events_after, produce_records

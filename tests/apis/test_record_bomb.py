@@ -10,7 +10,7 @@ import pytest
 
 from fakebroker.apis import dispatch
 from fakebroker.apis.context import RequestContext, Steps
-from fakebroker.core.appends import LOOP_BUDGET
+from fakebroker.core.log.appends import LOOP_BUDGET
 from fakebroker.protocol import compression as c
 from fakebroker.protocol import records as rec
 from fakebroker.protocol.error_codes import ErrorCode as E

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fakebroker.core.cluster_state import ClusterState
-from fakebroker.core.producers import ProducerIds
+from fakebroker.core.transactions.producer_ids import ProducerIds
 from fakebroker.protocol.error_codes import ErrorCode
 
 

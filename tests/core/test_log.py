@@ -1,4 +1,4 @@
-"""Unit tests of fakebroker.core.log.PartitionLog (pure: no sockets, no trio, no cluster).
+"""Unit tests of fakebroker.core.log.partition.PartitionLog (pure: no sockets, no trio, no cluster).
 
 Batches are built with the project's own encoder (``records.build_batch``) the way a client
 sends them: base offset 0, partition leader epoch -1. Expected values follow Kafka's
@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.log import LOG_DEFAULTS, PartitionLog, StoredBatch
+from fakebroker.core.log.partition import LOG_DEFAULTS, PartitionLog, StoredBatch
 from fakebroker.protocol import records as R
 
 from ..conftest import examples

@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from fakebroker.core.cluster_state import RETENTION_CHECK
-from fakebroker.core.log import MAX_INDEX_ENTRIES, MemorySegmentStore, PartitionLog
+from fakebroker.core.log import PartitionLog
+from fakebroker.core.log.segments import MAX_INDEX_ENTRIES, MemorySegmentStore
 from fakebroker.protocol import records as R
 from fakebroker.protocol.error_codes import ErrorCode as E
 

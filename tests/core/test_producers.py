@@ -1,4 +1,4 @@
-"""Unit tests of fakebroker.core.producers (pure: no sockets, no trio, no cluster).
+"""Unit tests of fakebroker.core.log.producers (pure: no sockets, no trio, no cluster).
 
 Expected answers follow Kafka's ``ProducerAppendInfo.checkSequence`` / ``checkProducerEpoch``,
 ``ProducerStateEntry`` (the last 5 batches per producer and partition, duplicates matched on
@@ -6,7 +6,7 @@ the exact sequence range of the same epoch) and ``TransactionCoordinator.handleI
 with ``TransactionMetadata.prepareIncrementProducerEpoch`` (InitProducerId, in
 ``test_init_producer_id.py``).
 
-The calls mirror ``core/appends.py``: ``check(pid, epoch, base_sequence, last_offset_delta)``
+The calls mirror ``core/log/appends.py``: ``check(pid, epoch, base_sequence, last_offset_delta)``
 before an append, ``record(..., base_offset, log_append_time)`` after it.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.producers import (
+from fakebroker.core.log.producers import (
     INT32_MAX,
     MAX_CACHED_BATCHES,
     CachedBatch,

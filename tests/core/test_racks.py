@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
-from fakebroker.core.topic_layout import rack_alternated
+from fakebroker.core.topics.layout import rack_alternated
 
 
 def test_rack_alternated_takes_one_broker_of_each_rack_in_turn():

@@ -13,10 +13,10 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.storage.metadata import JOURNAL_FILE, META_FILE
+from fakebroker.storage.metadata import META_FILE
 from fakebroker.storage.snapshot import problem
 
-from .test_journal import crashed_copy
+from .test_journal import crashed_copy, journal_lines, port_of
 
 pytestmark = pytest.mark.clients
 QUIET = {"log_level": 0}
@@ -48,11 +48,10 @@ def stable_member(c: FakeCluster, group: str, **config) -> Consumer:
 def test_a_kip848_consumer_that_outlives_the_restart_heartbeats_on_at_its_epoch(tmp_path, static):
     data = tmp_path / "data"
     with FakeCluster(data_dir=data, topics={"in": 2}, config=CONFIG).run_in_thread() as c:
-        port = int(c.bootstrap_servers.rsplit(":", 1)[1])
+        port = port_of(c)
         consumer = stable_member(c, "g", **({"group.instance.id": static} if static else {}))
         before = c.group("g")
-        journal = [json.loads(line) for line in (data / JOURNAL_FILE).read_text().splitlines()]
-        [*_, last] = [line for line in journal if line[0] == "kgroup" and line[1] == "g"]
+        [*_, last] = journal_lines(data, "kgroup", "g")
         assert last[2]["group_epoch"] == before.generation and len(last[2]["members"]) == 1
         assert last[2]["members"][0]["instance_id"] == static
         copy = crashed_copy(data, tmp_path / "copy")

@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from fakebroker.cluster import FakeCluster
-from fakebroker.core.log import MAX_INDEX_ENTRIES, PartitionLog
+from fakebroker.core.log import PartitionLog
+from fakebroker.core.log.segments import MAX_INDEX_ENTRIES
 from fakebroker.storage import DataDir, DataDirError, FileSegmentStore
 
 from ..core.test_log import BIG, Config, append, decoded, make_batch

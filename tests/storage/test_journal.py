@@ -5,6 +5,7 @@ when it grows, and a cluster without a data directory journals nothing."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,16 @@ from fakebroker.storage.metadata import JOURNAL_FILE, META_FILE
 
 pytestmark = pytest.mark.clients
 QUIET = {"log_level": 0}
+
+
+def journal_lines(data: Path, kind: str, key: str) -> list[list]:
+    """The journal's lines of one kind about one key (a group, a transactional id), in order."""
+    lines = [json.loads(line) for line in (data / JOURNAL_FILE).read_text().splitlines()]
+    return [line for line in lines if line[0] == kind and line[1] == key]
+
+
+def port_of(cluster: FakeCluster) -> int:
+    return int(cluster.bootstrap_servers.rsplit(":", 1)[1])
 
 
 def crashed_copy(data: Path, into: Path) -> Path:

@@ -22,9 +22,9 @@ from .. import events as ev
 from ..configs import BrokerConfig
 from ..events import EventLog, TxnEvents
 from ..placement import CoordinatorPlacement
-from ..producers import EPOCH_MAX, ProducerIds, epoch_exhausted
 from ..timers import Timers
 from .model import COMPLETED, PREPARING, TxnMetadata, TxnState
+from .producer_ids import EPOCH_MAX, ProducerIds, epoch_exhausted
 
 S = TxnState
 TopicPartition = tuple[str, int]

@@ -7,10 +7,9 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..protocol.error_codes import ErrorCode
-from .configs import TopicConfig
-from .log import PartitionLog
-from .producers import PartitionProducers
+from ...protocol.error_codes import ErrorCode
+from ..configs import TopicConfig
+from ..log import PartitionLog, PartitionProducers
 
 MAX_TOPIC_NAME = 249
 MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's controller: MAX_PARTITIONS_PER_BATCH / MAX_RECORDS_PER_USER_OP

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..protocol.error_codes import ErrorCode
-from .events import Event, EventLog
-from .topics import BrokerInfo, Partition, Topic
+from ...protocol.error_codes import ErrorCode
+from ..events import Event, EventLog
+from .model import BrokerInfo, Partition, Topic
 
 
 class ClusterState(Protocol):

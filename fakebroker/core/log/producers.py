@@ -1,4 +1,5 @@
-"""Producer ids, epochs and per-partition sequence tracking for idempotent produce.
+"""What one partition remembers of each producer: epochs and sequence tracking for idempotent
+produce (the ids themselves are handed out by ``core/transactions/producer_ids.py``).
 
 Mirrors what Kafka's ProducerStateManager checks on append: the last five batches of each
 producer are remembered per partition, so a retried batch is acknowledged with its
@@ -13,14 +14,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..protocol.error_codes import ErrorCode
+from ...protocol.error_codes import ErrorCode
 
 if TYPE_CHECKING:
-    from ..protocol.records import BatchHeader
+    from ...protocol.records import BatchHeader
 
 MAX_CACHED_BATCHES = 5  # Kafka keeps the last five batches per producer and partition
 INT32_MAX = 2**31 - 1
-EPOCH_MAX = 2**15 - 1  # Short.MAX_VALUE
 
 
 @dataclass
@@ -51,11 +51,6 @@ class SequenceCheck:
 
     error: ErrorCode = ErrorCode.NONE
     duplicate_of: CachedBatch | None = None
-
-
-def epoch_exhausted(epoch: int) -> bool:
-    """TransactionMetadata.isEpochExhausted: Short.MaxValue is kept free so a producer can always be fenced."""
-    return epoch >= EPOCH_MAX - 1
 
 
 def next_seq(seq: int, delta: int = 1) -> int:
@@ -153,35 +148,3 @@ class PartitionProducers:
             entry = self.entries[producer_id] = ProducerEntry(epoch)
         entry.coordinator_epoch = coordinator_epoch
         entry.last_timestamp = now_ms
-
-
-class ProducerIds:
-    """Hands out producer ids (InitProducerId) and remembers each one's current epoch.
-
-    A producer without a transactional id gets a new id at epoch 0 every time ("blindly
-    accept the request and return a new producerId"); transactional ids are the transaction
-    coordinator's (``core/transactions``), which allocates from here.
-    """
-
-    def __init__(self, first_id: int = 1000):
-        self._next = first_id
-        self.epochs: dict[int, int] = {}  # producer id -> current epoch
-
-    def init_idempotent(self) -> tuple[int, int]:
-        pid = self.allocate()
-        self.epochs[pid] = 0
-        return pid, 0
-
-    @property
-    def next_id(self) -> int:
-        """The id the next allocation hands out."""
-        return self._next
-
-    def skip_to(self, next_id: int) -> None:
-        """Never hand out an id below ``next_id`` (ids used before a restart)."""
-        self._next = max(self._next, next_id)
-
-    def allocate(self) -> int:
-        pid = self._next
-        self._next += 1
-        return pid

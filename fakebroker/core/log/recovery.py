@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..protocol import records as rec
-from ..protocol.records import crc
-from ..protocol.records.layout import ATTRIBUTES_OFFSET
+from ...protocol import records as rec
+from ...protocol.records import crc
+from ...protocol.records.layout import ATTRIBUTES_OFFSET
 from .segments import SegmentStore
 
 RECOVERY_CHUNK = 1 << 20  # bytes read at a time while checking a segment

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from ..protocol.error_codes import ErrorCode
-from .topics import (
+from ...protocol.error_codes import ErrorCode
+from .model import (
     MAX_PARTITIONS_PER_REQUEST,
     Topic,
     TopicError,

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..protocol import records as rec
-from ..protocol.error_codes import ErrorCode
-from ..protocol.records import ProduceLimits
-from . import events as ev
-from .configs import TopicConfig
-from .events import EventLog
-from .topics import Partition
+from ...protocol import records as rec
+from ...protocol.error_codes import ErrorCode
+from ...protocol.records import ProduceLimits
+from .. import events as ev
+from ..configs import TopicConfig
+from ..events import EventLog
+from ..topics import Partition
 
 # records exception -> the error Kafka answers with (first match wins)
 _RECORD_ERRORS = [
@@ -84,7 +84,7 @@ def check_batches(
 ) -> Checked:
     """Kafka's produce-time validation of ``data`` for ``partition`` under ``limits``: the
     headers of the batches to append, or the error. Pure and reads nothing that changes, so it
-    may run on any thread; with ``budget``, raises :class:`~..protocol.records.OverBudget`
+    may run on any thread; with ``budget``, raises :class:`~...protocol.records.OverBudget`
     instead of doing more work than it allows."""
     try:
         return rec.checked_produce_headers(  # validate_produce_records' verdict, building no records
@@ -114,7 +114,7 @@ def append_batches(
     """Validate ``data`` (one or more batches) for ``partition`` of a topic with ``config`` and append it.
 
     Validation runs here within :data:`LOOP_BUDGET` (beyond it
-    :class:`~..protocol.records.OverBudget` is raised, and the caller passes ``checked``, the
+    :class:`~...protocol.records.OverBudget` is raised, and the caller passes ``checked``, the
     verdict of :func:`check_batches` run elsewhere, on a second call).
 
     A transaction's first batch in the partition is checked with its coordinator first

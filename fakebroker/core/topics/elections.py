@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..protocol.error_codes import ErrorCode
+from ...protocol.error_codes import ErrorCode
 
 if TYPE_CHECKING:
-    from .cluster_state import ClusterState
+    from ..cluster_state import ClusterState
 
 PREFERRED, UNCLEAN = 0, 1
 ELECTION_TYPES = (PREFERRED, UNCLEAN)

@@ -24,26 +24,15 @@ closes one into the aborted-transactions index that read_committed fetches carry
 
 from __future__ import annotations
 
-__all__ = [
-    "MAX_INDEX_ENTRIES",
-    "AbortedTxn",
-    "LogStorage",
-    "MemorySegmentStore",
-    "MemoryStorage",
-    "PartitionLog",
-    "SegmentStore",
-    "StoredBatch",
-]
-
 import bisect
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from ..protocol import records as rec
+from ...protocol import records as rec
 from .recovery import LogCut, scan_segment
-from .segments import MAX_INDEX_ENTRIES, LogStorage, MemorySegmentStore, MemoryStorage, Segment, SegmentStore
+from .segments import MemorySegmentStore, Segment, SegmentStore
 
 HEADER = rec.RECORD_BATCH_OVERHEAD  # enough bytes of an entry to know its offsets and length
 SCAN_CHUNK = 64 * 1024  # bytes read at a time while walking batch headers
@@ -495,7 +484,7 @@ class PartitionLog:
     ) -> dict[int, int]:
         """Rebuild what the log keeps in memory from the segments already in its store (a
         restart): offsets, sizes, timestamps, the sparse indexes and the transaction indexes.
-        Every batch is checked (``core.recovery``: size, magic, CRC, offsets in order); at the
+        Every batch is checked (``core.log.recovery``: size, magic, CRC, offsets in order); at the
         first bad one the log is cut, as Kafka's recovery cuts it: that segment truncated there,
         every later segment deleted, and :attr:`cut` says where and why (None: nothing cut).
         Returns the producers (id -> epoch) whose transactions the stored log leaves open;
