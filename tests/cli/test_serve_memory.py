@@ -38,7 +38,7 @@ MEMBERS = 500
 CONFIG = """
 event_log_size = 100
 [settings]
-"group.initial.rebalance.delay.ms" = 3000
+"group.initial.rebalance.delay.ms" = 1000
 """
 
 
