@@ -117,14 +117,10 @@ class GroupService:
         self.consumer.on_only_classic_members = self._downgrade
         self.offsets = OffsetStore(config, self.events)
 
-    # -- the one lookup -------------------------------------------------------------------------
-    def type_of(self, group_id: str | None) -> GroupType | None:
-        """The type of the group with this id, None when there is none (or only a Dead one)."""
-        if self._consumer_group(group_id) is not None:
-            return GroupType.CONSUMER
-        group = self.classic.groups.get(group_id) if group_id is not None else None
-        return GroupType.CLASSIC if group is not None and not group.is_state(S.DEAD) else None
-
+    # -- the one lookup: a group id's type -------------------------------------------------------
+    # Each type's coordinator keeps its own groups; an id names at most one live group. The
+    # service asks the consumer coordinator first (a live KIP-848 group), else the id is the
+    # classic coordinator's (which answers for a missing group as Kafka does).
     def ids(self) -> list[str]:
         """Every group id the coordinators know, of every type (Dead ones included until unloaded)."""
         return sorted(set(self.classic.groups) | set(self.consumer.groups))
@@ -451,7 +447,7 @@ class GroupService:
         if group is not None:
             if group.members:
                 return E.NON_EMPTY_GROUP
-            self.offsets.forget([group_id])
+            self.offsets.offsets.pop(group_id, None)  # its committed offsets; a transaction's wait for its marker
             self.consumer.delete(group_id)
             return E.NONE
         classic = self.classic.groups.get(group_id)
@@ -459,7 +455,7 @@ class GroupService:
             return E.GROUP_ID_NOT_FOUND
         if not classic.is_state(S.EMPTY):
             return E.NON_EMPTY_GROUP
-        self.offsets.forget([group_id])
+        self.offsets.offsets.pop(group_id, None)
         self.classic.delete(group_id)
         return E.NONE
 
