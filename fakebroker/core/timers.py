@@ -79,6 +79,8 @@ class Timers:
         return len(doomed)
 
     def _prune(self) -> None:
+        # the key map is copied too: a dict keeps the table it grew to (5,000 members' timers)
+        self._active = dict(self._active)
         self._heap = [(deadline, seq, key) for key, (deadline, seq, _) in self._active.items()]
         heapq.heapify(self._heap)
 

@@ -133,6 +133,8 @@ class BrokerServer:
             await conn.serve()
         finally:
             self.connections.discard(conn)
+            if not self.connections:  # a set keeps the table it grew to: a burst's goes with it
+                self.connections = set()
 
     def _idle_timeout(self) -> float:
         try:

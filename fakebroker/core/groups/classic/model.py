@@ -148,6 +148,8 @@ class ClassicGroup:
         self.pending_sync.discard(member_id)
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
+        if not self.members:  # a dict keeps the table it grew to: an emptied group lets it go
+            self.members, self.pending_members = {}, set(self.pending_members)
         return member
 
     # -- running counts -----------------------------------------------------------------
