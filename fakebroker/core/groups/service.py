@@ -447,7 +447,7 @@ class GroupService:
         if group is not None:
             if group.members:
                 return E.NON_EMPTY_GROUP
-            self.offsets.offsets.pop(group_id, None)  # its committed offsets; a transaction's wait for its marker
+            self.offsets.offsets.pop(group_id, None)  # committed ones (a transaction's wait for its marker)
             self.consumer.delete(group_id)
             return E.NONE
         classic = self.classic.groups.get(group_id)
