@@ -18,6 +18,7 @@ from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transacti
 from .events import EventLog
 from .events.ring import DEFAULT_CAPACITY
 from .features import Features
+from .group_configs import GroupConfigs
 from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from .groups.service import GroupService
 from .log import LogStorage, MemoryStorage, PartitionLog, PartitionProducers
@@ -75,6 +76,7 @@ class ClusterState:
         self.kafka_version = DEFAULT_RELEASE
         self.features = Features()
         self.quotas = ClientQuotas()
+        self.group_configs = GroupConfigs(self.config)
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
