@@ -76,14 +76,15 @@ class ClusterState:
         self.kafka_version = DEFAULT_RELEASE
         self.features = Features()
         self.quotas = ClientQuotas()
-        self.group_configs = GroupConfigs(self.config)
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
         self.events = EventLog(now_ms, wall, event_log_size)
         self.timers = Timers()
+        self.group_configs = GroupConfigs(self.config)
         self.groups = GroupService(
             self.config,
+            self.group_configs,
             self.timers,
             self.events,
             self._topics_view,

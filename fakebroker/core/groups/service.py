@@ -22,6 +22,7 @@ from ...protocol import data as consumer_protocol
 from ...protocol.error_codes import ErrorCode as E
 from ..configs import BrokerConfig
 from ..events import EventLog, GroupEvents
+from ..group_configs import GroupConfigs
 from ..placement import CoordinatorPlacement
 from ..timers import Pending, Timers
 from ..topics import Topic
@@ -101,6 +102,7 @@ class GroupService:
     def __init__(
         self,
         config: BrokerConfig,
+        group_configs: GroupConfigs,
         timers: Timers,
         events: EventLog,
         topics_view: Callable[[], dict[str, tuple[uuid.UUID, int]]],
@@ -109,6 +111,7 @@ class GroupService:
         alive: Callable[[int], bool],
     ):
         self.config = config
+        self.group_configs = group_configs
         self.placement = CoordinatorPlacement(offsets_topic, offsets_topic_exists, alive, timers, "load")
         # every group event is placed on its group's coordinator and names its member's client
         self.events = GroupEvents(events, self.placement.placed_coordinator_of, self.member_client)
