@@ -44,6 +44,7 @@ class RequestContext:
     now_ms: int
     client_host: str = "127.0.0.1"
     effects: Effects = field(default_factory=Effects)
+    connection: str = ""  # the client's address and port (a share session belongs to its connection)
 
     def response(self, **fields: Any) -> Message:
         """A response body of this request's API with the given fields, defaults elsewhere."""

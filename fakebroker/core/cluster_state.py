@@ -91,6 +91,10 @@ class ClusterState:
             self.offsets_topic,
             lambda: OFFSETS_TOPIC in self.topics,
             self._alive,
+            self.partition,
+            lambda name: self.topics[name].topic_id if name in self.topics else None,
+            lambda topic_id: self.topics_by_id[topic_id].name if topic_id in self.topics_by_id else None,
+            lambda: int(wall() * 1000),
         )
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
@@ -509,6 +513,11 @@ class ClusterState:
         store.clear()
         store.update(new)
         self.events.append(ev.ConfigsAltered(resource=resource or "(cluster)", configs=dict(new)))
+
+    def replace_group_configs(self, group_id: str, new: dict[str, str]) -> None:
+        """Set a group's configs (resource type GROUP) to ``new`` (checked by the caller)."""
+        self.group_configs.replace(group_id, new)
+        self.events.append(ev.GroupConfigsAltered(group=group_id, configs=dict(new)))
 
     def apply_retention(self, now_ms: int) -> int:
         """Kafka's retention check (``UnifiedLog.deleteOldSegments`` for every partition):

@@ -84,6 +84,8 @@ def _mirror_element(source: object, cls: type[Message], code: int) -> Message:
         for attr, sentinel in ERROR_SENTINELS.items():
             if attr in fields:
                 setattr(out, attr, sentinel)
+        if "acquired_records" in fields:
+            out.records = b""  # ShareFetch's records are never null (Fetch's may be)
     return out
 
 

@@ -131,6 +131,16 @@ class Connection:
             # The peer's bound methods point back here: a cycle that kept this connection, its
             # socket, task and scopes (~27 objects) until a full collection (issue 33).
             self.peer.park = self.peer.flush = None
+            self._close_share_sessions()
+
+    def _close_share_sessions(self) -> None:
+        """Closing the connection that opened a share session releases its member's records."""
+        runtime = self.runtime
+        shares = runtime.state.groups.shares
+        if not shares.sessions.sessions:
+            return
+        woken = shares.connection_closed(self.pipeline.broker_id, self.peer.address, runtime.clock.now_ms())
+        runtime.settle(partitions=woken)
 
     def reap_if_idle(self, now: float, idle: float) -> float:
         """Close the connection if it has had no request for ``idle`` seconds and none is being

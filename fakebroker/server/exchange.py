@@ -38,6 +38,7 @@ class Exchange:
     throttle_ms: int = 0  # a quota's throttle: the connection reads nothing more for this long
     park: Callable[[], None] | None = None  # the connection's: called before the request waits
     flush: Callable[[], Awaitable[None]] | None = None  # the connection's: sends the answers it holds
+    peer: str = ""  # the client's address and port: names the connection (share sessions live on it)
 
     async def waiting(self) -> None:
         """The request is about to wait: its connection watches for the client leaving meanwhile,

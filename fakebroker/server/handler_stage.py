@@ -37,6 +37,7 @@ class HandlerStage:
             exchange.client_id,
             runtime.clock.now_ms(),
             exchange.client_host,
+            connection=exchange.peer,
         )
         try:
             result = dispatch(ctx, body)

@@ -134,6 +134,7 @@ class Pipeline:
             len(payload),
             park=peer.park,
             flush=peer.flush,
+            peer=peer.address,
         )
         on_loop = declared.decode_on_loop
         if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):

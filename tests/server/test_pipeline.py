@@ -209,7 +209,7 @@ def test_the_facts_the_pipeline_acts_on_are_declared_by_the_few_apis_they_concer
         "unanswered": ["Produce"],  # acks=0
         "decode_on_loop": ["Produce"],  # large for its records alone
         "too_new": ["ApiVersions"],  # KIP-511
-        "byte_quota": ["Fetch", "Produce"],
+        "byte_quota": ["Fetch", "Produce", "ShareFetch"],
     }
 
 

@@ -43,6 +43,7 @@ from .cluster import (
     FaultFired,
     FaultRemoved,
     FaultsCleared,
+    GroupConfigsAltered,
     HandlerError,
     LeaderMoved,
     NetworkCut,
@@ -91,6 +92,12 @@ from .log import (
     EventLog,
     make,
 )
+from .share import (
+    ShareRecordsAcknowledged,
+    ShareRecordsAcquired,
+    ShareRecordsArchived,
+    ShareRecordsReleased,
+)
 from .transactions import (
     TxnAborted,
     TxnBegan,
@@ -113,6 +120,10 @@ for _cls in (Event, *KINDS.values()):
     _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
+    "ShareRecordsAcknowledged",
+    "ShareRecordsAcquired",
+    "ShareRecordsArchived",
+    "ShareRecordsReleased",
     "EventSink",
     "GroupEvents",
     "TxnEvents",
@@ -130,6 +141,7 @@ __all__ = [
     "FaultRemoved",
     "FaultsCleared",
     "GenerationStarted",
+    "GroupConfigsAltered",
     "GroupConverted",
     "GroupCreated",
     "GroupDeleted",

@@ -25,7 +25,7 @@ from ..events import EventLog, GroupEvents
 from ..group_configs import GroupConfigs
 from ..placement import CoordinatorPlacement
 from ..timers import Pending, Timers
-from ..topics import Topic
+from ..topics import Partition, Topic
 from . import commits, migration
 from .classic.coordinator import GroupCoordinator
 from .classic.model import ClassicGroup, GroupState
@@ -50,6 +50,10 @@ from .results import (
     join_error,
     sync_error,
 )
+from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest, ShareHeartbeatResult
+from .share.model import ShareGroup
+from .share.partitions import SharePartitions
+from .share.state import ShareStateStore
 
 S = GroupState
 
@@ -59,6 +63,7 @@ class GroupType(enum.Enum):
 
     CLASSIC = "classic"
     CONSUMER = "consumer"
+    SHARE = "share"
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,10 @@ class GroupService:
         offsets_topic: Callable[[], Topic],
         offsets_topic_exists: Callable[[], bool],
         alive: Callable[[int], bool],
+        partition_of: Callable[[str, int], Partition | None] = lambda topic, index: None,
+        topic_id_of: Callable[[str], uuid.UUID | None] = lambda topic: None,
+        topic_name_of: Callable[[uuid.UUID], str | None] = lambda topic_id: None,
+        wall_ms: Callable[[], int] = lambda: 0,
     ):
         self.config = config
         self.group_configs = group_configs
@@ -119,6 +128,21 @@ class GroupService:
         self.consumer = ConsumerCoordinator(config, timers, self.events, topics_view)
         self.consumer.on_only_classic_members = self._downgrade
         self.offsets = OffsetStore(config, self.events)
+        # share groups: the group coordinator's side, the share coordinator's store, the data path
+        self.share_states = ShareStateStore()
+        self.share = ShareCoordinator(config, group_configs, timers, self.events, topics_view, self._initialize_share)
+        self.shares = SharePartitions(
+            config,
+            group_configs,
+            timers,
+            self.events,
+            self.share_states,
+            partition_of,
+            topic_id_of,
+            topic_name_of,
+            wall_ms,
+        )
+        self._topic_id_of = topic_id_of
 
     # -- the one lookup: a group id's type -------------------------------------------------------
     # Each type's coordinator keeps its own groups; an id names at most one live group. The
@@ -126,11 +150,18 @@ class GroupService:
     # classic coordinator's (which answers for a missing group as Kafka does).
     def ids(self) -> list[str]:
         """Every group id the coordinators know, of every type (Dead ones included until unloaded)."""
-        return sorted(set(self.classic.groups) | set(self.consumer.groups))
+        return sorted(set(self.classic.groups) | set(self.consumer.groups) | set(self.share.groups))
 
     def _consumer_group(self, group_id: str | None) -> ConsumerGroup | None:
         group = self.consumer.groups.get(group_id) if group_id is not None else None
         return group if group is not None and not group.dead else None
+
+    def _share_group(self, group_id: str | None) -> ShareGroup | None:
+        return self.share.live(group_id)
+
+    def _not_consumer(self, group_id: str | None) -> str | None:
+        """Kafka's message when ``group_id`` names a share group (one id, one type)."""
+        return f"Group {group_id} is not a consumer group." if self._share_group(group_id) is not None else None
 
     def coordinator_error(self, group_id: str, broker_id: int) -> E:
         """NOT_COORDINATOR unless ``broker_id`` coordinates the group, COORDINATOR_LOAD_IN_PROGRESS
@@ -153,6 +184,8 @@ class GroupService:
             error = self.coordinator_error(req.group_id, broker_id)
             if error:
                 return join_error(error)
+        if self._share_group(req.group_id) is not None:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL)
         group = self._consumer_group(req.group_id)
         if group is not None:
             if group.members and timeout_ok:
@@ -206,6 +239,9 @@ class GroupService:
             error = self.coordinator_error(req.group_id, broker_id)
             if error:
                 return HeartbeatResult(error)
+            not_consumer = self._not_consumer(req.group_id)
+            if not_consumer:
+                return HeartbeatResult(E.GROUP_ID_NOT_FOUND, not_consumer)
             classic = self.classic.groups.get(req.group_id)
             if classic is not None and not classic.is_state(S.DEAD):
                 if classic.is_state(S.EMPTY):
@@ -218,6 +254,49 @@ class GroupService:
     def _downgrade(self, group: ConsumerGroup, now_ms: int) -> None:
         """Only classic members are left in a consumer group (see ``migration.py``)."""
         migration.downgrade(self.classic, self.consumer, self.config, group, now_ms)
+
+    # -- share groups (KIP-932) --------------------------------------------------------------------
+    def share_heartbeat(self, now_ms: int, broker_id: int, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
+        """ShareGroupHeartbeat: a group of another type, even an empty one, is not converted."""
+        error = self.coordinator_error(req.group_id, broker_id) if req.group_id.strip() else E.NONE
+        if error:
+            return ShareHeartbeatResult(error)
+        if req.member_id.strip() and req.group_id.strip() and self._other_type(req.group_id, "share"):
+            return ShareHeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a share group.")
+        return self.share.heartbeat(now_ms, req)
+
+    def share_describe(self, broker_id: int, group_id: str | None) -> tuple[E, str | None, ShareGroup | None]:
+        """ShareGroupDescribe of one group."""
+        if not group_id:
+            return E.INVALID_GROUP_ID, None, None
+        error = self.coordinator_error(group_id, broker_id)
+        if error:
+            return error, None, None
+        group = self._share_group(group_id)
+        if group is None:
+            if self._other_type(group_id, "share"):
+                return E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.", None
+            return E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", None
+        return E.NONE, None, group
+
+    def _other_type(self, group_id: str, wanted: str) -> bool:
+        """Whether ``group_id`` names a live group of a type other than ``wanted``."""
+        if wanted != "share" and self._share_group(group_id) is not None:
+            return True
+        if wanted != "consumer" and self._consumer_group(group_id) is not None:
+            return True
+        classic = self.classic.groups.get(group_id)
+        return wanted != "classic" and classic is not None and not classic.is_state(S.DEAD)
+
+    def _initialize_share(self, group_id: str, topic: str, partitions: list[int], state_epoch: int) -> None:
+        """InitializeShareGroupState for a group's new share partitions (start offset -1)."""
+        topic_id = self._topic_id_of(topic)
+        if topic_id is None:
+            return
+        for p in partitions:
+            key = (group_id, topic_id, p)
+            if self.share_states.summary(key) is None:
+                self.share_states.initialize(key, -1, state_epoch)
 
     # -- offsets ----------------------------------------------------------------------------------
     def commit(
@@ -243,6 +322,8 @@ class GroupService:
         error = self.coordinator_error(req.group_id, broker_id)
         if error:
             return error
+        if self._share_group(req.group_id) is not None:
+            return E.GROUP_ID_NOT_FOUND
         group = self._consumer_group(req.group_id)
         if group is not None:
             return self.consumer.validate_commit(group, req.member_id, req.generation_id, req.version)
@@ -293,6 +374,8 @@ class GroupService:
         error = self.coordinator_error(req.group_id, broker_id) or verify()
         if error:
             return error
+        if self._share_group(req.group_id) is not None:
+            return E.GROUP_ID_NOT_FOUND
         group = self._consumer_group(req.group_id)
         if group is not None:
             return commits.consumer_txn_commit_error(group, req)
@@ -313,6 +396,8 @@ class GroupService:
         if group_id is None:
             return E.INVALID_GROUP_ID, []
         error = self.coordinator_error(group_id, broker_id)
+        if not error and self._share_group(group_id) is not None:
+            error = E.GROUP_ID_NOT_FOUND
         group = self._consumer_group(group_id)
         if not error and member is not None and group is not None:
             error = self.consumer.validate_fetch(group, member[0] or "", member[1])
@@ -338,6 +423,8 @@ class GroupService:
         error = self.coordinator_error(group_id, broker_id)
         if error:
             return error, {}
+        if self._share_group(group_id) is not None:
+            return E.GROUP_ID_NOT_FOUND, {}
         group = self._consumer_group(group_id)
         if group is not None:
             subscribed: set[str] | None = group.subscribed_topics() if group.members else set()
@@ -437,6 +524,12 @@ class GroupService:
                 continue
             if wanted_types is None or GroupType.CONSUMER.value in wanted_types:
                 out.append(GroupListing(consumer_group.group_id, "consumer", state, GroupType.CONSUMER.value))
+        for share_group in self.share.groups.values():
+            state = share_group.state.value
+            if share_group.dead or wanted_states is not None and state.lower() not in wanted_states:
+                continue
+            if wanted_types is None or GroupType.SHARE.value in wanted_types:
+                out.append(GroupListing(share_group.group_id, "share", state, GroupType.SHARE.value))
         return E.NONE, [g for g in out if self.coordinator_of(g.group_id) == broker_id]
 
     def delete_group(self, broker_id: int, group_id: str | None) -> E:
@@ -446,6 +539,13 @@ class GroupService:
         error = self.coordinator_error(group_id, broker_id)
         if error:
             return error
+        share_group = self._share_group(group_id)
+        if share_group is not None:
+            if share_group.members:
+                return E.NON_EMPTY_GROUP
+            self.shares.drop_group(group_id)  # DeleteShareGroupState for its partitions
+            self.share.delete(group_id)
+            return E.NONE
         group = self._consumer_group(group_id)
         if group is not None:
             if group.members:
@@ -465,6 +565,7 @@ class GroupService:
     # -- coordinator moves and clean-up ------------------------------------------------------------
     def groups_of_partition(self, partition: int) -> list[str]:
         names = set(self.classic.groups) | set(self.classic.snapshots) | set(self.consumer.groups)
+        names |= set(self.share.groups)
         return sorted(g for g in names if self.placement.partition_of(g) == partition)
 
     def coordinator_moved(self, partition: int, leader: int, previous: int, now_ms: int, load_time_ms: int) -> None:
@@ -473,10 +574,12 @@ class GroupService:
         groups = self.groups_of_partition(partition)
         self.classic.unload(groups, now_ms, previous if previous >= 0 else None)
         self.consumer.unload(groups)
+        self.share.unload(groups)
 
         def load(t: int) -> None:
             self.classic.load(groups, t)
             self.consumer.load(groups, t)
+            self.share.load(groups, t)
 
         self.placement.moved(partition, leader, now_ms, load_time_ms, load)
 
@@ -490,6 +593,9 @@ class GroupService:
         """Drop groups and their offsets without a trace (a shared cluster between tests)."""
         self.classic.forget(group_ids)
         self.consumer.forget(group_ids)
+        self.share.forget(group_ids)
+        for group_id in group_ids:
+            self.shares.drop_group(group_id)
         self.offsets.forget(group_ids)
 
 

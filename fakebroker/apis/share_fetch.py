@@ -1,0 +1,228 @@
+"""ShareFetch (key 78): a share group member's fetch (KIP-932). Acknowledgements ride along;
+records are acquired for the member under a lock (core/groups/share/partitions.py) and the
+answer names the acquired ranges with their delivery counts. A share session (epoch 0 opens
+it, -1 closes it) remembers the partitions, so a later fetch names only what changed; with
+nothing to acquire the request waits up to ``MaxWaitMs`` for records, woken by appends,
+releases and lock expiries on its partitions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.groups.share.partition import AckBatch, validate_batches
+from ..core.groups.share.partitions import Fetched
+from ..core.groups.share.sessions import CLOSE_EPOCH, OPEN_EPOCH, ShareSession
+from ..core.quotas import CONSUMER_BYTE_RATE
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import ApiKey, Message
+from .common import current_leader, node_endpoints, topic_name_by_id
+from .context import RequestContext, Wait
+from .registry import api
+from .share_common import member_id_valid, share_enabled
+
+RECORD_LIMIT = 1  # ShareAcquireMode: 0 batch_optimized, 1 record_limit
+
+
+def handle(ctx: RequestContext, request: Message) -> Message | Wait:
+    cluster = ctx.cluster
+    v = ctx.api_version
+    if not share_enabled(cluster):
+        return top_error(ctx, ErrorCode.UNSUPPORTED_VERSION)
+    if request.group_id is None or not member_id_valid(request.member_id):
+        return top_error(ctx, ErrorCode.INVALID_REQUEST)
+    renew = v >= 2 and request.is_renew_ack
+    if renew and (request.max_bytes or request.min_bytes or request.max_records or request.max_wait_ms):
+        return top_error(ctx, ErrorCode.INVALID_REQUEST)
+    if v >= 2 and request.share_acquire_mode not in (0, RECORD_LIMIT):
+        return top_error(ctx, ErrorCode.INVALID_REQUEST)
+    shares = cluster.groups.shares
+    group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
+    named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    forgotten = [(f.topic_id, p) for f in request.forgotten_topics_data for p in f.partitions]
+    has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
+    error, session = shares.sessions.for_fetch(
+        ctx.broker_id, group_id, member_id, epoch, ctx.connection, named, forgotten, has_acks
+    )
+    if error == ErrorCode.SHARE_SESSION_LIMIT_REACHED and request.max_wait_ms > 0:
+        # Kafka answers a full cache only after MaxWaitMs
+        return Wait(ctx.now_ms + request.max_wait_ms, lambda now, final: top_error(ctx, error) if final else None)
+    if error or session is None:
+        return top_error(ctx, error)
+    acks = _acknowledge(ctx, request, group_id, member_id)
+    if epoch == CLOSE_EPOCH:
+        shares.sessions.close(ctx.broker_id, session)
+        for topic, index in shares.release_session(session, ctx.now_ms):
+            ctx.data_changed(topic, index)
+        return _answer(ctx, request, {}, acks, set())
+    if renew or request.max_records <= 0 or request.max_bytes <= 0:
+        return _answer(ctx, request, {}, acks, set())
+    listed = set(named) if epoch != OPEN_EPOCH else set(session.partitions)
+    fetched = _fetch(ctx, request, session, final=False)
+    if fetched is not None or request.max_wait_ms <= 0:
+        return _answer(ctx, request, fetched or {}, acks, listed)
+    wanted = frozenset(
+        (name, index) for topic_id, index in session.partitions if (name := topic_name_by_id(cluster, topic_id))
+    )
+
+    def poll(now_ms: int, final: bool) -> Message | None:
+        ctx.now_ms = now_ms
+        again = _fetch(ctx, request, session, final=final)
+        return _answer(ctx, request, again or {}, acks, listed) if again is not None or final else None
+
+    return Wait(ctx.now_ms + request.max_wait_ms, poll, wanted)
+
+
+def _acknowledge(ctx: RequestContext, request: Message, group_id: str, member_id: str) -> dict:
+    """The acknowledgements piggybacked on the fetch: (topic id, partition) -> (code, message)."""
+    cluster = ctx.cluster
+    shares = cluster.groups.shares
+    max_type = 4 if ctx.api_version >= 2 else 3
+    renew = ctx.api_version >= 2 and request.is_renew_ack
+    out: dict[Any, tuple[ErrorCode, str | None]] = {}
+    for t in request.topics:
+        name = topic_name_by_id(cluster, t.topic_id)
+        for p in t.partitions:
+            if not p.acknowledgement_batches:
+                continue
+            key = (t.topic_id, p.partition_index)
+            batches = [
+                AckBatch(b.first_offset, b.last_offset, tuple(b.acknowledge_types)) for b in p.acknowledgement_batches
+            ]
+            if name is None:
+                out[key] = (ErrorCode.UNKNOWN_TOPIC_ID, None)
+                continue
+            invalid = validate_batches(batches, max_type, renew)
+            if invalid:
+                out[key] = (ErrorCode.INVALID_REQUEST, invalid)
+                continue
+            partition = cluster.partition(name, p.partition_index)
+            if partition is None:
+                out[key] = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+                continue
+            if partition.leader != ctx.broker_id:
+                out[key] = (ErrorCode.NOT_LEADER_OR_FOLLOWER, None)
+                continue
+            out[key] = shares.acknowledge(
+                group_id, member_id, ctx.client_id, name, p.partition_index, batches, ctx.now_ms
+            )
+            ctx.data_changed(name, p.partition_index)  # released records wake other members' fetches
+    return out
+
+
+def _fetch(ctx: RequestContext, request: Message, session: ShareSession, *, final: bool) -> dict | None:
+    """Acquire for every partition of the session, the budget shared round-robin (rotated by the
+    session epoch). None: nothing to answer with yet (the caller may wait)."""
+    cluster = ctx.cluster
+    shares = cluster.groups.shares
+    group_id, member_id = request.group_id, request.member_id
+    parts = list(session.partitions)
+    if parts:
+        shift = session.epoch % len(parts)
+        parts = parts[shift:] + parts[:shift]
+    read_committed = cluster.group_configs.get(group_id, "share.isolation.level") == "read_committed"
+    loaded = []
+    out: dict[Any, Fetched] = {}
+    errors = False
+    for topic_id, index in parts:
+        name = topic_name_by_id(cluster, topic_id)
+        if name is None:
+            out[(topic_id, index)] = Fetched(ErrorCode.UNKNOWN_TOPIC_ID)
+            errors = True
+            continue
+        partition = cluster.partition(name, index)
+        if partition is None:
+            out[(topic_id, index)] = Fetched(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            errors = True
+            continue
+        if partition.leader != ctx.broker_id:
+            out[(topic_id, index)] = Fetched(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            errors = True
+            continue
+        sp = shares.load(group_id, name, index, ctx.now_ms)
+        if sp is None:
+            out[(topic_id, index)] = Fetched(ErrorCode.UNKNOWN_SERVER_ERROR)
+            errors = True
+            continue
+        loaded.append(((topic_id, index), sp))
+    min_bytes = max(request.min_bytes, 1)
+    if not final and not errors:
+        available = 0
+        for _, sp in loaded:
+            available += shares.available_bytes(sp, read_committed, min_bytes - available)
+            if available >= min_bytes:
+                break
+        if available < min_bytes:
+            return None
+    budget = request.max_records
+    batch_size = request.batch_size or budget
+    record_limit = ctx.api_version >= 2 and request.share_acquire_mode == RECORD_LIMIT
+    got = False
+    for key, sp in loaded:
+        if budget <= 0:
+            break
+        fetched = shares.acquire(
+            group_id, member_id, ctx.client_id, sp, budget, batch_size, ctx.now_ms, record_limit=record_limit
+        )
+        if fetched.acquired:
+            got = True
+            out[key] = fetched
+            budget -= sum(a.last - a.first + 1 for a in fetched.acquired)
+    if not got and not errors and not final:
+        return None
+    return out
+
+
+def _answer(ctx: RequestContext, request: Message, fetched: dict, acks: dict, listed: set) -> Message:
+    """The response: partitions with records, errors or acknowledgement results, and every
+    partition the request named in its session's first fetch (or added since)."""
+    cluster = ctx.cluster
+    keys = list(dict.fromkeys([*listed, *fetched, *acks]))
+    by_topic: dict[Any, list[dict]] = {}
+    leaders: set[int] = set()
+    for topic_id, index in keys:
+        f = fetched.get((topic_id, index), Fetched())
+        ack_code, ack_message = acks.get((topic_id, index), (ErrorCode.NONE, None))
+        leader = {"leader_id": 0, "leader_epoch": 0}
+        if f.error == ErrorCode.NOT_LEADER_OR_FOLLOWER or ack_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            name = topic_name_by_id(cluster, topic_id)
+            partition = cluster.partition(name, index) if name else None
+            leader = current_leader(partition)
+            if partition is not None:
+                leaders.add(partition.leader)
+        by_topic.setdefault(topic_id, []).append(
+            {
+                "partition_index": index,
+                "error_code": f.error,
+                "error_message": f.message,
+                "acknowledge_error_code": ack_code,
+                "acknowledge_error_message": ack_message,
+                "current_leader": leader,
+                "records": f.records,
+                "acquired_records": [
+                    {"first_offset": a.first, "last_offset": a.last, "delivery_count": a.count} for a in f.acquired
+                ],
+            }
+        )
+    return ctx.response(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        acquisition_lock_timeout_ms=cluster.group_configs.get_int(request.group_id, "share.record.lock.duration.ms"),
+        responses=[{"topic_id": tid, "partitions": parts} for tid, parts in by_topic.items()],
+        node_endpoints=node_endpoints(cluster, leaders),
+    )
+
+
+def top_error(ctx: RequestContext, code: ErrorCode) -> Message:
+    """Kafka's ``getErrorResponse`` body: no message, no lock timeout, no partitions."""
+    return ctx.response(
+        throttle_time_ms=0,
+        error_code=code,
+        error_message=None,
+        acquisition_lock_timeout_ms=0,
+        responses=[],
+        node_endpoints=[],
+    )
+
+
+API = api(ApiKey.SHARE_FETCH, (1, 2), handle, byte_quota=CONSUMER_BYTE_RATE)

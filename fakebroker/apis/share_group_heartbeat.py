@@ -1,0 +1,69 @@
+"""ShareGroupHeartbeat (key 76): share groups' membership and assignment (KIP-932); every rule
+is in core/groups/ (the group service, then share/coordinator.py). Here: the feature gate,
+the member id check, topic names <-> ids."""
+
+from __future__ import annotations
+
+from ..core.groups.share.coordinator import ShareHeartbeatRequest
+from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import ApiKey, Message
+from .context import RequestContext
+from .registry import api
+from .share_common import member_id_valid, share_enabled
+
+
+def handle(ctx: RequestContext, request: Message) -> Message:
+    cluster = ctx.cluster
+    if not share_enabled(cluster):
+        return error(ctx, ErrorCode.UNSUPPORTED_VERSION)
+    if not member_id_valid(request.member_id):
+        return error(ctx, ErrorCode.INVALID_REQUEST)
+    result = cluster.groups.share_heartbeat(
+        ctx.now_ms,
+        ctx.broker_id,
+        ShareHeartbeatRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            member_epoch=request.member_epoch,
+            rack_id=request.rack_id,
+            subscribed_names=request.subscribed_topic_names,
+            client_id=ctx.client_id or "",
+            client_host=f"/{ctx.client_host}",
+        ),
+    )
+    if result.error:
+        return error(ctx, result.error, result.message)
+    assignment = None
+    if result.assignment is not None:
+        topics = cluster.topics
+        assignment = {
+            "topic_partitions": [
+                {"topic_id": topics[name].topic_id, "partitions": sorted(parts)}
+                for name, parts in sorted(result.assignment.items())
+                if name in topics and parts
+            ]
+        }
+    return ctx.response(
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        member_id=result.member_id,
+        member_epoch=result.member_epoch,
+        heartbeat_interval_ms=result.heartbeat_interval_ms,
+        assignment=assignment,
+        throttle_time_ms=0,
+    )
+
+
+def error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> Message:
+    return ctx.response(
+        error_code=code,
+        error_message=message,
+        member_id=None,
+        member_epoch=0,
+        heartbeat_interval_ms=0,
+        assignment=None,
+        throttle_time_ms=0,
+    )
+
+
+API = api(ApiKey.SHARE_GROUP_HEARTBEAT, (1, 1), handle)
