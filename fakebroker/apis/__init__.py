@@ -49,6 +49,7 @@ from . import (  # noqa: F401
     share_fetch,
     share_group_describe,
     share_group_heartbeat,
+    share_group_offsets,
     sync_group,
     transaction_admin,
     txn_offset_commit,

@@ -50,6 +50,7 @@ from .results import (
     join_error,
     sync_error,
 )
+from .share.admin import ShareOffsets
 from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest, ShareHeartbeatResult
 from .share.model import ShareGroup
 from .share.partitions import SharePartitions
@@ -143,6 +144,12 @@ class GroupService:
             wall_ms,
         )
         self._topic_id_of = topic_id_of
+
+        def latest_offset(topic: str, index: int) -> int:
+            partition = partition_of(topic, index)
+            return partition.log.high_watermark if partition is not None else -1
+
+        self.share_offsets = ShareOffsets(self.share, self.shares, self.share_states, topics_view, latest_offset)
 
     # -- the one lookup: a group id's type -------------------------------------------------------
     # Each type's coordinator keeps its own groups; an id names at most one live group. The
@@ -278,6 +285,9 @@ class GroupService:
                 return E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.", None
             return E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", None
         return E.NONE, None, group
+
+    def is_other_than_share(self, group_id: str) -> bool:
+        return self._other_type(group_id, "share")
 
     def _other_type(self, group_id: str, wanted: str) -> bool:
         """Whether ``group_id`` names a live group of a type other than ``wanted``."""
