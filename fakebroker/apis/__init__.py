@@ -50,6 +50,7 @@ from . import (  # noqa: F401
     share_group_describe,
     share_group_heartbeat,
     share_group_offsets,
+    share_group_state,
     sync_group,
     transaction_admin,
     txn_offset_commit,

@@ -13,7 +13,7 @@ default because every test on a fresh cluster would wait one client backoff (0.1
 
 from __future__ import annotations
 
-from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -81,6 +81,11 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     cluster = ctx.cluster
     if key_type == TRANSACTION:
         partition = cluster.transaction_topic().partitions[cluster.transactions.placement.partition_of(key)]
+    elif key_type == SHARE:  # a share partition's state: "group:topicId:partition"
+        if key.count(":") < 2:
+            return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": MALFORMED}
+        topic = cluster.share_state_topic()
+        partition = topic.partitions[partition_for(key, len(topic.partitions))]
     else:
         partition = cluster.offsets_topic().partitions[cluster.groups.partition_of(key)]
     broker = cluster.brokers.get(partition.leader)

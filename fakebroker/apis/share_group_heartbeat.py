@@ -33,6 +33,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     )
     if result.error:
         return error(ctx, result.error, result.message)
+    cluster.share_state_topic()  # the share coordinator's topic exists once a share group does
     assignment = None
     if result.assignment is not None:
         topics = cluster.topics

@@ -14,12 +14,18 @@ from collections.abc import Callable
 
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
-from .configs import BrokerConfig, TopicConfig, offsets_topic_configs, transaction_topic_configs
+from .configs import (
+    BrokerConfig,
+    TopicConfig,
+    offsets_topic_configs,
+    share_state_topic_configs,
+    transaction_topic_configs,
+)
 from .events import EventLog
 from .events.ring import DEFAULT_CAPACITY
 from .features import Features
 from .group_configs import GroupConfigs
-from .groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from .groups.placement import OFFSETS_TOPIC, SHARE_STATE_TOPIC, TRANSACTION_TOPIC
 from .groups.service import GroupService
 from .log import LogStorage, MemoryStorage, PartitionLog, PartitionProducers
 from .log.appends import AppendResult, Checked, append_batches, check_batches, produce_limits
@@ -96,6 +102,7 @@ class ClusterState:
             lambda topic_id: self.topics_by_id[topic_id].name if topic_id in self.topics_by_id else None,
             lambda: int(wall() * 1000),
         )
+        self.groups.consumer.group_configs = self.group_configs  # consumer.* group configs count
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
             self.config,
@@ -559,6 +566,16 @@ class ClusterState:
         return topic
 
     # -- transaction coordinator placement and markers ------------------------------------------
+    def share_state_topic(self) -> Topic:
+        """``__share_group_state``, created on first use (the share coordinator's partitions)."""
+        topic = self.topics.get(SHARE_STATE_TOPIC)
+        if topic is None:
+            n = self.config.get_int("share.coordinator.state.topic.num.partitions")
+            rf = min(self.config.get_int("share.coordinator.state.topic.replication.factor"), len(self.alive_brokers()))
+            configs = share_state_topic_configs(self.config)
+            topic = self.create_topic(SHARE_STATE_TOPIC, n, max(rf, 1), configs, internal=True)
+        return topic
+
     def transaction_topic(self) -> Topic:
         """``__transaction_state``, created on first use with ``transaction.state.log.num.partitions``."""
         topic = self.topics.get(TRANSACTION_TOPIC)

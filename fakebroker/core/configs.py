@@ -495,6 +495,17 @@ def offsets_topic_configs(broker: BrokerConfig) -> dict[str, str]:
     }
 
 
+def share_state_topic_configs(broker: BrokerConfig) -> dict[str, str]:
+    """The overrides Kafka gives ``__share_group_state`` when it creates it (``ShareCoordinatorService``)."""
+    return {
+        "cleanup.policy": "delete",
+        "compression.type": "producer",
+        "min.insync.replicas": broker.get("share.coordinator.state.topic.min.isr"),
+        "retention.ms": "-1",
+        "segment.bytes": broker.get("share.coordinator.state.topic.segment.bytes"),
+    }
+
+
 def transaction_topic_configs(broker: BrokerConfig) -> dict[str, str]:
     """The overrides Kafka gives ``__transaction_state`` when it creates it."""
     return {

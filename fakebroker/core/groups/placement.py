@@ -9,10 +9,13 @@ Kafka's ``Utils.abs`` maps Integer.MIN_VALUE to 0, so this must not use Python's
 
 from __future__ import annotations
 
+import base64
 import functools
+import uuid
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
+SHARE_STATE_TOPIC = "__share_group_state"
 
 
 @functools.lru_cache(maxsize=4096)  # every group request asks again for its group id
@@ -30,3 +33,9 @@ def kafka_abs(n: int) -> int:
 
 def partition_for(key: str, partitions: int) -> int:
     return kafka_abs(java_string_hash(key)) % partitions
+
+
+def share_state_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
+    """The share coordinator's key of a share partition (``SharePartitionKey.asCoordinatorKey``):
+    ``group:topicId:partition``, the topic id as Kafka prints a Uuid (URL-safe base64)."""
+    return f"{group_id}:{base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip('=')}:{partition}"
