@@ -71,6 +71,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         shares.sessions.close(ctx.broker_id, session)
         for topic, index in shares.release_session(session, ctx.now_ms):
             ctx.data_changed(topic, index)
+    for topic, index in shares.take_dead_letter_writes():  # dead letters wake their readers
+        ctx.data_changed(topic, index)
     return ctx.response(
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,

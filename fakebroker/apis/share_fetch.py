@@ -53,6 +53,9 @@ def handle(ctx: RequestContext, request: Message) -> Message | Wait:
         shares.sessions.close(ctx.broker_id, session)
         for topic, index in shares.release_session(session, ctx.now_ms):
             ctx.data_changed(topic, index)
+    for topic, index in shares.take_dead_letter_writes():  # dead letters wake their readers
+        ctx.data_changed(topic, index)
+    if epoch == CLOSE_EPOCH:
         return _answer(ctx, request, {}, acks, set())
     if renew or request.max_records <= 0 or request.max_bytes <= 0:
         return _answer(ctx, request, {}, acks, set())

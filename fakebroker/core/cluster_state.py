@@ -27,6 +27,7 @@ from .features import Features
 from .group_configs import GroupConfigs
 from .groups.placement import OFFSETS_TOPIC, SHARE_STATE_TOPIC, TRANSACTION_TOPIC
 from .groups.service import GroupService
+from .groups.share.dead_letters import DeadLetters
 from .log import LogStorage, MemoryStorage, PartitionLog, PartitionProducers
 from .log.appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .placement import CoordinatorPlacement
@@ -103,6 +104,14 @@ class ClusterState:
             lambda: int(wall() * 1000),
         )
         self.groups.consumer.group_configs = self.group_configs  # consumer.* group configs count
+        self.groups.shares.dead_letters = DeadLetters(
+            self.config,
+            self.group_configs,
+            lambda: self.features.finalized.get("share.version", 0),
+            self.topics.get,
+            self._create_dead_letter_topic,
+            self._append_dead_letters,
+        )
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
             self.config,
@@ -566,6 +575,15 @@ class ClusterState:
         return topic
 
     # -- transaction coordinator placement and markers ------------------------------------------
+    def _create_dead_letter_topic(self, name: str, partitions: int) -> Topic:
+        """A share group's dead-letter topic, created when the broker allows it."""
+        configs = {"errors.deadletterqueue.group.enable": "true", "message.timestamp.type": "CreateTime"}
+        return self.create_topic(name, partitions, min(3, len(self.alive_brokers())) or 1, configs)
+
+    def _append_dead_letters(self, partition: Partition, data: bytes, now_ms: int) -> bool:
+        result = self.append(partition, data, produce_version=11, transactional_id=None, now_ms=now_ms)
+        return result.error == ErrorCode.NONE
+
     def share_state_topic(self) -> Topic:
         """``__share_group_state``, created on first use (the share coordinator's partitions)."""
         topic = self.topics.get(SHARE_STATE_TOPIC)

@@ -391,3 +391,54 @@ def test_offsets_are_described_altered_and_deleted(state):
     gone, _ = call(state, ApiKey.DELETE_GROUPS, 2, groups_names=["g"])
     assert gone.results[0].error_code == E.NONE
     assert "g" not in state.groups.share.groups and not state.groups.share_states.keys_of("g")
+
+
+# -- dead letters (KIP-1191) -----------------------------------------------------------------------
+def dead_letters(state, topic):
+    from fakebroker.protocol import records
+
+    out = []
+    for stored in state.topics[topic].partitions[0].log.iter_batches():
+        for batch in records.read_batches(stored.data):
+            for r in batch.records:
+                out.append((r.key, r.value, {k: v.decode() for k, v in r.headers}))
+    return out
+
+
+def test_rejected_and_exhausted_records_go_to_the_dead_letter_topic(state):
+    state.create_topic("t", 1, 1)
+    state.create_topic("dlq.g", 1, 1, {"errors.deadletterqueue.group.enable": "true"})
+    earliest(state, "g", share_delivery_count_limit=2)
+    state.group_configs.overrides["g"].update(
+        {"errors.deadletterqueue.topic.name": "dlq.g", "errors.deadletterqueue.copy.record.enable": "true"}
+    )
+    produce_records(state, "t", 0, b"bad", b"flaky", b"fine")
+    fetch(state, "g", "m1", 0, [("t", 0)])
+    fetch(state, "g", "m1", 1, acks={("t", 0): [(0, 2, [REJECT, RELEASE, ACCEPT])]})
+    fetch(state, "g", "m1", 2, acks={("t", 0): [(1, 1, [RELEASE])]})
+    letters = dead_letters(state, "dlq.g")
+    assert [
+        (v, h["__dlq.errors.offset"], h["__dlq.errors.delivery.count"], h["__dlq.errors.message"])
+        for _, v, h in letters
+    ] == [
+        (b"bad", "0", "1", "Offset rejected by client."),
+        (b"flaky", "1", "2", "Offset delivery count exceeded the threshold."),
+    ]
+    assert {h["__dlq.errors.topic"] for *_, h in letters} == {"t"}
+    assert {h["__dlq.errors.group"] for *_, h in letters} == {"g"}
+
+
+@pytest.mark.parametrize(
+    "share_version, topic_configs", [(1, {"errors.deadletterqueue.group.enable": "true"}), (2, {})]
+)
+def test_dead_letters_need_share_version_2_and_a_topic_that_accepts_them(state, share_version, topic_configs):
+    state.features.finalized["share.version"] = share_version
+    state.create_topic("t", 1, 1)
+    state.create_topic("dlq.g", 1, 1, topic_configs)
+    earliest(state, "g")
+    state.group_configs.overrides["g"]["errors.deadletterqueue.topic.name"] = "dlq.g"
+    produce_records(state, "t", 0, b"bad")
+    fetch(state, "g", "m1", 0, [("t", 0)])
+    fetch(state, "g", "m1", 1, acks={("t", 0): [(0, 0, [REJECT])]})
+    assert dead_letters(state, "dlq.g") == []
+    assert state.groups.shares.partitions[("g", "t", 0)].start == 1  # archived all the same

@@ -97,7 +97,7 @@ def test_record_states_stay_consistent(batch_sizes, operations):
                 continue
             for o in range(max(batch.first, sp.start), min(batch.last, sp.end - 1) + 1):
                 assert before[o] == (RecordState.ACQUIRED, member)  # only the owner's acquired records
-            for f, last, _, _ in changed:
+            for f, last, _, _, _ in changed:
                 for o in range(f, last + 1):
                     state = next(r.state for r in sp.ranges if r.first <= o <= r.last)
                     if state in TERMINAL:

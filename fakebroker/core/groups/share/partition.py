@@ -312,9 +312,10 @@ class SharePartition:
     # -- acknowledgement -------------------------------------------------------------------------
     def acknowledge(
         self, member: str, batches: list[AckBatch], delivery_limit: int, renew_lock: int = 0
-    ) -> list[tuple[int, int, int, bool]]:
+    ) -> list[tuple[int, int, int, bool, int]]:
         """Apply ``member``'s acknowledgements, all or none (raises :class:`AckError` with Kafka's
-        code and message). Returns what changed: (first, last, ack type, archived) per range
+        code and message). Returns what changed: (first, last, ack type, archived, delivery
+        count) per range
         (RENEW only moves the locks of its offsets to ``renew_lock``). The caller persists the
         change, then calls :meth:`finish`."""
         plan: list[tuple[int, int, int]] = []  # (first, last, type)
@@ -350,12 +351,12 @@ class SharePartition:
                             else "Member is not the owner of offset",
                         )
                 plan.append((lo, offset_last, kind))
-        changed: list[tuple[int, int, int, bool]] = []
+        changed: list[tuple[int, int, int, bool, int]] = []
         for first, last, kind in plan:
             for r in self._span(first, last):
                 if kind == AckType.RENEW:
                     r.lock = renew_lock
-                    changed.append((r.first, r.last, kind, False))
+                    changed.append((r.first, r.last, kind, False, r.count))
                     continue
                 if kind == AckType.ACCEPT:
                     r.state = RecordState.ACKNOWLEDGED
@@ -364,7 +365,7 @@ class SharePartition:
                 else:  # GAP, REJECT
                     r.state = RecordState.ARCHIVED
                 r.member, r.lock = "", 0
-                changed.append((r.first, r.last, kind, r.state == RecordState.ARCHIVED))
+                changed.append((r.first, r.last, kind, r.state == RecordState.ARCHIVED, r.count))
         return changed
 
     def _overlapping(self, first: int, last: int) -> list[InFlight]:

@@ -23,6 +23,7 @@ from ...group_configs import GroupConfigs
 from ...log import PartitionLog
 from ...timers import Timers
 from ...topics import Partition
+from .dead_letters import DeadLetter, DeadLetters
 from .partition import AckBatch, AckError, AckType, Acquired, LogBatch, SharePartition
 from .sessions import ShareSession, ShareSessions
 from .state import ShareStateStore, StateKey
@@ -74,6 +75,8 @@ class SharePartitions:
         self.partitions: dict[PartitionKey, SharePartition] = {}
         self.sessions = ShareSessions(lambda: config.get_int("group.share.max.share.sessions"))
         self._locks = itertools.count(1)
+        self.dead_letters: DeadLetters | None = None  # the cluster's writer (KIP-1191)
+        self.dead_letter_writes: set[tuple[str, int]] = set()  # partitions written: their fetches wake
 
     def limit(self, group_id: str) -> int:
         return self.group_configs.get_int(group_id, "share.delivery.count.limit")
@@ -235,8 +238,30 @@ class SharePartitions:
                 self._persist(sp, start_before, t)
                 sp.finish()
                 self._released_events(sp, released, "lock expired", t)
+                self._dead_letter(sp.group_id, sp.topic, sp.partition, released, t)
 
         self.timers.schedule(lock_key(sp.group_id, sp.topic, sp.partition, lock), deadline_ms, expire)
+
+    def _dead_letter(self, group_id: str, topic: str, index: int, archived: list, now_ms: int) -> None:
+        """Archived records go to the group's dead-letter topic too, when it has one: ``archived``
+        holds DeadLetters, or a release's (range, archived) pairs."""
+        if self.dead_letters is None:
+            return
+        letters = [
+            a if isinstance(a, DeadLetter) else DeadLetter(a[0].first, a[0].last, a[0].count, False)
+            for a in archived
+            if isinstance(a, DeadLetter) or a[1]
+        ]
+        source = self.partition_of(topic, index)
+        if letters and source is not None:
+            written = self.dead_letters.write(group_id, source, letters, now_ms)
+            if written is not None:
+                self.dead_letter_writes.add(written)
+
+    def take_dead_letter_writes(self) -> list[tuple[str, int]]:
+        """The dead-letter partitions written since the last call (their fetches should wake)."""
+        written, self.dead_letter_writes = sorted(self.dead_letter_writes), set()
+        return written
 
     def _released_events(self, sp: SharePartition, released: list, reason: str, now_ms: int) -> None:
         by_member: dict[str, int] = {}
@@ -299,10 +324,16 @@ class SharePartitions:
             return exc.code, exc.message
         if renew:
             self._arm_lock(sp, lock, now_ms + self.lock_duration(group_id))
-        if any(kind != AckType.RENEW for _, _, kind, _ in changed):
+        if any(kind != AckType.RENEW for _, _, kind, _, _ in changed):
             self._persist(sp, start_before, now_ms)
         sp.finish()
-        for first, last, kind, archived in changed:
+        letters = [
+            DeadLetter(first, last, count, kind == AckType.REJECT)
+            for first, last, kind, archived, count in changed
+            if archived and kind in (AckType.REJECT, AckType.RELEASE)
+        ]
+        self._dead_letter(group_id, topic, index, letters, now_ms)
+        for first, last, kind, archived, _ in changed:
             if kind == AckType.RENEW:
                 continue
             self.events.append(
@@ -346,6 +377,7 @@ class SharePartitions:
                 self._persist(sp, start_before, now_ms)
                 sp.finish()
                 self._released_events(sp, released, "session closed", now_ms)
+                self._dead_letter(sp.group_id, sp.topic, sp.partition, released, now_ms)
                 woken.append((topic, index))
         return woken
 
@@ -354,7 +386,7 @@ class SharePartitions:
         for session in self.sessions.of_connection(broker, connection):
             self.sessions.close(broker, session)
             woken += self.release_session(session, now_ms)
-        return woken
+        return woken + self.take_dead_letter_writes()
 
     # -- the group's life ------------------------------------------------------------------------
     def drop_group(self, group_id: str) -> None:
