@@ -1,5 +1,6 @@
 """DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) for topics, brokers
-(this broker's id, or ``""`` for the cluster default) and broker loggers."""
+(this broker's id, or ``""`` for the cluster default), broker loggers and groups (any id, also
+one that names no group: ``core/group_configs.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DOCS = "https://kafka.apache.org/documentation/"
 LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
@@ -67,7 +68,7 @@ def _documentation_of(name: str, kind: int, wanted: bool) -> str | None:
 
 def _documentation(name: str, kind: int) -> str:
     """A pointer to Kafka's documentation of the key (Kafka's own text is not copied here)."""
-    anchor = "topicconfigs" if kind == TOPIC else "brokerconfigs"
+    anchor = {TOPIC: "topicconfigs", GROUP: "groupconfigs"}.get(kind, "brokerconfigs")
     return f"Kafka's {name}: see {DOCS}#{anchor}_{name}"
 
 
@@ -101,6 +102,10 @@ def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntr
             return [], error
         loggers = sorted(ctx.cluster.config.loggers.items())
         return [ConfigEntry(n, v, SOURCE_DYNAMIC_BROKER_LOGGER, False, False, 0, []) for n, v in loggers], None
+    if kind == GROUP:
+        if not name:
+            return [], (ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        return ctx.cluster.group_configs.describe(name, ctx.broker_id), None
     return [], (ErrorCode.INVALID_REQUEST, f"Unsupported resource type {kind}")
 
 
@@ -123,6 +128,9 @@ def alter(ctx: RequestContext, request: Message) -> Message:
     for r in request.resources:
         if r.resource_type == BROKER_LOGGER:
             responses.append(_result(r, ErrorCode.INVALID_REQUEST, "AlterConfigs does not support BROKER_LOGGER"))
+            continue
+        if r.resource_type == GROUP:
+            responses.append(_replace_group(ctx, r, request.validate_only))
             continue
         wanted = {c.name: c.value for c in r.configs}
         null_set = next((n for n, v in wanted.items() if v is None), None)
@@ -154,6 +162,9 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
                     new[name] = ",".join(items)
             return new
 
+        if r.resource_type == GROUP:
+            responses.append(_alter_group(ctx, r, ops, request.validate_only))
+            continue
         bad_op = next((op for _, op, _ in ops if op not in (SET, DELETE, APPEND, SUBTRACT)), None)
         if bad_op is not None:  # Kafka fails on it while decoding the operation
             responses.append(_result(r, ErrorCode.UNKNOWN_SERVER_ERROR, None))
@@ -164,7 +175,7 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
         names = [n for n, _, _ in ops]
         duplicate = next((n for n in names if names.count(n) > 1), None)
         if duplicate is not None:
-            responses.append(_result(r, ErrorCode.INVALID_REQUEST, f"Error due to duplicate config keys : {duplicate}"))
+            responses.append(_result(r, ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"))
             continue
         list_ops = [
             (n, op) for n, op, _ in ops if op in (APPEND, SUBTRACT) and _kind(r.resource_type, n) not in ("LIST", "")
@@ -221,6 +232,47 @@ def _apply(
         return _result(r, ErrorCode.INVALID_CONFIG, reason)
     if not validate_only:
         ctx.cluster.replace_configs(store, new, r.resource_name)
+    return _result(r, ErrorCode.NONE, None)
+
+
+def _group_refusal(r: Message, ops: list) -> dict | None:
+    """The broker's own checks of a group's change, before its controller's: a key twice, then
+    every SET of null (ConfigAdminManager.preprocess)."""
+    names = [name for name, _, _ in ops]
+    if len(set(names)) != len(names):
+        return _result(r, ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [name for name, op, value in ops if op != DELETE and value is None]
+    if nulls:
+        return _result(r, ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}")
+    return None
+
+
+def _alter_group(ctx: RequestContext, r: Message, ops: list, validate_only: bool) -> dict:
+    refused = _group_refusal(r, ops)
+    if refused is not None:
+        return refused
+    if any(op not in (SET, DELETE, APPEND, SUBTRACT) for _, op, _ in ops):
+        return _result(r, ErrorCode.UNKNOWN_SERVER_ERROR, None)  # the controller fails on it
+    error, new = ctx.cluster.group_configs.check_incremental(r.resource_name, ops)
+    return _group_outcome(ctx, r, error, new, validate_only)
+
+
+def _replace_group(ctx: RequestContext, r: Message, validate_only: bool) -> dict:
+    """AlterConfigs of a group: the given set replaces every setting of the group."""
+    refused = _group_refusal(r, [(c.name, SET, c.value) for c in r.configs])
+    if refused is not None:
+        return refused
+    error, new = ctx.cluster.group_configs.check_replace(r.resource_name, {c.name: c.value for c in r.configs})
+    return _group_outcome(ctx, r, error, new, validate_only)
+
+
+def _group_outcome(
+    ctx: RequestContext, r: Message, error: tuple[ErrorCode, str] | None, new: dict[str, str], validate_only: bool
+) -> dict:
+    if error is not None:
+        return _result(r, *error)
+    if not validate_only:
+        ctx.cluster.replace_group_configs(r.resource_name, new)
     return _result(r, ErrorCode.NONE, None)
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.groups.share.partition import AckBatch, validate_batches
+from ..core.groups.share.sessions import CLOSE_EPOCH
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .common import current_leader, node_endpoints, topic_name_by_id
 from .context import RequestContext
 from .registry import api
 from .share_common import member_id_valid, share_enabled
-from .share_fetch import CLOSE_EPOCH
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from . import authorized_operations as ops
@@ -15,7 +17,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     out = []
     for group_id in request.group_ids:
-        entry = {
+        entry: dict[str, Any] = {
             "group_id": group_id or "",
             "group_state": "",
             "group_epoch": 0,

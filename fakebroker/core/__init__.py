@@ -16,7 +16,8 @@ back: the server tells listeners after each change.
   transitions per group type (``classic/``, ``consumer/``), committed offsets, placement
 - ``transactions/``: the transaction coordinator, its state table and the producer id allocator
 - ``configs.py`` settings (``kafka_config_keys.py``, ``kafka_config_ranges.py``: Kafka's, as
-  data), ``quotas.py`` client quotas, ``features.py`` feature levels (``releases.py``: the
+  data), ``group_configs.py`` group configs (resource type GROUP; their checks in
+  ``group_config_checks.py``), ``quotas.py`` client quotas, ``features.py`` feature levels (``releases.py``: the
   Kafka releases fakebroker can pose as), ``placement.py`` which broker coordinates a key
 - ``timers.py`` keyed timers (tuple keys) and parked answers, ``events/`` the event log
 """

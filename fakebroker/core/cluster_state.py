@@ -103,7 +103,6 @@ class ClusterState:
             lambda topic_id: self.topics_by_id[topic_id].name if topic_id in self.topics_by_id else None,
             lambda: int(wall() * 1000),
         )
-        self.groups.consumer.group_configs = self.group_configs  # consumer.* group configs count
         self.groups.shares.dead_letters = DeadLetters(
             self.config,
             self.group_configs,

@@ -212,6 +212,9 @@ def validate(name: str, value: str | None, *, topic: bool) -> str | None:
 FAKEBROKER_KEYS: dict[str, tuple[str, str]] = {
     # answer the first FindCoordinator that creates an internal topic COORDINATOR_NOT_AVAILABLE, as Kafka 4.4
     "fakebroker.coordinator.first.find.unavailable": ("false", "BOOLEAN"),
+    # initialize a new share group's partitions after answering, as Kafka 4.4: its members get
+    # them one heartbeat later (~5 s) instead of in their first answer
+    "fakebroker.share.late.assignment": ("false", "BOOLEAN"),
 }
 
 # Kafka's config types, as a user should write them

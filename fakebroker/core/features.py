@@ -44,6 +44,12 @@ class Features:
     def transaction_version(self) -> int:
         return self.finalized.get("transaction.version", 0)
 
+    @property
+    def share_version(self) -> int:
+        """The finalized ``share.version``: 0 refuses every share API (UNSUPPORTED_VERSION),
+        1 serves share groups (KIP-932), 2 adds the dead-letter queue (KIP-1191)."""
+        return self.finalized.get("share.version", 0)
+
     def check_update(self, name: str, level: int, upgrade_type: int, controller_id: int) -> str | None:
         """Why Kafka's controller (FeatureControlManager) would refuse ``name`` at ``level`` with
         this upgrade type, in its words; None when it would accept it. metadata.version cannot

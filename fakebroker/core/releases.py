@@ -10,8 +10,11 @@ transaction protocol 1) and no ``group.version``, and serves the versions Kafka 
 Levels are those real brokers answer in ApiVersions, freshly formatted with default settings:
 4.4.0 probed side by side in the conformance suite, 4.3.1 and 3.9.2 (static quorum voters, as
 3.9's stock ``server.properties``) probed once from Maven Central's jars. ``share.version``
-and ``streams.version``, which 4.x also finalizes, are left out: share and streams groups are
-not served here, and a client that saw them finalized would try them.
+(KIP-932; level 2 adds the dead-letter queue, KIP-1191) is Kafka's: 4.4 supports 0-2 and
+finalizes 2 (probed), 4.3 supports 0-1 and finalizes 1 (from its ``ShareVersion`` and
+``Feature.defaultVersion``: level 1 needs metadata.version 4.2-IV0, level 2 came with 4.4), 3.9
+has no such feature. ``streams.version``, which 4.x also finalizes, is left out: streams groups
+are not served here, and a client that saw it finalized would try them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ RELEASES: dict[str, Release] = {
             "transaction.version": (0, 2),
             "group.version": (0, 1),
             "eligible.leader.replicas.version": (0, 1),
+            "share.version": (0, 2),
         },
         finalized={
             "metadata.version": 33,
@@ -42,6 +46,7 @@ RELEASES: dict[str, Release] = {
             "transaction.version": 2,
             "group.version": 1,
             "eligible.leader.replicas.version": 1,
+            "share.version": 2,
         },
     ),
     "4.3": Release(
@@ -52,6 +57,7 @@ RELEASES: dict[str, Release] = {
             "transaction.version": (0, 2),
             "group.version": (0, 1),
             "eligible.leader.replicas.version": (0, 1),
+            "share.version": (0, 1),
         },
         finalized={
             "metadata.version": 30,
@@ -59,6 +65,7 @@ RELEASES: dict[str, Release] = {
             "transaction.version": 2,
             "group.version": 1,
             "eligible.leader.replicas.version": 1,
+            "share.version": 1,
         },
     ),
     "3.9": Release(

@@ -20,7 +20,9 @@ among them, so an answered commit whose markers were still to be written survive
 ``["cgroup", group, entry|null]`` is a classic group's record (``storage.group_state``), written
 after any event of the group once the coordinator has a new record of it;
 ``["kgroup", group, entry|null]`` a KIP-848 consumer group (``storage.consumer_group_state``),
-written once per settled batch of events (:meth:`Journal.flush`) that named the group. A torn last line (a
+written once per settled batch of events (:meth:`Journal.flush`) that named the group;
+``["gconf", group, settings|null]`` a group's configs (resource type GROUP: any id, also one
+that names no group). A torn last line (a
 crash in the middle of a write) is ignored; any other line that cannot be read refuses the
 directory.
 """
@@ -139,6 +141,9 @@ class Journal:
         if resource.isdigit() and int(resource) in config.per_broker:
             self.write(["broker", int(resource), dict(config.per_broker[int(resource)])])
 
+    def group_configs(self, event: Any) -> None:
+        self.write(["gconf", event.group, self.state.group_configs.stored(event.group) or None])
+
     def offset(self, event: Any) -> None:
         stored = (self.state.groups.offsets.offsets.get(event.group) or {}).get((event.topic, event.partition))
         row = None if stored is None else snap.offset_row(event.topic, event.partition, stored)
@@ -169,6 +174,7 @@ _HANDLERS: dict[str, Callable[[Journal, Any], None]] = {
     "records_deleted": Journal.partition,
     "partition_reassigned": Journal.partition,
     "configs_altered": Journal.configs,
+    "group_configs_altered": Journal.group_configs,
     "offset_committed": Journal.offset,
     "offset_deleted": Journal.offset,
     "group_deleted": Journal.group,
@@ -291,6 +297,14 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
             raise ValueError(f"consumer group {group!r}: {consumer_group_state.entry_problem(entry)}")
         else:
             meta.setdefault("consumer_groups", {})[group] = entry
+    elif kind == "gconf":
+        group, settings = args
+        if settings is None:
+            meta.setdefault("group_configs", {}).pop(group, None)
+        elif not snap.strings(settings):
+            raise ValueError(f"configs of group {group!r} are not an object of strings")
+        else:
+            meta.setdefault("group_configs", {})[group] = settings
     elif kind == "pid":
         (next_id,) = args
         meta["next_producer_id"] = max(int(meta.get("next_producer_id", 0)), int(next_id))

@@ -1,8 +1,9 @@
 """What a restart needs besides the segment files, as JSON: the cluster id, the topics
 (names, ids, partitions with their replicas, leader epochs and log start offsets, configs),
-the brokers' dynamic settings, the committed offsets of every group, the next producer id, the
-transaction coordinator's state (``storage.txn_state``), the classic groups' records
-(``storage.group_state``) and the KIP-848 consumer groups (``storage.consumer_group_state``).
+the brokers' dynamic settings, the groups' configs (resource type GROUP), the committed
+offsets of every group, the next producer id, the transaction coordinator's state
+(``storage.txn_state``), the classic groups' records (``storage.group_state``) and the KIP-848
+consumer groups (``storage.consumer_group_state``).
 
 Kafka keeps these in its metadata log, ``log-start-offset-checkpoint``, ``__consumer_offsets``
 and ``__transaction_state``; here one snapshot file, and a journal of the changes made since it
@@ -66,6 +67,7 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "cluster_id": state.cluster_id,
         "dynamic_config": dict(state.config.dynamic),
         "broker_configs": {str(b): dict(s) for b, s in sorted(state.config.per_broker.items()) if s},
+        "group_configs": {g: dict(s) for g, s in sorted(state.group_configs.overrides.items()) if s},
         "next_producer_id": state.producer_ids.next_id,
         "topics": topics,
         "offsets": offsets,
@@ -81,6 +83,8 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
     state.config.dynamic.update(meta.get("dynamic_config") or {})
     for broker, settings in (meta.get("broker_configs") or {}).items():
         state.config.broker_store(int(broker)).update(settings)
+    for group, settings in (meta.get("group_configs") or {}).items():
+        state.group_configs.replace(group, settings)
     state.producer_ids.skip_to(int(meta.get("next_producer_id", 0)))
     txn_state.restore(state, meta.get("transactions") or {})  # before the logs: their open transactions
     for name, spec in (meta.get("topics") or {}).items():
@@ -110,7 +114,8 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
 # -- what makes a snapshot unusable ------------------------------------------------------------
 
 
-def _strings(value: Any) -> bool:
+def strings(value: Any) -> bool:
+    """Whether ``value`` is an object of strings (a config store as JSON)."""
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
 
 
@@ -126,14 +131,17 @@ def problem(meta: Any) -> str | None:
         return "journal is not a generation number"
     if "next_producer_id" in meta and not is_count(meta["next_producer_id"]):
         return "next_producer_id is not a number >= 0"
-    if "dynamic_config" in meta and not _strings(meta["dynamic_config"]):
+    if "dynamic_config" in meta and not strings(meta["dynamic_config"]):
         return "dynamic_config is not an object of strings"
     brokers = meta.get("broker_configs", {})
     if not isinstance(brokers, dict):
         return "broker_configs is not an object"
     for broker, settings in brokers.items():
-        if not broker.isdigit() or not _strings(settings):
+        if not broker.isdigit() or not strings(settings):
             return f"broker_configs.{broker} is not a broker id with an object of strings"
+    groups = meta.get("group_configs", {})
+    if not isinstance(groups, dict) or not all(strings(settings) for settings in groups.values()):
+        return "group_configs is not an object of objects of strings"
     topics = meta.get("topics")
     if not isinstance(topics, dict):
         return "topics is missing or not an object"
@@ -166,7 +174,7 @@ def topic_problem(spec: Any) -> str | None:
         uuid.UUID(spec.get("id"))
     except (TypeError, ValueError, AttributeError):
         return f"id {spec.get('id')!r} is not a UUID"
-    if not _strings(spec.get("configs", {})):
+    if not strings(spec.get("configs", {})):
         return "configs is not an object of strings"
     parts = spec.get("partitions")
     if not isinstance(parts, list) or not parts:

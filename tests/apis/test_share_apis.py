@@ -442,3 +442,15 @@ def test_dead_letters_need_share_version_2_and_a_topic_that_accepts_them(state, 
     fetch(state, "g", "m1", 1, acks={("t", 0): [(0, 0, [REJECT])]})
     assert dead_letters(state, "dlq.g") == []
     assert state.groups.shares.partitions[("g", "t", 0)].start == 1  # archived all the same
+
+
+def test_late_assignment_follows_kafkas_sequence():
+    state = cluster(1, {"fakebroker.share.late.assignment": True})
+    state.features.finalized["share.version"] = 2
+    state.create_topic("t", 4, 1)
+    first = heartbeat(state, "g", "m1", 0, ["t"])
+    assert (first.member_epoch, assigned(state, first)) == (2, [])  # the partitions initialize after this answer
+    later = heartbeat(state, "g", "m1", 2, now_ms=5000)
+    assert (later.member_epoch, assigned(state, later)) == (3, [0, 1, 2, 3])
+    joined = heartbeat(state, "g", "m2", 0, ["t"], now_ms=7000)  # initialized already: at once
+    assert (joined.member_epoch, len(assigned(state, joined))) == (4, 2)

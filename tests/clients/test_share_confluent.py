@@ -142,7 +142,8 @@ def test_release_brings_a_record_back_and_reject_never(cluster1: FakeCluster) ->
             m.poll(0.1)  # nothing else comes back
     finally:
         m.close()
-    assert sorted((v, c) for _, _, v, c in m.seen) == [(b"again", 1), (b"again", 2), (b"bad", 1), (b"ok-0", 1), (b"ok-1", 1)]
+    seen = sorted((v, c) for _, _, v, c in m.seen)
+    assert seen == [(b"again", 1), (b"again", 2), (b"bad", 1), (b"ok-0", 1), (b"ok-1", 1)]
     archived = [e for e in cluster1.events if e.kind == "share_records_archived"]
     assert [(e.details["first"], e.details["reason"]) for e in archived] == [(2, "rejected")]
 

@@ -1,5 +1,5 @@
-"""Probes of topic and broker configs: DescribeConfigs (32) v1-v4, AlterConfigs (33) v0-v2,
-IncrementalAlterConfigs (44) v0-v1 and CreateTopics (19) v5-v7 with configs.
+"""Probes of topic, broker and group configs: DescribeConfigs (32) v1-v4, AlterConfigs (33)
+v0-v2, IncrementalAlterConfigs (44) v0-v1 and CreateTopics (19) v5-v7 with configs.
 
 Kafka answers a resource's configs in a hash map's order: the probe sorts them by name. The
 broker's identity and the settings the two test brokers are started with differently (listeners
@@ -17,7 +17,7 @@ from .kafka_broker import KAFKA_ONLY_SETTINGS
 from .probing import CREATE_TOPICS, METADATA, Target, probe
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 ENVIRONMENT = set(KAFKA_ONLY_SETTINGS) | {
     "listeners",
@@ -141,9 +141,9 @@ def settle(s: Target, body: dict, answer: dict, replace: bool, expected: dict[st
     [resource] = body["resources"]
     [result] = answer["responses"]
     kind, name = resource["resource_type"], resource["resource_name"]
-    if result["error_code"] != 0 or kind not in (TOPIC, BROKER):
+    if result["error_code"] != 0 or kind not in (TOPIC, BROKER, GROUP):
         return
-    source = {TOPIC: 1, BROKER: 2 if name else 3}[kind]
+    source = {TOPIC: 1, BROKER: 2 if name else 3, GROUP: 8}[kind]
     sets = {}
     deletes = set()
     for c in resource["configs"]:
@@ -527,3 +527,76 @@ def probe_describe_configs_internal_topics(s: Target) -> None:
     s.find_coordinator(s.name("t"), 1)
     for name in ("__consumer_offsets", "__transaction_state"):
         describe(s, f"DescribeConfigs v4 {name}", 4, [(TOPIC, name, None)], synonyms=True)
+
+
+@probe
+def probe_group_configs(s: Target) -> None:
+    """Group configs (resource type 32, KIP-848/KIP-932): DescribeConfigs v1-v4 of an id that names
+    no group (every config, sources, synonyms, types), validate-only IncrementalAlterConfigs with
+    good and bad values (SHARE-GROUPS.md's vector 9 and the streams and DLQ checks), the refusals
+    before the values (the default group "", APPEND, a key twice, null), a change and its DELETE,
+    and AlterConfigs replacing a group's settings."""
+    group = s.name("g")
+    for ver in (1, 2, 3, 4):
+        describe(
+            s,
+            f"DescribeConfigs v{ver} group",
+            ver,
+            [(GROUP, group, None)],
+            synonyms=ver >= 2,
+            docs=ver >= 3,
+            expect={"results.0.error_code": "NONE"},
+        )
+    describe(s, "DescribeConfigs v4 group some keys", 4, [(GROUP, group, ["share.delivery.count.limit", "nope"])])
+    describe(s, "DescribeConfigs v4 group empty name", 4, [(GROUP, "", None)])
+    values = [
+        ("share.record.lock.duration.ms", "10000"),
+        ("share.record.lock.duration.ms", "500"),
+        ("share.delivery.count.limit", "1"),
+        ("share.delivery.count.limit", "11"),
+        ("share.partition.max.record.locks", "50"),
+        ("share.partition.max.record.locks", "5000"),
+        ("share.heartbeat.interval.ms", "4000"),
+        ("share.session.timeout.ms", "44000"),
+        ("share.auto.offset.reset", "EARLIEST"),
+        ("share.auto.offset.reset", "none"),
+        ("share.auto.offset.reset", "by_duration:PT1H"),
+        ("share.auto.offset.reset", "by_duration:-PT1H"),
+        ("share.isolation.level", "x"),
+        ("share.renew.acknowledge.enable", "maybe"),
+        ("foo", "1"),
+        ("consumer.session.timeout.ms", "50000"),
+        ("consumer.heartbeat.interval.ms", "16000"),
+        ("consumer.assignor.offload.enable", "false"),
+        ("streams.num.standby.replicas", "3"),
+        ("streams.task.offset.interval.ms", "100"),
+        ("streams.assignor.name", "nope"),
+        ("streams.rack.aware.assignment.tags", "a,a"),
+        ("streams.rack.aware.assignment.tags", "a,,b"),
+        ("errors.deadletterqueue.topic.name", "__dlq"),
+    ]
+    for key, value in values:
+        incremental(s, f"group validate_only {key}={value}", 1, GROUP, group, [(key, SET, value)], validate_only=True)
+    incremental(s, "group default name", 1, GROUP, "", [("share.delivery.count.limit", SET, "3")])
+    incremental(s, "group APPEND", 1, GROUP, group, [("streams.rack.aware.assignment.tags", APPEND, "a")])
+    incremental(s, "group key twice", 1, GROUP, group, [("foo", SET, "1"), ("foo", SET, "2")])
+    incremental(s, "group null value", 1, GROUP, group, [("share.delivery.count.limit", SET, None)])
+    incremental(s, "group unknown op", 1, GROUP, group, [("share.delivery.count.limit", 9, "3")])
+    for ver in (0, 1):
+        incremental(
+            s,
+            f"group v{ver} SET",
+            ver,
+            GROUP,
+            group,
+            [("share.delivery.count.limit", SET, "3"), ("share.isolation.level", SET, "read_committed")],
+            expect={"responses.0.error_code": "NONE"},
+        )
+        describe(s, f"after group v{ver} SET", 4, [(GROUP, group, None)], synonyms=True)
+        incremental(s, f"group v{ver} DELETE", ver, GROUP, group, [("share.isolation.level", DELETE, None)])
+        describe(s, f"after group v{ver} DELETE", 4, [(GROUP, group, ["share.isolation.level"])], synonyms=True)
+    alter(s, "AlterConfigs v2 group", 2, GROUP, group, {"share.record.lock.duration.ms": "20000"})
+    describe(s, "after AlterConfigs group", 4, [(GROUP, group, None)], synonyms=True)
+    alter(s, "AlterConfigs v2 group unknown key", 2, GROUP, group, {"foo": "1"})
+    alter(s, "AlterConfigs v2 group clear", 2, GROUP, group, {})
+    describe(s, "after AlterConfigs group clear", 4, [(GROUP, group, None)], synonyms=True)

@@ -339,8 +339,8 @@ def _update(s: Target, label: str, updates: list[dict], ver: int = 2, validate_o
 
 
 def _finalized(s: Target) -> dict[str, int]:
-    """Finalized levels (of the features fakebroker has: share.version and streams.version are
-    left out, see the api_versions probe's allowed difference)."""
+    """Finalized levels (of the features fakebroker has: streams.version is left out, see the
+    api_versions probe's allowed difference)."""
     r = s.req(None, API_VERSIONS, 3, {"client_software_name": "conformance", "client_software_version": "1"})
     return {f["name"]: f["max_version_level"] for f in r["finalized_features"] if f["name"] in SUPPORTED}
 

@@ -66,9 +66,8 @@ ALLOWED: list[Allowed] = [
     Allowed(
         "api_versions",
         r"ApiVersions v[345]",
-        r"(supported|finalized)_features\.(share|streams)\.version",
-        "issue 15, ApiVersions: the share.version and streams.version features are not there (no share groups, "
-        "no streams groups)",
+        r"(supported|finalized)_features\.streams\.version",
+        "issue 15, ApiVersions: the streams.version feature is not there (no streams groups)",
     ),
     Allowed(
         "describe_configs_broker",

@@ -126,3 +126,34 @@ def test_changes_whose_events_the_event_log_dropped_before_telling_are_kept_all_
         copy = crashed_copy(data, tmp_path / "copy")
     with FakeCluster(data_dir=copy).run_in_thread() as c:
         assert sorted(c.topics()) == names
+
+
+def test_group_configs_are_durable_per_answer(tmp_path):
+    data = tmp_path / "data"
+    group = ConfigResource.Type.GROUP
+
+    def alter(admin: AdminClient, name: str, *ops: tuple[str, AlterConfigOpType, str]) -> None:
+        entries = [ConfigEntry(key, value, incremental_operation=op) for key, op, value in ops]
+        [future] = admin.incremental_alter_configs([ConfigResource(group, name, incremental_configs=entries)]).values()
+        future.result(10)
+
+    kept = {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": "3"}
+    with FakeCluster(data_dir=data).run_in_thread() as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers, **QUIET})
+        alter(admin, "shares", *[(k, AlterConfigOpType.SET, v) for k, v in kept.items()])
+        alter(admin, "gone", ("share.isolation.level", AlterConfigOpType.SET, "read_committed"))
+        alter(admin, "gone", ("share.isolation.level", AlterConfigOpType.DELETE, ""))
+        copy = crashed_copy(data, tmp_path / "copy")
+    assert journal_lines(copy, "gconf", "shares") == [["gconf", "shares", kept]]
+    assert journal_lines(copy, "gconf", "gone")[-1] == ["gconf", "gone", None]
+    for _ in range(2):  # from the journal, then again from the snapshot the first start wrote
+        with FakeCluster(data_dir=copy).run_in_thread() as c:
+            assert c.state.group_configs.overrides == {"shares": kept}
+            admin = AdminClient({"bootstrap.servers": c.bootstrap_servers, **QUIET})
+            resource = ConfigResource(group, "shares")
+            configs = admin.describe_configs([resource])[resource].result(10)
+            assert (configs["share.auto.offset.reset"].value, configs["share.auto.offset.reset"].source) == (
+                "earliest",
+                8,  # GROUP_CONFIG
+            )
+    assert json.loads((copy / META_FILE).read_text())["group_configs"] == {"shares": kept}  # written at stop

@@ -117,6 +117,14 @@ class ConfigsAltered(Event):
 
 
 @_kind
+class GroupConfigsAltered(Event):
+    """A group's configs (resource type GROUP) set to ``configs``; the id need name no group."""
+
+    group: str
+    configs: dict[str, Any]
+
+
+@_kind
 class RetentionApplied(Event):
     batches_dropped: int
 

@@ -69,7 +69,7 @@ def downgrade(
             m.client_id,
             m.client_host,
             m.rebalance_timeout_ms,
-            m.session_timeout_ms or config.get_int("group.consumer.session.timeout.ms"),
+            m.session_timeout_ms or consumer_groups.session_timeout_ms(group.group_id),
             "consumer",
             list(m.classic_protocols or []),
             assignment=data.encode_assignment(

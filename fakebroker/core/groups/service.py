@@ -128,6 +128,7 @@ class GroupService:
         self.classic = GroupCoordinator(config, timers, self.events)
         self.consumer = ConsumerCoordinator(config, timers, self.events, topics_view)
         self.consumer.on_only_classic_members = self._downgrade
+        self.consumer.group_configs = group_configs  # consumer.* group configs count
         self.offsets = OffsetStore(config, self.events)
         # share groups: the group coordinator's side, the share coordinator's store, the data path
         self.share_states = ShareStateStore()

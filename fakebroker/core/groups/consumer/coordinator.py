@@ -29,6 +29,7 @@ from ....protocol.errors import DecodeError
 from ... import events as ev
 from ...configs import BrokerConfig
 from ...events import EventSink
+from ...group_configs import GroupConfigs
 from ...timers import Timers
 from ..requests import ConsumerHeartbeatRequest, HeartbeatRequest, JoinRequest, SyncRequest
 from ..results import JoinResult, LeaveResult, SyncResult, join_error, sync_error
@@ -118,6 +119,22 @@ class ConsumerCoordinator:
         self.groups: dict[str, ConsumerGroup] = {}
         # Called when only classic members are left in a group (an online downgrade, if allowed).
         self.on_only_classic_members: Callable[[ConsumerGroup, int], None] | None = None
+        # The groups' own configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms
+        # override the broker's group.consumer.* for their group); None: the broker's for all.
+        self.group_configs: GroupConfigs | None = None
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        """The group's ``consumer.session.timeout.ms``, else the broker's (Kafka's GMM
+        ``consumerGroupSessionTimeoutMs``)."""
+        if self.group_configs is not None:
+            return self.group_configs.get_int(group_id, "consumer.session.timeout.ms")
+        return self.config.get_int("group.consumer.session.timeout.ms")
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        """The group's ``consumer.heartbeat.interval.ms``, else the broker's."""
+        if self.group_configs is not None:
+            return self.group_configs.get_int(group_id, "consumer.heartbeat.interval.ms")
+        return self.config.get_int("group.consumer.heartbeat.interval.ms")
 
     def enabled(self) -> bool:
         protocols = {p.strip() for p in self.config.get("group.coordinator.rebalance.protocols").split(",")}
@@ -293,7 +310,7 @@ class ConsumerCoordinator:
             None,
             member.member_id,
             member.member_epoch,
-            self.config.get_int("group.consumer.heartbeat.interval.ms"),
+            self.heartbeat_interval_ms(group.group_id),
             _copy(member.assigned) if send else None,
         )
 
@@ -438,7 +455,7 @@ class ConsumerCoordinator:
     # -- timers -----------------------------------------------------------------------------------
     def _arm_session(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
         gid, mid = group.group_id, member.member_id
-        timeout = member.session_timeout_ms or self.config.get_int("group.consumer.session.timeout.ms")
+        timeout = member.session_timeout_ms or self.session_timeout_ms(gid)
         self.timers.schedule(session_key(gid, mid), now_ms + timeout, lambda t: self._expire(gid, mid, t, "session"))
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
@@ -460,9 +477,7 @@ class ConsumerCoordinator:
                 group=group_id,
                 member=member_id,
                 client_id=member.client_id or None,
-                session_timeout_ms=self.config.get_int("group.consumer.session.timeout.ms")
-                if why == "session"
-                else None,
+                session_timeout_ms=self.session_timeout_ms(group_id) if why == "session" else None,
             ),
             now_ms,
         )

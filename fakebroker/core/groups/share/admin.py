@@ -134,7 +134,7 @@ class ShareOffsets:
         if group.members:
             return E.NON_EMPTY_GROUP, "The group is not empty.", []
         view = self.topics()
-        out = []
+        out: list[tuple[str, uuid.UUID, E, str | None]] = []
         for name in topics:
             if name not in view:
                 out.append((name, ZERO_UUID, E.UNKNOWN_TOPIC_OR_PARTITION, None))

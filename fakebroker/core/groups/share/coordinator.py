@@ -5,11 +5,15 @@ server-side assignment of share groups, with Kafka's checks in Kafka's order
 A heartbeat that changes membership or subscriptions bumps the group epoch; the target
 assignment is computed by the ``simple`` assignor over the initialized share partitions of
 the subscribed topics, and each member jumps to its target (there is nothing to revoke: a
-partition may be read by several members at once). One difference from Kafka, for speed:
-Kafka initializes a new group's share partitions after answering, so its members get their
-partitions one heartbeat interval (5 s) later; here they are initialized before the
-assignment is computed, so the first answer carries them (Kafka does the same for a member
-joining a group whose partitions are already initialized).
+partition may be read by several members at once).
+
+Kafka initializes a group's new share partitions after answering the heartbeat that found
+them, so only the next heartbeat, one interval (5 s) later, can assign them: a new group's
+first member gets epoch 2 with nothing, then epoch 3 with its partitions. By default they are
+initialized here before the assignment is computed, so the first answer carries them (as
+Kafka answers a member joining a group whose partitions are already initialized) and a test
+does not wait 5 s; the broker setting ``fakebroker.share.late.assignment`` restores Kafka's
+sequence.
 """
 
 from __future__ import annotations
@@ -152,10 +156,16 @@ class ShareCoordinator:
             self._bump(group, now_ms, "member joined" if joined else "subscription changed")
         else:
             self._refresh_metadata(group, now_ms)
-        self._initialize_subscribed(group)
+        late = self.config.get_bool("fakebroker.share.late.assignment")
+        if late:
+            self._initialized_since(group, now_ms)
+        else:
+            self._initialize_subscribed(group)
         self._maybe_assign(group, now_ms)
         self._reconcile(group, member, subscription_changed)
         self._arm_session(group, member, now_ms)
+        if late:  # Kafka's persister runs after the answer: the next heartbeat can assign them
+            self._initialize_subscribed(group, pending=True)
         full = req.member_epoch == 0 or req.subscribed_names is not None
         changed = _plain(member.assigned) != old_assignment
         return ShareHeartbeatResult(
@@ -199,21 +209,38 @@ class ShareCoordinator:
         if self._metadata_hash(group) != group.subscription_hash:
             self._bump(group, now_ms, "topic metadata changed")
 
-    def _initialize_subscribed(self, group: ShareGroup) -> None:
+    def _initialize_subscribed(self, group: ShareGroup, *, pending: bool = False) -> None:
         """Subscribed partitions without share state get it (start offset -1: resolved with
-        ``share.auto.offset.reset`` at the first fetch)."""
+        ``share.auto.offset.reset`` at the first fetch); ``pending``: they become assignable at
+        the next heartbeat (Kafka's order)."""
         view = self.topics()
         for topic in sorted(group.subscribed_topics()):
             if topic not in view:
                 continue
             count = view[topic][1]
             have = group.initialized.setdefault(topic, set())
-            missing = [p for p in range(count) if p not in have]
+            waiting = group.initializing.setdefault(topic, set())
+            missing = [p for p in range(count) if p not in have and p not in waiting]
             if missing:
                 self.initialize(group.group_id, topic, missing, group.group_epoch)
-                have.update(missing)
+                (waiting if pending else have).update(missing)
         for topic in [t for t in group.initialized if t not in view]:
             del group.initialized[topic]  # the topic is gone
+
+    def _initialized_since(self, group: ShareGroup, now_ms: int) -> None:
+        """Partitions initialized after the last answer are assignable now; with no assignment
+        pending, the group epoch moves when the target does not cover them
+        (``initializedAssignmentPending``)."""
+        for topic, waiting in group.initializing.items():
+            group.initialized.setdefault(topic, set()).update(waiting)
+            waiting.clear()
+        if group.group_epoch > group.assignment_epoch:
+            return
+        subscribed = group.subscribed_topics()
+        initialized = {(t, p) for t, ps in group.initialized.items() if t in subscribed for p in ps}
+        targeted = {(t, p) for a in group.target.values() for t, ps in a.items() for p in ps}
+        if initialized - targeted:
+            self._bump(group, now_ms, "share partitions initialized")
 
     def _maybe_assign(self, group: ShareGroup, now_ms: int) -> None:
         if group.group_epoch <= group.assignment_epoch:

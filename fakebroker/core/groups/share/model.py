@@ -46,6 +46,7 @@ class ShareGroup:
     last_assignment_ms: int | None = None  # when the target assignment was last computed
     # share partitions whose state the share coordinator holds (ShareGroupStatePartitionMetadata)
     initialized: dict[str, set[int]] = field(default_factory=dict)
+    initializing: dict[str, set[int]] = field(default_factory=dict)  # assignable from the next heartbeat
     dead: bool = False
     created_ms: int = 0
 

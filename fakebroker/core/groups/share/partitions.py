@@ -14,6 +14,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
@@ -24,7 +25,7 @@ from ...log import PartitionLog
 from ...timers import Timers
 from ...topics import Partition
 from .dead_letters import DeadLetter, DeadLetters
-from .partition import AckBatch, AckError, AckType, Acquired, LogBatch, SharePartition
+from .partition import AckBatch, AckError, AckType, Acquired, InFlight, LogBatch, SharePartition
 from .sessions import ShareSession, ShareSessions
 from .state import ShareStateStore, StateKey
 
@@ -242,7 +243,7 @@ class SharePartitions:
 
         self.timers.schedule(lock_key(sp.group_id, sp.topic, sp.partition, lock), deadline_ms, expire)
 
-    def _dead_letter(self, group_id: str, topic: str, index: int, archived: list, now_ms: int) -> None:
+    def _dead_letter(self, group_id: str, topic: str, index: int, archived: list[Any], now_ms: int) -> None:
         """Archived records go to the group's dead-letter topic too, when it has one: ``archived``
         holds DeadLetters, or a release's (range, archived) pairs."""
         if self.dead_letters is None:
@@ -263,7 +264,9 @@ class SharePartitions:
         written, self.dead_letter_writes = sorted(self.dead_letter_writes), set()
         return written
 
-    def _released_events(self, sp: SharePartition, released: list, reason: str, now_ms: int) -> None:
+    def _released_events(
+        self, sp: SharePartition, released: list[tuple[InFlight, bool]], reason: str, now_ms: int
+    ) -> None:
         by_member: dict[str, int] = {}
         for r, archived in released:
             by_member[r.member] = by_member.get(r.member, 0) + r.last - r.first + 1

@@ -72,7 +72,9 @@ class ShareStateStore:
         if stored is not None and stored.state_epoch > state_epoch:
             return E.FENCED_STATE_EPOCH, None
         leader_epoch = stored.leader_epoch if stored is not None else -1
-        self._set(key, ShareState(state_epoch, leader_epoch, start_offset, write_ms=now_ms))
+        # a start offset given (an admin's reset) is a delivery with nothing completed yet: lag counts
+        complete = 0 if start_offset >= 0 else -1
+        self._set(key, ShareState(state_epoch, leader_epoch, start_offset, complete, write_ms=now_ms))
         return E.NONE, None
 
     def read(self, key: StateKey, leader_epoch: int) -> tuple[E, str | None, ShareState | None]:
