@@ -98,7 +98,8 @@ class ShareOffsets:
             return error, message, []
         group = self.coordinator.live(group_id)
         if group is None:
-            group = self.coordinator.groups[group_id] = ShareGroup(group_id)
+            # Kafka creates an empty share group with its target assignment at epoch 1
+            group = self.coordinator.groups[group_id] = ShareGroup(group_id, assignment_epoch=1)
         view = self.topics()
         out = []
         for name, partitions in topics:
