@@ -22,7 +22,9 @@ after any event of the group once the coordinator has a new record of it;
 ``["kgroup", group, entry|null]`` a KIP-848 consumer group (``storage.consumer_group_state``),
 written once per settled batch of events (:meth:`Journal.flush`) that named the group;
 ``["gconf", group, settings|null]`` a group's configs (resource type GROUP: any id, also one
-that names no group). A torn last line (a
+that names no group); ``["sgroup", group, entry|null]`` a share group and ``["sstate", group,
+topic id, partition, entry|null]`` a share partition's state (``storage.share_group_state``),
+written at the flush after they changed. A torn last line (a
 crash in the middle of a write) is ignored; any other line that cannot be read refuses the
 directory.
 """
@@ -35,7 +37,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.events import Event
-from . import consumer_group_state, group_state, txn_state
+from . import consumer_group_state, group_state, share_group_state, txn_state
 from . import snapshot as snap
 
 JOURNAL_VERSION = 1
@@ -68,6 +70,9 @@ class Journal:
         self.group_records = dict(state.groups.classic.snapshots)  # the classic groups' records written
         self.consumer_groups = set(state.groups.consumer.groups)  # consumer groups with a record written
         self._changed_consumer_groups: set[str] = set()  # to write at the next flush
+        self._changed_share_groups: set[str] = set()
+        self._changed_share_states: set[Any] = set()  # share-partition state keys
+        state.groups.share_states.on_change = lambda key, stored: self._changed_share_states.add(key)
         self.closed = False
 
     def on_event(self, event: Event) -> None:
@@ -81,6 +86,8 @@ class Journal:
             self.group_records = dict(self.state.groups.classic.snapshots)
             self.consumer_groups = set(self.state.groups.consumer.groups)
             self._changed_consumer_groups.clear()
+            self._changed_share_groups.clear()
+            self._changed_share_states.clear()
             return
         handler = _HANDLERS.get(event.kind)
         if handler is not None:
@@ -97,6 +104,8 @@ class Journal:
             self.write(["cgroup", group, group_state.group_entry(self.state, group)])
         if isinstance(group, str) and (group in self.consumer_groups or group in self.state.groups.consumer.groups):
             self._changed_consumer_groups.add(group)
+        if isinstance(group, str) and (group in self.state.groups.share.groups or event.kind == "group_deleted"):
+            self._changed_share_groups.add(group)
         if self.state.producer_ids.next_id != self.next_pid:
             self.next_pid = self.state.producer_ids.next_id
             self.write(["pid", self.next_pid])
@@ -105,7 +114,10 @@ class Journal:
         """After each settled batch of events (before the answer goes out): one line per consumer
         group they named, however many events it had (a join of the 1,000th member is one line
         of 1,000 members, not one per event)."""
-        if self.closed or not self._changed_consumer_groups:
+        if self.closed:
+            return
+        self._flush_share_groups()
+        if not self._changed_consumer_groups:
             return
         changed, self._changed_consumer_groups = sorted(self._changed_consumer_groups), set()
         for group in changed:
@@ -115,6 +127,15 @@ class Journal:
             else:
                 self.consumer_groups.add(group)
             self.write(["kgroup", group, entry])
+
+    def _flush_share_groups(self) -> None:
+        states, self._changed_share_states = self._changed_share_states, set()
+        store = self.state.groups.share_states.states
+        for key in sorted(states, key=str):
+            self.write(share_group_state.state_line(key, store.get(key)))
+        groups, self._changed_share_groups = sorted(self._changed_share_groups), set()
+        for group in groups:
+            self.write(["sgroup", group, share_group_state.group_entry(self.state, group)])
 
     def write(self, change: list[Any]) -> None:
         if self._write(change):
@@ -228,14 +249,30 @@ def replay(meta: dict[str, Any], lines: list[bytes]) -> int:
     offsets: dict[str, dict[tuple[str, int], list[Any]]] = {
         g: {(r[0], r[1]): r for r in rows} for g, rows in (meta.get("offsets") or {}).items()
     }
+    shares: dict[tuple[Any, ...], Any] = {tuple(row[:3]): row[3] for row in meta.get("share_states") or []}
     for number, line in enumerate(lines[1:], 2):
         try:
             op = json.loads(line)
-            _apply(meta, offsets, op)
+            if isinstance(op, list) and op and op[0] == "sstate":
+                _apply_share_state(shares, op[1:])
+            else:
+                _apply(meta, offsets, op)
         except (ValueError, TypeError, KeyError, IndexError) as exc:
             raise JournalError(f"line {number} cannot be applied ({exc.__class__.__name__}: {exc})") from None
     meta["offsets"] = {g: [r for _, r in sorted(rows.items())] for g, rows in offsets.items() if rows}
+    meta["share_states"] = [[*key, entry] for key, entry in shares.items()]
     return len(lines) - 1
+
+
+def _apply_share_state(shares: dict[tuple[Any, ...], Any], args: list[Any]) -> None:
+    group, topic_hex, partition, entry = args
+    found = share_group_state.line_problem(group, topic_hex, partition, entry)
+    if found:
+        raise ValueError(found)
+    if entry is None:
+        shares.pop((group, topic_hex, partition), None)
+    else:
+        shares[(group, topic_hex, partition)] = entry
 
 
 def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[Any]]], op: Any) -> None:
@@ -297,6 +334,15 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
             raise ValueError(f"consumer group {group!r}: {consumer_group_state.entry_problem(entry)}")
         else:
             meta.setdefault("consumer_groups", {})[group] = entry
+    elif kind == "sgroup":
+        group, entry = args
+        if entry is None:
+            meta.setdefault("share_groups", {}).pop(group, None)
+        else:
+            found = share_group_state.groups_problem({group: entry})
+            if found:
+                raise ValueError(f"share group {found}")
+            meta.setdefault("share_groups", {})[group] = entry
     elif kind == "gconf":
         group, settings = args
         if settings is None:

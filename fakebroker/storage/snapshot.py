@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
-from . import consumer_group_state, group_state, txn_state
+from . import consumer_group_state, group_state, share_group_state, txn_state
 from .rows import is_count, offset_row, row_problem
 
 __all__ = ["offset_row", "problem", "restore", "row_problem", "snapshot"]
@@ -74,6 +74,8 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "transactions": txn_state.txn_entries(state),
         "groups": group_state.group_entries(state),
         "consumer_groups": consumer_group_state.group_entries(state),
+        "share_groups": share_group_state.group_entries(state),
+        "share_states": share_group_state.state_entries(state),
     }
 
 
@@ -109,6 +111,8 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
     txn_state.resume(state, now_ms)  # markers of transactions answered in PrepareCommit/PrepareAbort
     group_state.restore(state, meta.get("groups") or {}, now_ms)  # members heartbeat on at their generation
     consumer_group_state.restore(state, meta.get("consumer_groups") or {}, now_ms)  # ... and at their epoch
+    share_group_state.restore_states(state, meta.get("share_states") or [])  # acknowledged progress
+    share_group_state.restore_groups(state, meta.get("share_groups") or {}, now_ms)
 
 
 # -- what makes a snapshot unusable ------------------------------------------------------------
@@ -164,6 +168,12 @@ def problem(meta: Any) -> str | None:
     found = consumer_group_state.problem(meta.get("consumer_groups", {}))
     if found:
         return f"consumer_groups {found}"
+    found = share_group_state.groups_problem(meta.get("share_groups", {}))
+    if found:
+        return f"share_groups {found}"
+    found = share_group_state.states_problem(meta.get("share_states", []))
+    if found:
+        return f"share_states {found}"
     return None
 
 

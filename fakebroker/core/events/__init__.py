@@ -93,6 +93,8 @@ from .log import (
     make,
 )
 from .share import (
+    ShareOffsetsDeleted,
+    ShareOffsetsReset,
     ShareRecordsAcknowledged,
     ShareRecordsAcquired,
     ShareRecordsArchived,
@@ -120,6 +122,8 @@ for _cls in (Event, *KINDS.values()):
     _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
+    "ShareOffsetsDeleted",
+    "ShareOffsetsReset",
     "ShareRecordsAcknowledged",
     "ShareRecordsAcquired",
     "ShareRecordsArchived",

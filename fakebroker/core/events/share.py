@@ -52,3 +52,18 @@ class ShareRecordsArchived(GroupEvent):
     first: int
     last: int
     reason: str
+
+
+@_kind
+class ShareOffsetsReset(GroupEvent):
+    """An admin set the start offsets of an empty share group's partitions (AlterShareGroupOffsets)."""
+
+    topic: str
+    offsets: dict[int, int]
+
+
+@_kind
+class ShareOffsetsDeleted(GroupEvent):
+    """An admin deleted an empty share group's state of a topic (DeleteShareGroupOffsets)."""
+
+    topic: str

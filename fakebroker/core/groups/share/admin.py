@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ....protocol.error_codes import ErrorCode as E
+from ... import events as ev
 from .coordinator import ShareCoordinator
 from .model import ShareGroup
 from .partitions import SharePartitions
@@ -109,6 +110,7 @@ class ShareOffsets:
                 continue
             topic_id, count = view[name]
             results = []
+            reset: dict[int, int] = {}
             for p, offset in partitions:
                 if not 0 <= p < count:
                     results.append(PartitionOffset(p, error=E.UNKNOWN_TOPIC_OR_PARTITION))
@@ -120,6 +122,9 @@ class ShareOffsets:
                 self.shares.unload(group_id, name, p)
                 group.initialized.setdefault(name, set()).add(p)
                 results.append(PartitionOffset(p))
+                reset[p] = offset
+            if reset:
+                self.coordinator.events.append(ev.ShareOffsetsReset(group=group_id, topic=name, offsets=reset))
             out.append(TopicOffsets(name, topic_id, tuple(results)))
         return E.NONE, None, out
 
@@ -148,5 +153,6 @@ class ShareOffsets:
             for p in partitions:
                 self.store.delete((group_id, topic_id, p))
                 self.shares.unload(group_id, name, p)
+            self.coordinator.events.append(ev.ShareOffsetsDeleted(group=group_id, topic=name))
             out.append((name, topic_id, E.NONE, None))
         return E.NONE, None, out

@@ -197,16 +197,16 @@ class ShareCoordinator:
     # -- epochs, initialization and the target assignment ----------------------------------------
     def _bump(self, group: ShareGroup, now_ms: int, reason: str) -> None:
         group.group_epoch += 1
-        group.subscription_hash = self._metadata_hash(group)
+        group.subscription_hash = self.metadata_hash(group)
         self.events.append(ev.GroupEpochBumped(group=group.group_id, epoch=group.group_epoch, reason=reason), now_ms)
 
-    def _metadata_hash(self, group: ShareGroup) -> int:
+    def metadata_hash(self, group: ShareGroup) -> int:
         view = self.topics()
         return hash(tuple((t, view[t]) for t in sorted(group.subscribed_topics()) if t in view))
 
     def _refresh_metadata(self, group: ShareGroup, now_ms: int) -> None:
         """A subscribed topic was created, deleted or grew: the assignment is recomputed."""
-        if self._metadata_hash(group) != group.subscription_hash:
+        if self.metadata_hash(group) != group.subscription_hash:
             self._bump(group, now_ms, "topic metadata changed")
 
     def _initialize_subscribed(self, group: ShareGroup, *, pending: bool = False) -> None:
