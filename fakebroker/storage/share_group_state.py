@@ -126,7 +126,7 @@ def restore_states(state: ClusterState, rows: list[list[Any]]) -> None:
             -1,
             e["start_offset"],
             e["delivery_complete_count"],
-            tuple(tuple(b) for b in e["batches"]),  # type: ignore[misc]  # [first, last, state, count]
+            tuple((b[0], b[1], b[2], b[3]) for b in e["batches"]),  # [first, last, state, count]
         )
 
 
