@@ -58,6 +58,8 @@ BAD_METADATA = [
     (lambda m: m["topics"]["orders"].update(configs={"retention.ms": 5}), "topics.orders: configs is not"),
     (lambda m: m.update(offsets={"g": [["orders", 1]]}), "offsets.g is not a list of"),
     (lambda m: m.update(next_producer_id=-3), "next_producer_id is not a number"),
+    (lambda m: m.update(group_configs={"g": {"share.delivery.count.limit": 3}}), "group_configs is not an object"),
+    (lambda m: m.update(group_configs=[]), "group_configs is not an object"),
 ]
 
 
@@ -130,6 +132,9 @@ def test_a_bad_journal_line_before_the_last_is_refused(tmp_path):
         FakeCluster(data_dir=data)
     path.write_text(f'["journal",1,{generation}]\n["what",1]\n')
     with pytest.raises(DataDirError, match="unknown change 'what'"):
+        FakeCluster(data_dir=data)
+    path.write_text(f'["journal",1,{generation}]\n["gconf","g",{{"share.delivery.count.limit":3}}]\n["pid",5]\n')
+    with pytest.raises(DataDirError, match="line 2 cannot be applied .*configs of group 'g'"):
         FakeCluster(data_dir=data)
     path.write_text(f'["journal",1,{generation}]\n["topic","x",{{"id":"nope","partitions":[]}}]\n')
     with pytest.raises(DataDirError, match=r"replayed over fakebroker-meta\.json: topics\.x: id 'nope'"):
