@@ -3,7 +3,8 @@
 ``facade.py`` composes the parts, each reaching the running cluster through one thread-safe
 ``proxy.py``: ``actions.py`` (brokers, leaders, coordinators, network cuts), ``topics.py``,
 ``clock.py`` (``cluster.clock``), ``faults.py`` (``cluster.faults``), ``views.py`` (group
-snapshots), ``conditions.py`` and ``waiting.py`` (``wait_for``). It uses the server and the
+snapshots), ``shares.py`` (share group snapshots: members and records in flight),
+``conditions.py`` and ``waiting.py`` (``wait_for``). It uses the server and the
 core below it and none of its faces (``http``, ``timeline``, ``cli``, ``testing``, the pytest
 plugin).
 
@@ -21,6 +22,7 @@ from ..storage import DataDirError
 from . import conditions, settings
 from .actions import ClusterUsageError
 from .facade import FakeCluster
+from .shares import InFlightView, ShareGroupView, ShareMemberView, SharePartitionView
 from .views import GroupView, MemberView, TopicView
 from .waiting import WaitTimeout
 
@@ -31,7 +33,11 @@ __all__ = [
     "Event",
     "FakeCluster",
     "GroupView",
+    "InFlightView",
     "MemberView",
+    "ShareGroupView",
+    "ShareMemberView",
+    "SharePartitionView",
     "TopicError",
     "TopicView",
     "WaitTimeout",

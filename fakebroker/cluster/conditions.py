@@ -6,6 +6,11 @@ cluster's loop after every event and every ``poll``. The classes here are the co
 say which events can change their answer (:meth:`Condition.wakes_on`, a key of
 ``core.events.index``), so a pending wait is woken only by those: an event wait by events of
 its kind (and group or topic), a group's state or offsets by that group's events.
+
+Share groups (KIP-932) have their own: :func:`share_group_stable` (members at the current
+target assignment), :func:`share_start_offset` (every record below an offset, or every record
+produced so far, acknowledged or archived), :func:`record_delivered` and
+:func:`record_archived` (one record's fate, from the share events).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, ClassVar, Protocol
 
 from ..core.events import Event
 from ..core.events.index import Key, key_for
+from .shares import ShareGroupView, SharePartitionView
 from .views import GroupView
 
 
@@ -28,6 +34,10 @@ class ClusterLike(Protocol):
     def committed(self, group_id: str) -> dict[tuple[str, int], int]: ...
 
     def events_since(self, count: int) -> list[Event]: ...
+
+    def share_group(self, group_id: str) -> ShareGroupView | None: ...
+
+    def offsets(self, topic: str, partition: int) -> tuple[int, int]: ...
 
 
 class Condition(abc.ABC):
@@ -119,9 +129,12 @@ class EventSeen(Condition):
     def _first(self, events: list[Event]) -> Any:
         for event in events:
             self._seen = event.seq
-            if event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items()):
+            if self.matches(event):
                 return event
         return False
+
+    def matches(self, event: Event) -> bool:
+        return event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items())
 
     def describe(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self.details.items())
@@ -161,6 +174,137 @@ class CommittedOffset(Condition):
 
 def committed_offset(group: str, topic: str, partition: int, at_least: int) -> CommittedOffset:
     return CommittedOffset(group, topic, partition, at_least)
+
+
+# -- share groups (KIP-932) ----------------------------------------------------------------------
+@dataclass(repr=False)
+class ShareGroupStable(Condition):
+    """Share group ``group`` is Stable, with exactly ``members`` members (any number when None),
+    and every member has reached the current target assignment (its epoch is the group's)."""
+
+    group: str
+    members: int | None = None
+
+    def __call__(self, cluster: ClusterLike) -> Any:
+        view = cluster.share_group(self.group)
+        if view is None:
+            self.last_seen = None
+            return False
+        lagging = sum(m.member_epoch != view.assignment_epoch for m in view.members)
+        self.last_seen = (
+            f"{view.state}, epoch {view.group_epoch} (assignment epoch {view.assignment_epoch}), "
+            f"{len(view.members)} members" + (f", {lagging} not at the target yet" if lagging else "")
+        )
+        if view.state != "Stable" or not view.settled:
+            return False
+        if self.members is not None and len(view.members) != self.members:
+            return False
+        return view
+
+    def wakes_on(self) -> list[Key] | None:
+        # a member reaches the target at a heartbeat that records no event: polled as well
+        return [key_for(None, {"group": self.group})]
+
+    def describe(self) -> str:
+        count = f" with {self.members} members" if self.members is not None else ""
+        return f"share group {self.group!r} is Stable{count}, every member at the target assignment"
+
+
+def share_group_stable(group: str, members: int | None = None) -> ShareGroupStable:
+    return ShareGroupStable(group, members)
+
+
+@dataclass(repr=False)
+class ShareStartOffset(Condition):
+    """The start offset of ``group``'s share partition ``topic``-``partition`` reached
+    ``at_least``: every record below it was acknowledged or archived. With ``at_least`` None,
+    the partition's high watermark at each check: every record produced so far is done."""
+
+    group: str
+    topic: str
+    partition: int
+    at_least: int | None = None
+
+    def __call__(self, cluster: ClusterLike) -> Any:
+        view = cluster.share_group(self.group)
+        sp: SharePartitionView | None = view.partition(self.topic, self.partition) if view is not None else None
+        target = self.at_least
+        if target is None:
+            try:
+                target = cluster.offsets(self.topic, self.partition)[1]
+            except ValueError:  # no such partition (yet)
+                self.last_seen = f"no partition {self.topic}-{self.partition}"
+                return False
+        self.last_seen = (
+            "no share partition" if sp is None else f"start offset {sp.start_offset} (target {target})"
+        ) + ("" if sp is None or not sp.in_flight else f", {_in_flight(sp)} in flight")
+        return sp if sp is not None and sp.start_offset >= target else False
+
+    def wakes_on(self) -> list[Key] | None:
+        return [key_for(None, {"group": self.group})]
+
+    def describe(self) -> str:
+        where = f"share group {self.group!r} on {self.topic}-{self.partition}"
+        if self.at_least is None:
+            return f"{where}: every record produced acknowledged or archived"
+        return f"{where}: start offset >= {self.at_least}"
+
+
+def _in_flight(sp: SharePartitionView) -> str:
+    counts: dict[str, int] = {}
+    for r in sp.in_flight:
+        counts[r.state] = counts.get(r.state, 0) + r.records
+    return ", ".join(f"{n} {state}" for state, n in counts.items())
+
+
+def share_start_offset(group: str, topic: str, partition: int, at_least: int | None = None) -> ShareStartOffset:
+    return ShareStartOffset(group, topic, partition, at_least)
+
+
+@dataclass(repr=False)
+class ShareRecordSeen(EventSeen):
+    """An event of ``kind`` (``share_records_acquired`` or ``share_records_archived``) whose
+    range holds ``offset`` (any when None), with ``delivery_count`` at least ``times``."""
+
+    offset: int | None = None
+    times: int = 1
+
+    def matches(self, event: Event) -> bool:
+        if not super().matches(event):
+            return False
+        d = event.details
+        if self.offset is not None and not d["first"] <= self.offset <= d["last"]:
+            return False
+        return int(d.get("delivery_count", self.times)) >= self.times
+
+    def describe(self) -> str:
+        d = self.details
+        where = f"{d['topic']}-{d['partition']}" + (f" offset {self.offset}" if self.offset is not None else "")
+        if self.kind == "share_records_acquired":
+            return f"share group {d['group']!r}: {where} delivered {self.times} time(s)"
+        reason = f" ({d['reason']})" if "reason" in d else ""
+        return f"share group {d['group']!r}: {where} archived{reason}"
+
+
+def record_delivered(
+    group: str, topic: str, partition: int, offset: int, *, times: int = 1, since: int = 0
+) -> ShareRecordSeen:
+    """The record was acquired by a member of share group ``group`` for the ``times``-th time
+    (or later)."""
+    return ShareRecordSeen(
+        "share_records_acquired", {"group": group, "topic": topic, "partition": partition}, since, offset, times
+    )
+
+
+def record_archived(
+    group: str, topic: str, partition: int, offset: int | None = None, *, reason: str | None = None, since: int = 0
+) -> ShareRecordSeen:
+    """Share group ``group`` archived the record (any record of the partition when ``offset``
+    is None): it will never be delivered again. ``reason``: ``delivery limit``, ``rejected``."""
+    details: dict[str, Any] = {"group": group, "topic": topic, "partition": partition}
+    if reason is not None:
+        details["reason"] = reason
+    return ShareRecordSeen("share_records_archived", details, since, offset)
 
 
 def describe(condition: Callable[..., Any]) -> str:

@@ -45,6 +45,7 @@ from .checks import check_options, quota_key_hint
 from .clock import ClockControl
 from .faults import FaultControl
 from .proxy import LoopProxy
+from .shares import ShareGroupView, share_group_view
 from .topics import TopicActions
 from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
 from .views import BrokerView, GroupView, TopicView, broker_views, committed_offsets, group_view, topic_view
@@ -457,8 +458,14 @@ class FakeCluster:
         return self._proxy.read(group_view, self.state, group_id)
 
     def groups(self) -> list[str]:
-        """Every group the coordinators know, classic and consumer (KIP-848)."""
+        """Every group the coordinators know: classic, consumer (KIP-848) and share (KIP-932)."""
         return self._proxy.read(self.state.groups.ids)
+
+    def share_group(self, group_id: str) -> ShareGroupView | None:
+        """A snapshot of a share group (KIP-932): state, epochs, members and assignments, and per
+        share partition the start offset and the records in flight with their state, delivery
+        count and owner (``view.partition("jobs", 0).state_of(5)``); None for no share group."""
+        return self._proxy.read(share_group_view, self.state, group_id)
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the group's committed offset."""

@@ -53,7 +53,7 @@ class GroupView:
     leader: str | None
     members: tuple[MemberView, ...]
     coordinator: int
-    group_type: str = "classic"  # or "consumer" (KIP-848): then generation is the group epoch
+    group_type: str = "classic"  # or "consumer" (KIP-848), "share" (KIP-932): then generation is the group epoch
     assignment_epoch: int | None = None  # consumer groups: the epoch of the target assignment
 
     @property
@@ -139,7 +139,7 @@ def _plain(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
 def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
     group = state.groups.consumer.groups.get(group_id)
     if group is None:
-        return None
+        return share_group_as_group_view(state, group_id)
     members = tuple(
         MemberView(
             m.member_id,
@@ -165,6 +165,41 @@ def consumer_group_view(state: ClusterState, group_id: str) -> GroupView | None:
         members,
         state.groups.coordinator_of(group_id),
         "consumer",
+        group.assignment_epoch,
+    )
+
+
+def share_group_as_group_view(state: ClusterState, group_id: str) -> GroupView | None:
+    """A share group (KIP-932) as a :class:`GroupView` (``group_type`` "share", ``generation`` the
+    group epoch), so what reads any group's state and members reads it too; its records are in
+    :func:`~fakebroker.cluster.shares.share_group_view`."""
+    group = state.groups.share.groups.get(group_id)
+    if group is None:
+        return None
+    members = tuple(
+        MemberView(
+            m.member_id,
+            m.client_id,
+            None,
+            m.client_host,
+            _plain(m.assigned),
+            member_epoch=m.member_epoch,
+            target=_plain(group.target.get(m.member_id, {})),
+            revoking={},
+            rack=m.rack_id,
+        )
+        for m in group.members.values()
+    )
+    return GroupView(
+        group.group_id,
+        group.state.value,
+        group.group_epoch,
+        "share",
+        "simple",
+        None,
+        members,
+        state.groups.coordinator_of(group_id),
+        "share",
         group.assignment_epoch,
     )
 

@@ -2,7 +2,9 @@
 
 Kafka's requests name these in a handful of shapes (``group_id``, ``groups``,
 ``coordinator_keys``; topic arrays called ``topics`` or ``topic_data`` whose elements carry
-``name``, ``topic`` or ``topic_id``, and partitions as structs or plain ints). Fault rules
+``name``, ``topic``, ``topic_id`` or ``topic_name`` (the share group offsets APIs), and
+partitions as structs or plain ints). The share APIs name their group as ``group_id`` too
+(ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) or in ``group_ids`` and ``groups``. Fault rules
 match against this view, and the response builder splits requests along it.
 """
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..protocol.messages import ApiKey, Message
 
-TOPIC_KEYS = ("name", "topic", "topic_id")
+TOPIC_KEYS = ("name", "topic", "topic_id", "topic_name")
 PARTITION_KEYS = ("partition_index", "partition", "index")
 PARTITION_LISTS = ("partition_indexes", "partitions")
 GROUP_LISTS = ("groups", "groups_names", "group_ids")

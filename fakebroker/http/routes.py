@@ -217,16 +217,26 @@ async def list_events(req: Request) -> Any:
     return {"events": out, "next_since": scanned, "dropped": req.cluster.events_dropped}
 
 
+def _group_json(cluster: FakeCluster, group_id: str) -> dict[str, Any] | None:
+    """A group's JSON: a share group's with its share partitions and records in flight."""
+    view = cluster.group(group_id)
+    if view is not None and view.group_type == "share":
+        share = cluster.share_group(group_id)
+        if share is not None:
+            return share.to_dict()
+    return view.to_dict() if view is not None else None
+
+
 async def list_groups(req: Request) -> Any:
-    views = (req.cluster.group(g) for g in req.cluster.groups())
-    return {"groups": [v.to_dict() for v in views if v is not None]}
+    views = (_group_json(req.cluster, g) for g in req.cluster.groups())
+    return {"groups": [v for v in views if v is not None]}
 
 
 async def get_group(req: Request) -> Any:
-    view = req.cluster.group(req.params["id"])
+    view = _group_json(req.cluster, req.params["id"])
     if view is None:
         raise HTTPError(404, f"no group {req.params['id']!r}")
-    return view.to_dict()
+    return view
 
 
 def _coordinator_target(req: Request) -> tuple[int | None, int | None]:
@@ -399,8 +409,19 @@ ROUTES: list[Route] = [
         "dropped counts the oldest events the bounded log let go",
         query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT},
     ),
-    Route("GET", "/groups", list_groups, "Every group the coordinator knows, with members and assignments"),
-    Route("GET", "/groups/{id}", get_group, "One group: state, generation, members, assignments, coordinator"),
+    Route(
+        "GET",
+        "/groups",
+        list_groups,
+        "Every group the coordinator knows, with members and assignments (share groups with their records in flight)",
+    ),
+    Route(
+        "GET",
+        "/groups/{id}",
+        get_group,
+        "One group: state, generation, members, assignments, coordinator; a share group's share partitions with "
+        "their start offsets and the records in flight (state, delivery count, owner)",
+    ),
     Route(
         "POST",
         "/groups/{id}/coordinator",
@@ -478,8 +499,9 @@ ROUTES: list[Route] = [
         "POST",
         "/wait",
         wait,
-        "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset;"
-        " the condition's parameters sit beside `condition`",
+        "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset,"
+        " share_group_stable, share_start_offset, record_delivered, record_archived; the condition's parameters sit"
+        " beside `condition`",
         {
             "type": "object",
             "properties": {"condition": {**STR, "enum": list(WAIT_CONDITIONS)}, "timeout": NUM},

@@ -142,4 +142,24 @@ WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
             {"group": STR, "topic": STR, "partition": INT, "at_least": INT}, ("group", "topic", "partition", "at_least")
         ),
     ),
+    # share groups (KIP-932)
+    "share_group_stable": (cond.share_group_stable, obj({"group": STR, "members": INT}, ("group",))),
+    "share_start_offset": (
+        cond.share_start_offset,
+        obj({"group": STR, "topic": STR, "partition": INT, "at_least": INT}, ("group", "topic", "partition")),
+    ),
+    "record_delivered": (
+        cond.record_delivered,
+        obj(
+            {"group": STR, "topic": STR, "partition": INT, "offset": INT, "times": INT, "since": INT},
+            ("group", "topic", "partition", "offset"),
+        ),
+    ),
+    "record_archived": (
+        cond.record_archived,
+        obj(
+            {"group": STR, "topic": STR, "partition": INT, "offset": INT, "reason": STR, "since": INT},
+            ("group", "topic", "partition"),
+        ),
+    ),
 }

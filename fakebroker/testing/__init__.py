@@ -5,7 +5,8 @@ uses only ``fakebroker.cluster``'s public API).
   expected and what was there (``eventually``, ``assert_assignment``, ``lag``, ``values``, ...),
   imported from here: ``from fakebroker.testing import eventually``;
 - ``ledger.py``: :class:`DeliveryLedger`, which judges a run's delivery guarantees (also
-  ``from fakebroker import DeliveryLedger``), with its verdict's types;
+  ``from fakebroker import DeliveryLedger``), with its verdict's types; ``queue.py``: its queue
+  semantics for share groups (``queue_verdict``, ``assert_queue_delivery``);
 - ``churn.py``: the bad days a consumer group meets as building blocks and a seeded runner
   (``from fakebroker.testing.churn import BLOCKS, churn``);
 - ``region.py``: the checkpointing-consumer harness (``from fakebroker.testing.region import
@@ -27,13 +28,17 @@ from .assertions import (
     values,
 )
 from .ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
+from .queue import Archived, QueueVerdict, Repeat
 
 __all__ = [
+    "Archived",
     "CommitBeyond",
     "DeliveryLedger",
     "Duplicate",
     "OutOfOrder",
+    "QueueVerdict",
     "RecordId",
+    "Repeat",
     "Reread",
     "Verdict",
     "assert_assignment",

@@ -43,6 +43,17 @@ The verdict's ``exactly_once`` means nothing lost and nothing processed twice, `
 nothing lost; out-of-order processing and commits beyond what was processed are reported beside
 them (a commit past a transaction marker or a compacted gap is not a problem: records the ledger
 saw produced are what a commit must not skip).
+
+Share groups (KIP-932) are queues: :meth:`DeliveryLedger.queue_verdict` and
+:meth:`DeliveryLedger.assert_queue_delivery` check that every record was processed at least once
+across the group or archived, explain each repeat by the share event that brought the record
+back (``released``, ``lock expired``, ``member left``), and list the archived records with their
+reason and delivery count (see ``queue.py``). ``record`` notes a share consumer message's
+delivery count; a poison record's test is three lines::
+
+    ledger = DeliveryLedger(cluster, group="workers")   # ... ledger.record("w1", msg) as they come
+    verdict = ledger.assert_queue_delivery(archived={("jobs", 0, 3): "delivery limit"})
+    assert verdict.archived[0].deliveries == 5 and verdict.repeats_by_cause() == {"released": 4}
 """
 
 from __future__ import annotations
@@ -54,10 +65,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .queue import Archived, ArchivedSpec, Processing, QueueVerdict, Repeat, ShareHistory, check, judge
+
 if TYPE_CHECKING:
     from ..cluster import Event, FakeCluster
 
-__all__ = ["CommitBeyond", "DeliveryLedger", "Duplicate", "OutOfOrder", "RecordId", "Reread", "Verdict"]
+__all__ = [
+    "Archived",
+    "CommitBeyond",
+    "DeliveryLedger",
+    "Duplicate",
+    "OutOfOrder",
+    "QueueVerdict",
+    "RecordId",
+    "Repeat",
+    "Reread",
+    "Verdict",
+]
 
 SHOWN = 5  # how many of each problem the summary lists
 _MEMBER_ID = re.compile(r"\b(\S+?)-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -203,6 +227,7 @@ class _Entry(NamedTuple):
     partition: int
     offset: int  # the offset processed, or the next offset committed
     key: Any
+    delivery: int | None = None  # the record's delivery count (share groups), when known
 
 
 class DeliveryLedger:
@@ -234,10 +259,14 @@ class DeliveryLedger:
         with self._lock:
             self._produced[(topic, int(partition), int(offset))] = key
 
-    def processed(self, member: str, topic: str, partition: int, offset: int, key: Any = None) -> None:
-        """``member`` (any name the test gives a consumer) handled the record."""
+    def processed(
+        self, member: str, topic: str, partition: int, offset: int, key: Any = None, delivery_count: int | None = None
+    ) -> None:
+        """``member`` (any name the test gives a consumer) handled the record; ``delivery_count``:
+        which delivery of it, for a share group's record (1 the first time)."""
+        count = int(delivery_count) if delivery_count is not None and delivery_count > 0 else None
         with self._lock:
-            self._processed.append(_Entry(*self._stamp(), str(member), topic, int(partition), int(offset), key))
+            self._processed.append(_Entry(*self._stamp(), str(member), topic, int(partition), int(offset), key, count))
 
     def committed(self, member: str, topic: str, partition: int, next_offset: int) -> None:
         """The application committed ``next_offset`` (the next record to read) for the partition."""
@@ -254,13 +283,15 @@ class DeliveryLedger:
         self.produced(metadata.topic, metadata.partition, metadata.offset, key)
 
     def record(self, member: str, message: Any) -> None:
-        """``member`` processed ``message``: a confluent-kafka ``Message`` (methods) or a
-        kafka-python/aiokafka ``ConsumerRecord`` (attributes). An error message is refused."""
+        """``member`` processed ``message``: a confluent-kafka ``Message`` (methods; a
+        ``ShareConsumer``'s with its delivery count) or a kafka-python/aiokafka
+        ``ConsumerRecord`` (attributes). An error message is refused."""
         if callable(getattr(message, "topic", None)):
             error = message.error() if callable(getattr(message, "error", None)) else None
             if error is not None:
                 raise ValueError(f"not a record but an error: {error}")
-            self.processed(member, message.topic(), message.partition(), message.offset(), message.key())
+            count = message.delivery_count() if callable(getattr(message, "delivery_count", None)) else None
+            self.processed(member, message.topic(), message.partition(), message.offset(), message.key(), count)
         else:
             self.processed(member, message.topic, message.partition, message.offset, message.key)
 
@@ -271,7 +302,7 @@ class DeliveryLedger:
             produced = dict(self._produced)
             processed = list(self._processed)
             commits = list(self._commits)
-        events = self._group_events()
+        events, share = self._events()
         seqs = [e.seq for e in events]
         keys = {**{(e.topic, e.partition, e.offset): e.key for e in processed if e.key is not None}, **produced}
 
@@ -290,7 +321,9 @@ class DeliveryLedger:
                 highest_of_key[(e.topic, e.partition, key)] = max(highest, e.offset)
 
         duplicates = [
-            Duplicate(*where, keys.get(where), len(es), tuple(x.member for x in es), _cause(events, seqs, es[0], es[1]))
+            Duplicate(
+                *where, keys.get(where), len(es), tuple(x.member for x in es), _why(events, seqs, share, es[0], es[1])
+            )
             for where, es in sorted(seen.items())
             if len(es) > 1
         ]
@@ -303,7 +336,7 @@ class DeliveryLedger:
         timeline marks on the member's lane: ``timeline(cluster, ledger=ledger)``)."""
         with self._lock:
             processed = list(self._processed)
-        events = self._group_events()
+        events, share = self._events()
         seqs = [e.seq for e in events]
         last: dict[tuple[str, int, int], _Entry] = {}
         out: list[Reread] = []
@@ -312,17 +345,46 @@ class DeliveryLedger:
             before = last.get(where)
             last[where] = e
             if before is not None:  # caused by what happened since the processing before this one
-                out.append(Reread(e.member, *where, e.events, _cause(events, seqs, before, e)))
+                out.append(Reread(e.member, *where, e.events, _why(events, seqs, share, before, e)))
         return out
 
-    def _group_events(self) -> list[Event]:
+    def _events(self) -> tuple[list[Event], ShareHistory]:
+        """The group events that explain duplicates, and the share group's record history."""
         if self.cluster is None:
-            return []
-        return [
+            return [], ShareHistory(())
+        everything = self.cluster.events_since(self._start)
+        events = [
             e
-            for e in self.cluster.events_since(self._start)
+            for e in everything
             if (e.kind in _GROUP_KINDS and (self.group is None or e.group == self.group)) or e.kind == "broker_stopped"
         ]
+        return events, ShareHistory(everything, self.group)
+
+    # -- queue semantics (share groups) ------------------------------------------------------------
+    def queue_verdict(self) -> QueueVerdict:
+        """Judge everything recorded so far as a queue (a share group, KIP-932): every acknowledged
+        record processed at least once across the group or archived by it, each repeat with the
+        cause the cluster's share events give (``released``, ``lock expired``, ``member left``),
+        and the archived records with their reason and delivery count."""
+        with self._lock:
+            produced = list(self._produced)
+            processed = [
+                Processing(e.member, e.topic, e.partition, e.offset, e.events, e.delivery) for e in self._processed
+            ]
+        _, share = self._events()
+        return judge(produced, processed, share, RecordId)
+
+    def assert_queue_delivery(
+        self, archived: ArchivedSpec = (), *, max_repeats: int | None = None, explained: bool | None = None
+    ) -> QueueVerdict:
+        """Raise AssertionError (with the summary) unless every record was processed at least once
+        or archived, exactly the ``archived`` records were archived (a collection of (topic,
+        partition, offset), a mapping of them to the reason expected, e.g. ``{("jobs", 0, 3):
+        "delivery limit"}``, or how many), every repeat has a cause (``explained``; default: when
+        the ledger has a cluster to read causes from), and at most ``max_repeats`` happened."""
+        verdict = self.queue_verdict()
+        check(verdict, archived, max_repeats, self.cluster is not None if explained is None else explained)
+        return verdict
 
     def _beyond(
         self, processed: list[_Entry], commits: list[_Entry], events: list[Event], produced: set[tuple[str, int, int]]
@@ -419,6 +481,15 @@ def _short(text: str) -> str:
 
 def _who(e: Event) -> str:
     return _short(str(e.details.get("member", "?")))
+
+
+def _why(events: list[Event], seqs: list[int], share: ShareHistory, first: _Entry, again: _Entry) -> str | None:
+    """Why ``again`` processed a record ``first`` had: a share group's event (the record came
+    back to the group), else the group event between them."""
+    where = (first.topic, first.partition, first.offset)
+    if share and where in share.deliveries:
+        return share.repeat_cause(where, (first.events, first.delivery), (again.events, again.delivery))[0]
+    return _cause(events, seqs, first, again)
 
 
 def _cause(events: list[Event], seqs: list[int], first: _Entry, again: _Entry) -> str | None:

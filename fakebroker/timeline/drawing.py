@@ -39,7 +39,15 @@ MARKER_STYLES: dict[str, tuple[str, LineStyle]] = {  # kind -> (colour, line sty
     "txn_fenced": ("#9d0208", "-."),
     "txn_timed_out": ("#f77f00", "-."),
     "txn_aborted": ("#6c757d", ":"),
+    "share_lock_expired": ("#f77f00", "--"),
+    "share_archived": ("#6a040f", ":"),
     "duplicate": ("#ff006e", ""),
+    "redelivered": ("#3a86ff", ""),
+}
+# marks drawn on a member's lane (by client id), not as lines: kind -> (symbol, offset from the lane's middle, legend)
+LANE_MARKS = {
+    "duplicate": ("D", 0.3, "records processed again"),
+    "redelivered": ("^", -0.3, "records redelivered"),
 }
 
 
@@ -154,6 +162,8 @@ MARKER_MEANINGS = {  # kind -> what its line means, in the legend
     "txn_fenced": "transaction fenced",
     "txn_timed_out": "transaction timed out",
     "txn_aborted": "transaction aborted",
+    "share_lock_expired": "acquisition lock expired",
+    "share_archived": "records archived",
 }
 
 
@@ -165,7 +175,7 @@ def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
     handles = []
     kinds = {m.kind for m in data.markers if m.kind != "fault_fired" or m.label}
     for kind, (colour, style) in MARKER_STYLES.items():
-        if kind in kinds:
+        if kind in kinds and kind not in LANE_MARKS:  # a lane's marks have a symbol entry below
             label = MARKER_MEANINGS.get(kind, kind.replace("_", " "))
             handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=1.1, label=label))
     ended = {lane.ended for lane in lanes if lane.segments}
@@ -181,11 +191,10 @@ def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
         handles.append(
             Line2D([], [], color=colour, marker="v", linestyle="none", markersize=5, label="fault on this client")
         )
-    if any(m.kind == "duplicate" and m.client_id in clients for m in data.markers):
-        colour = MARKER_STYLES["duplicate"][0]
-        handles.append(
-            Line2D([], [], color=colour, marker="D", linestyle="none", markersize=5, label="records processed again")
-        )
+    for kind, (symbol, _, meaning) in LANE_MARKS.items():
+        if any(m.kind == kind and m.client_id in clients for m in data.markers):
+            colour = MARKER_STYLES[kind][0]
+            handles.append(Line2D([], [], color=colour, marker=symbol, linestyle="none", markersize=5, label=meaning))
     return handles
 
 
@@ -300,14 +309,15 @@ def _draw_labels(strip: Any, labelled: list[Marker], rows: list[tuple[int, bool]
 
 def _draw_marker(ax: Any, band: Any, m: Marker, lanes: list[Lane]) -> None:
     colour, style = MARKER_STYLES.get(m.kind, ("#555555", "--"))
-    if m.kind == "duplicate":  # on the re-reading member's lane, with how many records, no line
+    if m.kind in LANE_MARKS:  # on the member's lane (re-read, or redelivered), with how many records, no line
+        symbol, dy, _ = LANE_MARKS[m.kind]
         for y, lane in enumerate(lanes):
             if lane.client_id == m.client_id and any(s.start <= m.x <= (s.end or m.x) for s in lane.segments):
-                ax.plot([m.x], [y + 0.3], marker="D", markersize=5, color=colour, zorder=6)
+                ax.plot([m.x], [y + dy], marker=symbol, markersize=5, color=colour, zorder=6)
                 if m.count > 1:
                     ax.annotate(
                         str(m.count),
-                        (m.x, y + 0.3),
+                        (m.x, y + dy),
                         xytext=(4, -1),
                         textcoords="offset points",
                         fontsize=7,

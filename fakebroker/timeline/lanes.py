@@ -1,5 +1,10 @@
 """The swim lanes of a group's story as data: members' lanes with generation segments and
-assignments, markers for expiries, faults and cluster actions, and the group's states."""
+assignments, markers for expiries, faults and cluster actions, and the group's states.
+
+A share group (KIP-932) has no generations: each member jumps to the target assignment of the
+group's epoch, so its lane gets a segment per target computed; its state follows its
+membership (Empty, Stable), and its records add marks: lock expiries and archived records as
+lines, redeliveries (a delivery count above 1) on the lane of the member that got them."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .text import _UUID, OFFSETS_TOPIC, _related, _secs, group_transactions
+from .text import _UUID, OFFSETS_TOPIC, _related, _secs, group_transactions, share_place
 
 if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
     from ..cluster import Event
@@ -96,6 +101,8 @@ def swimlanes(
     group_xs: list[float] = []
     clients = {e.client_id for e in events if e.group == group and e.client_id} if group is not None else set()
     txns = group_transactions(events, group) if group is not None else set()
+    shares = share_groups(events)
+    share_members: dict[str, int] = {}  # share group -> members now
 
     def close(lane: Lane, x: float) -> None:
         if lane.segments and lane.segments[-1].end is None:
@@ -122,6 +129,10 @@ def swimlanes(
             lane_of[(gid, member)] = lane
             if not lane.segments or lane.segments[-1].end is not None:
                 lane.segments.append(Segment(x))
+            if gid in shares:
+                share_members[gid] = share_members.get(gid, 0) + 1
+                if share_members[gid] == 1:
+                    _state_to(states, state_now, gid, x, "Stable")
         elif e.kind == "member_fenced" and gid and (gid, member) in lane_of:
             lane = lane_of.pop((gid, member))
             lane.member_id = d.get("replaced_by") or lane.member_id
@@ -150,11 +161,26 @@ def swimlanes(
             lane.segments.append(seg)
         elif e.kind == "group_epoch_bumped" and gid:
             markers.append(Marker(x, "rebalance_started", f"epoch {d.get('epoch')}", gid))
+        elif e.kind == "target_assignment_computed" and gid in shares:
+            # a share member jumps to its target at once (there is nothing to revoke)
+            targets = d.get("assignment") or {}
+            for lane in lanes_of(gid):
+                close(lane, x)
+                lane.segments.append(Segment(x, generation=d.get("epoch"), assignment=targets.get(lane.member_id, {})))
         elif e.kind in ("member_expired", "member_left") and gid:
             verb = "expired" if e.kind == "member_expired" else "left"
             markers.append(Marker(x, e.kind, f"{e.client_id or member} {verb}", gid, e.client_id))
             if (gid, member) in lane_of:
                 lane_of[(gid, member)].ended = verb
+                if gid in shares:  # gone at once: no removal follows
+                    close(lane_of.pop((gid, member)), x)
+                    share_members[gid] = max(share_members.get(gid, 1) - 1, 0)
+                    if not share_members[gid]:
+                        _state_to(states, state_now, gid, x, "Empty")
+        elif e.kind in SHARE_MARKS and gid:
+            mark = _share_mark(e, x)
+            if mark is not None:
+                markers.append(mark)
         elif e.kind == "member_removed" and gid and (gid, member) in lane_of:
             lane = lane_of.pop((gid, member))
             close(lane, x)
@@ -167,6 +193,8 @@ def swimlanes(
             _state_to(states, state_now, gid, x, d.get("state", "?"))
         elif e.kind == "group_unloaded" and gid:
             _state_to(states, state_now, gid, x, "Unloaded")
+        elif e.kind == "group_created" and gid in shares:
+            _state_to(states, state_now, gid, x, "Empty")
         elif e.kind in ("group_deleted",) and gid:
             for lane in lanes_of(gid):
                 close(lane, x)
@@ -196,6 +224,41 @@ def swimlanes(
     markers += _reread_markers(events, xs, rereads)
     shown = [m for m in markers if m.x >= start]  # the picture starts with the group
     return Swimlanes(all_lanes, shown, states, start, end, x_label)
+
+
+SHARE_MARKS = frozenset({"share_records_acquired", "share_records_released", "share_records_archived"})
+
+
+def share_groups(events: Sequence[Event]) -> set[str]:
+    """The share groups among the events' groups: those with record events, and those whose
+    target assignments no member reconciles to (a consumer group's members do, one by one)."""
+    found: set[str] = set()
+    targets: set[str] = set()
+    reconciled: set[str] = set()
+    for e in events:
+        if e.group is None:
+            continue
+        if e.kind.startswith("share_records_"):
+            found.add(e.group)
+        elif e.kind == "target_assignment_computed":
+            targets.add(e.group)
+        elif e.kind in ("member_reconciled", "assignment_delivered", "generation_started"):
+            reconciled.add(e.group)
+    return found | (targets - reconciled)
+
+
+def _share_mark(e: Event, x: float) -> Marker | None:
+    """A lock expiry or an archived range as a line; a redelivery as a mark on its lane."""
+    d = e.details
+    who = e.client_id or str(d.get("member", "?"))
+    if e.kind == "share_records_released" and d.get("reason") == "lock expired":
+        return Marker(x, "share_lock_expired", f"lock expired: {d.get('records')} of {who}", e.group, e.client_id)
+    if e.kind == "share_records_archived":
+        return Marker(x, "share_archived", f"archived {share_place(d)} ({d.get('reason')})", e.group)
+    if e.kind == "share_records_acquired" and int(d.get("delivery_count", 1)) > 1:
+        records = int(d.get("last", 0)) - int(d.get("first", 0)) + 1
+        return Marker(x, "redelivered", "", e.group, e.client_id, records)
+    return None
 
 
 def _reread_markers(events: list[Event], xs: list[float], rereads: Iterable[Any]) -> list[Marker]:

@@ -105,10 +105,33 @@ def _value(v: Any) -> str:
     return f'"{text}"' if " " in text else text
 
 
+# Share groups' record events (KIP-932): their offsets are written as one place, topic[p]@first-last.
+SHARE_RECORD_KINDS = frozenset(
+    {"share_records_acquired", "share_records_acknowledged", "share_records_released", "share_records_archived"}
+)
+
+
+def share_place(details: Mapping[str, Any]) -> str:
+    """``jobs[0]@5-9`` (``jobs[0]@5`` for one record, ``jobs[0]`` without offsets)."""
+    place = f"{details.get('topic')}[{details.get('partition')}]"
+    first, last = details.get("first"), details.get("last")
+    if first is None:
+        return place
+    return place + f"@{first}" + (f"-{last}" if last is not None and last != first else "")
+
+
+def _share_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"member": details["member"]} if "member" in details else {}
+    out["at"] = share_place(details)
+    for k, v in details.items():
+        if k not in ("member", "topic", "partition", "first", "last"):
+            out["delivery" if k == "delivery_count" else k] = v
+    return out
+
+
 def _details(e: Event) -> str:
-    return " ".join(
-        f"{k}={_value(v)}" for k, v in e.details.items() if k not in ("group", "client_id") and v is not None
-    )
+    details = _share_details(e.details) if e.kind in SHARE_RECORD_KINDS else e.details
+    return " ".join(f"{k}={_value(v)}" for k, v in details.items() if k not in ("group", "client_id") and v is not None)
 
 
 def _secs(ms: float) -> str:
