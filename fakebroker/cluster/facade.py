@@ -355,6 +355,13 @@ class FakeCluster:
     def delete_topic(self, name: str) -> None:
         self._topics.delete(name)
 
+    def set_group_configs(self, group: str, **configs: Any) -> dict[str, str]:
+        """Set group configs as ``kafka-configs --entity-type groups`` does (``_`` for ``.`` in
+        names; None deletes one), checked as Kafka's controller checks them; e.g.
+        ``set_group_configs("workers", share_auto_offset_reset="earliest")``. Returns the
+        group's configs after; a refusal raises ClusterUsageError with Kafka's message."""
+        return self._topics.set_group_configs(group, {k.replace("_", "."): v for k, v in configs.items()})
+
     def topics(self) -> dict[str, int]:
         """Topic name -> partition count."""
         return self._topics.names()

@@ -6,11 +6,16 @@ from typing import Any
 
 from ..core.cluster_state import Topic, TopicError
 from ..core.configs import start_setting_error, validate_topic
+from ..core.group_configs import DELETE, SET
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
-from .actions import partition_of, topic_of
+from .actions import ClusterUsageError, partition_of, topic_of
 from .proxy import LoopProxy
+
+
+def _config_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 class TopicActions:
@@ -41,6 +46,25 @@ class TopicActions:
             state.delete_topic(name)
 
         self._proxy.act(delete)
+
+    def set_group_configs(self, group: str, configs: dict[str, Any]) -> dict[str, str]:
+        """SET (a value) or DELETE (None) group configs as IncrementalAlterConfigs does, with
+        Kafka's checks; returns the group's configs after. A refusal raises ClusterUsageError
+        with Kafka's message."""
+        state = self._runtime.state
+        ops = [
+            (name, DELETE if value is None else SET, None if value is None else _config_text(value))
+            for name, value in configs.items()
+        ]
+
+        def apply() -> dict[str, str]:
+            refusal, new = state.group_configs.check_incremental(group, ops)
+            if refusal is not None:
+                raise ClusterUsageError(f"group {group!r}: {refusal[1]}")
+            state.replace_group_configs(group, new)
+            return dict(new)
+
+        return self._proxy.act(apply)
 
     def add_partitions(self, topic: str, total: int) -> None:
         state = self._runtime.state

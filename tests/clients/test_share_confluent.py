@@ -31,8 +31,7 @@ def produce(cluster: FakeCluster, topic: str, values: list[bytes], partitions: i
 def share_configs(cluster: FakeCluster, group: str, **configs: str) -> None:
     """Group configs, as kafka-configs --entity-type groups sets them (earliest: the records
     produced before the members joined are theirs)."""
-    store = cluster.state.group_configs.overrides.setdefault(group, {})
-    store.update({"share.auto.offset.reset": "earliest", **{k.replace("_", "."): v for k, v in configs.items()}})
+    cluster.set_group_configs(group, share_auto_offset_reset="earliest", **configs)
 
 
 class Member:

@@ -23,9 +23,7 @@ QUICK_HEARTBEATS = {"group.share.heartbeat.interval.ms": 300}  # members reach a
 def earliest(cluster: FakeCluster, **configs: str) -> None:
     """The group's configs, as kafka-configs --entity-type groups sets them: the records produced
     before the members joined are theirs, and a member joining gets its assignment at once."""
-    store = cluster.state.group_configs.overrides.setdefault(GROUP, {})
-    store.update({"share.auto.offset.reset": "earliest", "share.assignment.interval.ms": "0"})
-    store.update({k.replace("_", "."): v for k, v in configs.items()})
+    cluster.set_group_configs(GROUP, share_auto_offset_reset="earliest", share_assignment_interval_ms=0, **configs)
 
 
 def produce(cluster: FakeCluster, ledger: DeliveryLedger, values: list[bytes]) -> None:

@@ -51,7 +51,7 @@ def test_acknowledged_progress_and_the_group_survive_a_crash(tmp_path):
     data = tmp_path / "data"
     with FakeCluster(data_dir=data, topics={"jobs": 1}).run_in_thread() as c:
         port = port_of(c)
-        c.state.group_configs.overrides["g"] = {"share.auto.offset.reset": "earliest"}
+        c.set_group_configs("g", share_auto_offset_reset="earliest")
         produce(c, [b"done-1", b"bad", b"done-2", b"held-1", b"held-2"])
         consumer = ShareConsumer(
             {
