@@ -28,6 +28,20 @@ def test_readme_example(index, monkeypatch):
     exec(compile(BLOCKS[index], f"README.md example {index + 1}", "exec"), {"__name__": f"readme_{index}"})
 
 
+DOC_BLOCKS = [
+    (path.name, i, block)
+    for path in sorted((ROOT / "docs").glob("*.md"))
+    for i, block in enumerate(python_blocks(path))
+]
+
+
+@pytest.mark.parametrize("name, index, block", DOC_BLOCKS, ids=[f"{n}-{i + 1}" for n, i, _ in DOC_BLOCKS])
+def test_docs_example(name, index, block, monkeypatch):
+    """Every ```python block of the pages in docs/ runs as written too."""
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, f"docs/{name} example {index + 1}", "exec"), {"__name__": f"docs_{index}"})
+
+
 def test_pytest_plugin_example_is_the_tested_file():
     example = (ROOT / "examples" / "pytest_plugin" / "test_plugin_example.py").read_text()
     assert example in BLOCKS
