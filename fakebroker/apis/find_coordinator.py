@@ -13,6 +13,10 @@ default because every test on a fresh cluster would wait one client backoff (0.1
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+
 from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -63,6 +67,21 @@ def _creates_internal_topic(ctx: RequestContext, key_type: int) -> bool:
     return True
 
 
+def _share_key_valid(key: str) -> bool:
+    """A share coordinator key as Kafka parses it (``SharePartitionKey``): group, a Uuid in
+    URL-safe base64 and a 32-bit partition number, split on ":"."""
+    parts = key.split(":")
+    while parts and not parts[-1]:  # Java's String.split drops trailing empty strings
+        parts.pop()
+    if len(parts) != 3 or not parts[0] or not re.fullmatch(r"[+-]?[0-9]+", parts[2]):
+        return False
+    try:
+        topic_id = base64.b64decode(parts[1] + "=" * (-len(parts[1]) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(topic_id) == 16 and -(2**31) <= int(parts[2]) < 2**31
+
+
 def _unavailable(key: str, version: int) -> dict:
     return {
         "key": key,
@@ -76,14 +95,14 @@ def _unavailable(key: str, version: int) -> dict:
 
 def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     none = {"key": key, "node_id": -1, "host": "", "port": -1}
-    if key_type == SHARE and version < 6 or key_type not in (GROUP, TRANSACTION, SHARE):
+    if key_type == SHARE and version < 4 or key_type not in (GROUP, TRANSACTION, SHARE):
         return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": MALFORMED}
+    if key_type == SHARE and (version < 6 or not _share_key_valid(key)):
+        return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": ""}
     cluster = ctx.cluster
     if key_type == TRANSACTION:
         partition = cluster.transaction_topic().partitions[cluster.transactions.placement.partition_of(key)]
     elif key_type == SHARE:  # a share partition's state: "group:topicId:partition"
-        if key.count(":") < 2:
-            return {**none, "error_code": ErrorCode.INVALID_REQUEST, "error_message": MALFORMED}
         topic = cluster.share_state_topic()
         partition = topic.partitions[partition_for(key, len(topic.partitions))]
     else:

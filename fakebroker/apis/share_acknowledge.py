@@ -45,11 +45,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             if name is None:
                 code = ErrorCode.UNKNOWN_TOPIC_ID
             elif invalid:
-                code, message = ErrorCode.INVALID_REQUEST, invalid
+                code = ErrorCode.INVALID_REQUEST  # Kafka sends no message with it
             elif partition is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif not batches:
-                pass
+                continue  # nothing to acknowledge: Kafka leaves the partition out of the answer
             elif partition.leader != ctx.broker_id:
                 code, leader = ErrorCode.NOT_LEADER_OR_FOLLOWER, current_leader(partition)
                 leaders.add(partition.leader)
@@ -66,7 +66,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                     "current_leader": leader,
                 }
             )
-        topics.append({"topic_id": t.topic_id, "partitions": parts})
+        if parts:
+            topics.append({"topic_id": t.topic_id, "partitions": parts})
     if epoch == CLOSE_EPOCH:
         shares.sessions.close(ctx.broker_id, session)
         for topic, index in shares.release_session(session, ctx.now_ms):

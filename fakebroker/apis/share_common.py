@@ -14,3 +14,9 @@ def share_enabled(cluster: ClusterState) -> bool:
 def member_id_valid(member_id: str | None) -> bool:
     """Apis ``isMemberIdValid``: set, not empty, at most 36 characters."""
     return member_id is not None and 0 < len(member_id) <= 36
+
+
+# Kafka's default messages (``Errors``) that share-group answers carry with their codes
+UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
+INVALID_GROUP_ID_MESSAGE = "The group id is invalid."
+UNKNOWN_SERVER_ERROR_MESSAGE = "The server experienced an unexpected error when processing the request."

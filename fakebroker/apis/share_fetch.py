@@ -56,13 +56,25 @@ def handle(ctx: RequestContext, request: Message) -> Message | Wait:
     for topic, index in shares.take_dead_letter_writes():  # dead letters wake their readers
         ctx.data_changed(topic, index)
     if epoch == CLOSE_EPOCH:
-        return _answer(ctx, request, {}, acks, set())
+        return _answer(ctx, request, {}, acks, [])
     if renew or request.max_records <= 0 or request.max_bytes <= 0:
-        return _answer(ctx, request, {}, acks, set())
-    listed = set(named) if epoch != OPEN_EPOCH else set(session.partitions)
-    fetched = _fetch(ctx, request, session, final=False)
-    if fetched is not None or request.max_wait_ms <= 0:
+        # nothing is read, but the session's partitions that cannot be are named
+        return _answer(ctx, request, _session_errors(ctx, session), acks, [])
+    listed = list(dict.fromkeys(named)) if epoch != OPEN_EPOCH else list(session.partitions)
+    if request.max_wait_ms <= 0:
+        # Kafka loads a share partition (reads its state from the share coordinator) on the
+        # first fetch that touches it, and answers a fetch that does not wait before that is
+        # done, without the partition. Here loading is instant: a new share partition with
+        # nothing to acquire is left out as on Kafka; one with records is read at once (on
+        # Kafka, from the next fetch: a race resolved the quick way)
+        fresh = _start_loading(ctx, request, session)
+        fetched = _fetch(ctx, request, session, final=False)
+        got = {k for k, f in (fetched or {}).items() if f.acquired}
+        listed = [k for k in listed if k not in fresh or k in got]
         return _answer(ctx, request, fetched or {}, acks, listed)
+    fetched = _fetch(ctx, request, session, final=False)
+    if fetched is not None:
+        return _answer(ctx, request, fetched, acks, listed)
     wanted = frozenset(
         (name, index) for topic_id, index in session.partitions if (name := topic_name_by_id(cluster, topic_id))
     )
@@ -94,9 +106,8 @@ def _acknowledge(ctx: RequestContext, request: Message, group_id: str, member_id
             if name is None:
                 out[key] = (ErrorCode.UNKNOWN_TOPIC_ID, None)
                 continue
-            invalid = validate_batches(batches, max_type, renew)
-            if invalid:
-                out[key] = (ErrorCode.INVALID_REQUEST, invalid)
+            if validate_batches(batches, max_type, renew):
+                out[key] = (ErrorCode.INVALID_REQUEST, None)  # Kafka sends no message with it
                 continue
             partition = cluster.partition(name, p.partition_index)
             if partition is None:
@@ -110,6 +121,42 @@ def _acknowledge(ctx: RequestContext, request: Message, group_id: str, member_id
             )
             ctx.data_changed(name, p.partition_index)  # released records wake other members' fetches
     return out
+
+
+def _partition_error(ctx: RequestContext, topic_id: Any, index: int) -> tuple[ErrorCode, str | None]:
+    """Why a session partition cannot be read here, or (NONE, its topic name)."""
+    cluster = ctx.cluster
+    name = topic_name_by_id(cluster, topic_id)
+    if name is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID, None
+    partition = cluster.partition(name, index)
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+    if partition.leader != ctx.broker_id:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
+    return ErrorCode.NONE, name
+
+
+def _session_errors(ctx: RequestContext, session: ShareSession) -> dict[Any, Fetched]:
+    out = {}
+    for key in session.partitions:
+        error, _ = _partition_error(ctx, *key)
+        if error:
+            out[key] = Fetched(error)
+    return out
+
+
+def _start_loading(ctx: RequestContext, request: Message, session: ShareSession) -> set:
+    """Load the session's share partitions not loaded on this broker yet; returns them."""
+    shares = ctx.cluster.groups.shares
+    started = set()
+    for topic_id, index in session.partitions:
+        error, name = _partition_error(ctx, topic_id, index)
+        if error or name is None or shares.loaded(request.group_id, name, index):
+            continue
+        shares.load(request.group_id, name, index, ctx.now_ms)
+        started.add((topic_id, index))
+    return started
 
 
 def _fetch(ctx: RequestContext, request: Message, session: ShareSession, *, final: bool) -> dict | None:
@@ -127,18 +174,9 @@ def _fetch(ctx: RequestContext, request: Message, session: ShareSession, *, fina
     out: dict[Any, Fetched] = {}
     errors = False
     for topic_id, index in parts:
-        name = topic_name_by_id(cluster, topic_id)
-        if name is None:
-            out[(topic_id, index)] = Fetched(ErrorCode.UNKNOWN_TOPIC_ID)
-            errors = True
-            continue
-        partition = cluster.partition(name, index)
-        if partition is None:
-            out[(topic_id, index)] = Fetched(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            errors = True
-            continue
-        if partition.leader != ctx.broker_id:
-            out[(topic_id, index)] = Fetched(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        error, name = _partition_error(ctx, topic_id, index)
+        if error or name is None:
+            out[(topic_id, index)] = Fetched(error)
             errors = True
             continue
         sp = shares.load(group_id, name, index, ctx.now_ms)
@@ -175,11 +213,15 @@ def _fetch(ctx: RequestContext, request: Message, session: ShareSession, *, fina
     return out
 
 
-def _answer(ctx: RequestContext, request: Message, fetched: dict, acks: dict, listed: set) -> Message:
+def _answer(ctx: RequestContext, request: Message, fetched: dict, acks: dict, listed: list) -> Message:
     """The response: partitions with records, errors or acknowledgement results, and every
-    partition the request named in its session's first fetch (or added since)."""
+    partition the request named in its session's first fetch (or added since). As in Kafka,
+    the partitions read come first, then those in error, then those that only carried
+    acknowledgements."""
     cluster = ctx.cluster
-    keys = list(dict.fromkeys([*listed, *fetched, *acks]))
+    failed = [k for k, f in fetched.items() if f.error]
+    read = [k for k in [*listed, *fetched] if k not in failed]
+    keys = list(dict.fromkeys([*read, *failed, *acks]))
     by_topic: dict[Any, list[dict]] = {}
     leaders: set[int] = set()
     for topic_id, index in keys:

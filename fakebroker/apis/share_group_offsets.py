@@ -7,7 +7,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
-from .share_common import share_enabled
+from .share_common import INVALID_GROUP_ID_MESSAGE, UNKNOWN_SERVER_ERROR_MESSAGE, share_enabled
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:
@@ -16,6 +16,11 @@ def describe(ctx: RequestContext, request: Message) -> Message:
     for g in request.groups:
         entry = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE, "error_message": None}
         error = ErrorCode.UNSUPPORTED_VERSION if not share_enabled(cluster) else ErrorCode.NONE
+        if not error and not g.group_id:  # Kafka fails on it inside the group coordinator
+            groups.append(
+                {**entry, "error_code": ErrorCode.UNKNOWN_SERVER_ERROR, "error_message": UNKNOWN_SERVER_ERROR_MESSAGE}
+            )
+            continue
         error = error or cluster.groups.coordinator_error(g.group_id, ctx.broker_id)
         if error:
             groups.append({**entry, "error_code": error})
@@ -55,6 +60,8 @@ def alter(ctx: RequestContext, request: Message) -> Message:
     code, message, topics = cluster.groups.share_offsets.alter(
         request.group_id, wanted, cluster.groups.is_other_than_share
     )
+    if code == ErrorCode.INVALID_GROUP_ID:
+        message = INVALID_GROUP_ID_MESSAGE
     return ctx.response(
         throttle_time_ms=0,
         error_code=code,
@@ -77,7 +84,12 @@ def delete(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     error: ErrorCode = ErrorCode.UNSUPPORTED_VERSION if not share_enabled(cluster) else ErrorCode.NONE
     if not error and not request.group_id:
-        error = ErrorCode.INVALID_GROUP_ID
+        return ctx.response(
+            throttle_time_ms=0,
+            error_code=ErrorCode.INVALID_GROUP_ID,
+            error_message=INVALID_GROUP_ID_MESSAGE,
+            responses=[],
+        )
     if not error:
         error = cluster.groups.coordinator_error(request.group_id, ctx.broker_id)
     if error:

@@ -2,7 +2,13 @@
 share-group state. Kafka's brokers call them on each other (CLUSTER_ACTION); here the data path
 uses the store directly, and these answer whoever asks, from the same store
 (core/groups/share/state.py), on the broker that leads the key's ``__share_group_state``
-partition (NOT_COORDINATOR elsewhere)."""
+partition (NOT_COORDINATOR elsewhere).
+
+The checks run in Kafka's order (ShareCoordinatorShard ``maybeGet*Error``): an empty group id
+gets no results at all; then, per partition, a negative partition, negative epochs, an
+uninitialized key (Read and Write), the epoch fences, and last the topic's metadata (Read and
+Write check it only for initialized keys). Error entries carry Kafka's messages and the
+response's field defaults (start offset 0)."""
 
 from __future__ import annotations
 
@@ -10,63 +16,112 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.groups.placement import SHARE_STATE_TOPIC, partition_for, share_state_key
+from ..core.groups.share.state import (
+    FENCED_LEADER_EPOCH_MESSAGE,
+    FENCED_STATE_EPOCH_MESSAGE,
+    READ_UNINITIALIZED,
+    WRITE_UNINITIALIZED,
+    ShareState,
+)
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
-from .share_common import share_enabled
+from .share_common import UNKNOWN_TOPIC_OR_PARTITION_MESSAGE, share_enabled
 
-PartitionAnswer = Callable[[Any, tuple], dict[str, Any]]
+NEGATIVE_PARTITION = "The partition id cannot be a negative number."
+NEGATIVE_LEADER_EPOCH = "The leader epoch cannot be a negative number."
+NEGATIVE_STATE_EPOCH = "The state epoch cannot be a negative number."
 
 
-def _each(ctx: RequestContext, request: Message, answer: PartitionAnswer, blank: dict[str, Any]) -> Message:
-    """Run ``answer`` for every partition that passes the share coordinator's common checks."""
+class Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str | None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+PartitionAnswer = Callable[[Any, tuple, bool], dict[str, Any]]
+
+
+def _each(ctx: RequestContext, request: Message, answer: PartitionAnswer, error_blank: dict[str, Any]) -> Message:
+    """Run ``answer(partition, key, topic known)`` for every partition past the common checks;
+    it raises :class:`Refused` for an error entry."""
     cluster = ctx.cluster
+    if share_enabled(cluster) and not request.group_id:
+        return ctx.response(results=[])
     topic = cluster.topics.get(SHARE_STATE_TOPIC)
     results = []
     for t in request.topics:
         parts = []
         known = cluster.topics_by_id.get(t.topic_id)
         for p in t.partitions:
-            out = {"partition": p.partition, "error_code": ErrorCode.NONE, "error_message": None, **blank}
+            out = {"partition": p.partition, "error_code": ErrorCode.NONE, "error_message": None}
             key = (request.group_id, t.topic_id, p.partition)
-            epochs = [getattr(p, a) for a in ("state_epoch", "leader_epoch") if hasattr(p, a)]
-            if not share_enabled(cluster):
-                out["error_code"] = ErrorCode.UNSUPPORTED_VERSION
-            elif not request.group_id or p.partition < 0 or any(e < -1 for e in epochs):
-                out["error_code"] = ErrorCode.INVALID_REQUEST
-            elif (
-                topic is None
-                or topic.partitions[partition_for(share_state_key(*key), len(topic.partitions))].leader != ctx.broker_id
-            ):
-                out["error_code"] = ErrorCode.NOT_COORDINATOR
-            elif known is None or not 0 <= p.partition < len(known.partitions):
-                out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            else:
-                out.update(answer(p, key))
+            try:
+                if not share_enabled(cluster):
+                    raise Refused(ErrorCode.UNSUPPORTED_VERSION, None)
+                if (
+                    topic is None
+                    or topic.partitions[partition_for(share_state_key(*key), len(topic.partitions))].leader
+                    != ctx.broker_id
+                ):
+                    raise Refused(ErrorCode.NOT_COORDINATOR, None)
+                if p.partition < 0:
+                    raise Refused(ErrorCode.INVALID_REQUEST, NEGATIVE_PARTITION)
+                out.update(answer(p, key, known is not None and p.partition < len(known.partitions)))
+            except Refused as exc:
+                out.update(error_blank, error_code=exc.code, error_message=exc.message)
             parts.append(out)
         results.append({"topic_id": t.topic_id, "partitions": parts})
     return ctx.response(results=results)
 
 
+def _topic(known: bool) -> None:
+    if not known:
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION_MESSAGE)
+
+
+def _initialized(stored: ShareState | None, message: str) -> ShareState:
+    if stored is None:
+        raise Refused(ErrorCode.INVALID_REQUEST, message)
+    return stored
+
+
 def _code(error: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"error_code": error, "error_message": message}
+    if error:
+        raise Refused(error, message)
+    return {}
 
 
 def initialize(ctx: RequestContext, request: Message) -> Message:
     store = ctx.cluster.groups.share_states
-    return _each(
-        ctx, request, lambda p, key: _code(*store.initialize(key, p.start_offset, p.state_epoch, ctx.now_ms)), {}
-    )
+
+    def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
+        if p.state_epoch < 0:
+            raise Refused(ErrorCode.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
+        stored = store.summary(key)
+        if stored is not None and stored.state_epoch > p.state_epoch:
+            raise Refused(ErrorCode.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
+        _topic(known)
+        return _code(*store.initialize(key, p.start_offset, p.state_epoch, ctx.now_ms))
+
+    return _each(ctx, request, answer, {})
 
 
 def read(ctx: RequestContext, request: Message) -> Message:
     store = ctx.cluster.groups.share_states
 
-    def answer(p: Any, key: tuple) -> dict[str, Any]:
+    def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
+        if p.leader_epoch < 0:
+            raise Refused(ErrorCode.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)
+        stored = _initialized(store.summary(key), READ_UNINITIALIZED)
+        if stored.leader_epoch > p.leader_epoch:
+            raise Refused(ErrorCode.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE)
+        _topic(known)
         error, message, state = store.read(key, p.leader_epoch)
         if error or state is None:
-            return _code(error, message)
+            raise Refused(error, message)
         return {
             "state_epoch": state.state_epoch,
             "start_offset": state.start_offset,
@@ -76,14 +131,24 @@ def read(ctx: RequestContext, request: Message) -> Message:
             ],
         }
 
-    return _each(ctx, request, answer, {"state_epoch": 0, "start_offset": -1, "state_batches": []})
+    return _each(ctx, request, answer, {"state_epoch": 0, "start_offset": 0, "state_batches": []})
 
 
 def write(ctx: RequestContext, request: Message) -> Message:
     store = ctx.cluster.groups.share_states
     v1 = ctx.api_version >= 1
 
-    def answer(p: Any, key: tuple) -> dict[str, Any]:
+    def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
+        if p.leader_epoch < 0:
+            raise Refused(ErrorCode.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)
+        if p.state_epoch < 0:
+            raise Refused(ErrorCode.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
+        stored = _initialized(store.summary(key), WRITE_UNINITIALIZED)
+        if stored.leader_epoch > p.leader_epoch:
+            raise Refused(ErrorCode.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE)
+        if stored.state_epoch > p.state_epoch:
+            raise Refused(ErrorCode.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
+        _topic(known)
         batches = [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in p.state_batches]
         complete = p.delivery_complete_count if v1 else -1
         return _code(*store.write(key, p.leader_epoch, p.state_epoch, p.start_offset, batches, complete, ctx.now_ms))
@@ -94,7 +159,8 @@ def write(ctx: RequestContext, request: Message) -> Message:
 def delete(ctx: RequestContext, request: Message) -> Message:
     store = ctx.cluster.groups.share_states
 
-    def answer(p: Any, key: tuple) -> dict[str, Any]:
+    def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
+        _topic(known)
         store.delete(key)
         return {}
 
@@ -104,10 +170,11 @@ def delete(ctx: RequestContext, request: Message) -> Message:
 def read_summary(ctx: RequestContext, request: Message) -> Message:
     store = ctx.cluster.groups.share_states
 
-    def answer(p: Any, key: tuple) -> dict[str, Any]:
+    def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
+        _topic(known)
         state = store.summary(key)
         if state is None:  # never initialized: Kafka answers -1s, not an error
-            return {}
+            return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "delivery_complete_count": -1}
         return {
             "state_epoch": state.state_epoch,
             "leader_epoch": max(state.leader_epoch, 0),
@@ -115,7 +182,7 @@ def read_summary(ctx: RequestContext, request: Message) -> Message:
             "delivery_complete_count": state.delivery_complete_count,
         }
 
-    blank = {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "delivery_complete_count": -1}
+    blank = {"state_epoch": 0, "leader_epoch": 0, "start_offset": 0, "delivery_complete_count": -1}
     return _each(ctx, request, answer, blank)
 
 

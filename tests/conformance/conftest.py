@@ -1,5 +1,7 @@
 """Fixtures of the conformance suite: fakebroker (always) and a real Kafka broker (the
-differential tests only), each started once per test process with the same settings."""
+differential tests only), each started once per test process with the same settings
+(fakebroker also with :data:`~.kafka_broker.FAKEBROKER_ONLY_SETTINGS`: Kafka's sequence where
+its default deliberately differs)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,13 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 
-from .kafka_broker import SHARED_SETTINGS, KafkaBroker
+from .kafka_broker import FAKEBROKER_ONLY_SETTINGS, SHARED_SETTINGS, KafkaBroker
 
 
 @pytest.fixture(scope="session")
 def conformance_fakebroker():
     """One fakebroker for every plain probe of the session (each probe uses names of its own)."""
-    with FakeCluster(brokers=1, config=SHARED_SETTINGS).run_in_thread() as cluster:
+    with FakeCluster(brokers=1, config={**SHARED_SETTINGS, **FAKEBROKER_ONLY_SETTINGS}).run_in_thread() as cluster:
         yield cluster
 
 
@@ -21,7 +23,7 @@ def conformance_fakebroker():
 def differential_fakebroker():
     """The fakebroker the differential probes compare with Kafka: a cluster of its own, so it
     holds the same topics as the Kafka broker (probes that list every topic see the same set)."""
-    with FakeCluster(brokers=1, config=SHARED_SETTINGS).run_in_thread() as cluster:
+    with FakeCluster(brokers=1, config={**SHARED_SETTINGS, **FAKEBROKER_ONLY_SETTINGS}).run_in_thread() as cluster:
         yield cluster
 
 

@@ -55,6 +55,11 @@ KAFKA_ONLY_SETTINGS = {
     "share.coordinator.state.topic.replication.factor": 1,
     "share.coordinator.state.topic.min.isr": 1,
 }
+# Settings only fakebroker gets: Kafka's sequence where fakebroker's default deliberately differs
+# (a new share group's partitions are assigned at the second heartbeat, epoch 3, as on Kafka).
+FAKEBROKER_ONLY_SETTINGS = {
+    "fakebroker.share.late.assignment": True,
+}
 LOG4J2 = """\
 rootLogger.level=INFO
 rootLogger.appenderRef.f.ref=F

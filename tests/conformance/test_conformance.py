@@ -36,6 +36,7 @@ from . import (  # noqa: F401  (they register their probes)
     probes_data,
     probes_groups,
     probes_quotas_features,
+    probes_share,
     probes_topics,
     probes_txn,
 )

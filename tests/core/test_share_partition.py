@@ -140,3 +140,79 @@ def test_a_range_split_by_acknowledgements_merges_back():
     sp.acknowledge("b", [AckBatch(3, 3, (AckType.ACCEPT,))], 5)
     sp.finish()
     assert (sp.start, sp.end, sp.ranges) == (10, 10, [])
+
+
+# -- Kafka 4.4's in-flight batches, as the conformance probes saw them (probes_share.py) -------------
+def test_batches_are_cut_at_batch_size_and_answer_whole_or_per_offset():
+    sp = SharePartition("g", "t", 0, 0)
+    log = log_of([3, 2, 4])
+    got, _ = sp.acquire("a", 1, 500, 2, iter(log), delivery_limit=5, max_locks=2000)
+    assert [(x.first, x.last, x.count) for x in got] == [(0, 2, 1), (3, 4, 1), (5, 8, 1)]
+
+    def ack(member, first, last, *types):
+        try:
+            sp.acknowledge(member, [AckBatch(first, last, tuple(types))], 5)
+        except AckError as exc:
+            return exc.message
+        sp.finish()
+        return None
+
+    assert ack("a", 0, 2, AckType.RELEASE) is None  # a whole batch: stays one batch
+    assert ack("a", 1, 1, AckType.ACCEPT) == "The batch cannot be acknowledged. The batch is not in the acquired state."
+    assert ack("a", 0, 4, AckType.ACCEPT) == "The batch cannot be acknowledged. The batch is not in the acquired state."
+    assert ack("a", 3, 4, AckType.ACCEPT, AckType.ACCEPT) is None  # a type per offset
+    assert ack("a", 5, 6, AckType.REJECT) is None  # part of a batch: tracked per offset from now on
+    assert ack("a", 5, 5, AckType.ACCEPT) == "The offset cannot be acknowledged. The offset is not acquired."
+    assert ack("b", 7, 7, AckType.ACCEPT) == "Member is not the owner of offset"
+    again, _ = sp.acquire("a", 2, 500, 2, iter(log), delivery_limit=5, max_locks=2000)
+    assert [(x.first, x.last, x.count) for x in again] == [(0, 2, 2)]
+    assert ack("b", 0, 2, AckType.ACCEPT) == "Member is not the owner of batch record"
+
+
+def test_redelivery_is_throttled_then_the_last_delivery_goes_alone():
+    sp = SharePartition("g", "t", 0, 0)
+    log = log_of([3])
+    seen = []
+    for lock in range(1, 12):
+        got, _ = sp.acquire("a", lock, 500, 500, iter(log), delivery_limit=5, max_locks=2000)
+        seen.append([(x.first, x.last, x.count) for x in got])
+        if not got:
+            break
+        sp.acknowledge("a", [AckBatch(x.first, x.last, (AckType.RELEASE,)) for x in got], 5)
+        sp.finish()
+    assert seen == [
+        [(0, 2, 1)],
+        [(0, 2, 2)],
+        [(0, 2, 3)],
+        [(0, 0, 4)],
+        [(0, 0, 5)],
+        [(1, 1, 4)],
+        [(1, 1, 5)],
+        [(2, 2, 4)],
+        [(2, 2, 5)],
+        [],
+    ]
+
+
+def test_acknowledgements_of_one_request_see_each_other_and_fail_together():
+    sp = SharePartition("g", "t", 0, 0)
+    sp.acquire("a", 1, 500, 500, iter(log_of([5])), delivery_limit=5, max_locks=2000)
+    try:
+        sp.acknowledge("a", [AckBatch(0, 2, (AckType.ACCEPT,)), AckBatch(2, 3, (AckType.ACCEPT,))], 5)
+    except AckError as exc:
+        assert exc.message == "The offset cannot be acknowledged. The offset is not acquired."
+    else:
+        raise AssertionError("the second batch acknowledges offset 2 again")
+    assert [(r.first, r.last, r.state) for r in sp.ranges] == [(0, 4, RecordState.ACQUIRED)]  # undone
+
+
+def test_record_limit_leaves_the_rest_of_the_log_batch_available():
+    sp = SharePartition("g", "t", 0, 0)
+    got, _ = sp.acquire("a", 1, 2, 500, iter(log_of([3])), delivery_limit=5, max_locks=2000, record_limit=True)
+    assert [(x.first, x.last, x.count) for x in got] == [(0, 1, 1)]
+    assert [(r.first, r.last, r.state, r.count) for r in sp.ranges] == [
+        (0, 1, RecordState.ACQUIRED, 1),
+        (2, 2, RecordState.AVAILABLE, 0),
+    ]
+    more, _ = sp.acquire("b", 2, 5, 500, iter(log_of([3])), delivery_limit=5, max_locks=2000, record_limit=True)
+    assert [(x.first, x.last, x.count) for x in more] == [(2, 2, 1)]

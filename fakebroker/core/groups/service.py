@@ -407,8 +407,6 @@ class GroupService:
         if group_id is None:
             return E.INVALID_GROUP_ID, []
         error = self.coordinator_error(group_id, broker_id)
-        if not error and self._share_group(group_id) is not None:
-            error = E.GROUP_ID_NOT_FOUND
         group = self._consumer_group(group_id)
         if not error and member is not None and group is not None:
             error = self.consumer.validate_fetch(group, member[0] or "", member[1])

@@ -17,6 +17,8 @@ from .partitions import SharePartitions
 from .state import ShareStateStore
 
 ZERO_UUID = uuid.UUID(int=0)
+UNKNOWN_PARTITION = "This server does not host this topic-partition."  # Kafka's message with the error
+NO_OFFSETS = "There is no offset information to delete."
 TopicsView = Callable[[], dict[str, tuple[uuid.UUID, int]]]
 
 
@@ -62,6 +64,7 @@ class ShareOffsets:
             wanted = [(t, sorted(ps)) for t, ps in sorted(initialized.items()) if t in view]
         out = []
         for name, partitions in wanted:
+            partitions = sorted(partitions)  # Kafka answers them in offset-map order
             if name not in view:
                 out.append(TopicOffsets(name, ZERO_UUID, tuple(PartitionOffset(p) for p in partitions)))
                 continue
@@ -70,11 +73,11 @@ class ShareOffsets:
             for p in partitions:
                 state = self.store.summary((group_id, topic_id, p))
                 if state is None or state.start_offset < 0:
-                    parts.append(PartitionOffset(p, -1, state.leader_epoch if state else 0, -1))
+                    parts.append(PartitionOffset(p, -1, max(state.leader_epoch, 0) if state else 0, -1))
                     continue
-                lag = -1
+                lag = -1  # Kafka's: not clamped (a start offset reset past the end gives a negative lag)
                 if state.delivery_complete_count >= 0:
-                    lag = max(self.latest_offset(name, p) - state.start_offset - state.delivery_complete_count, 0)
+                    lag = self.latest_offset(name, p) - state.start_offset - state.delivery_complete_count
                 parts.append(PartitionOffset(p, state.start_offset, max(state.leader_epoch, 0), lag))
             out.append(TopicOffsets(name, topic_id, tuple(parts)))
         return out
@@ -105,7 +108,10 @@ class ShareOffsets:
         out = []
         for name, partitions in topics:
             if name not in view:
-                parts = tuple(PartitionOffset(p, error=E.UNKNOWN_TOPIC_OR_PARTITION) for p, _ in partitions)
+                parts = tuple(
+                    PartitionOffset(p, error=E.UNKNOWN_TOPIC_OR_PARTITION, message=UNKNOWN_PARTITION)
+                    for p, _ in partitions
+                )
                 out.append(TopicOffsets(name, ZERO_UUID, parts))
                 continue
             topic_id, count = view[name]
@@ -113,7 +119,7 @@ class ShareOffsets:
             reset: dict[int, int] = {}
             for p, offset in partitions:
                 if not 0 <= p < count:
-                    results.append(PartitionOffset(p, error=E.UNKNOWN_TOPIC_OR_PARTITION))
+                    results.append(PartitionOffset(p, error=E.UNKNOWN_TOPIC_OR_PARTITION, message=UNKNOWN_PARTITION))
                     continue
                 key = (group_id, topic_id, p)
                 stored = self.store.summary(key)
@@ -143,12 +149,12 @@ class ShareOffsets:
         out: list[tuple[str, uuid.UUID, E, str | None]] = []
         for name in topics:
             if name not in view:
-                out.append((name, ZERO_UUID, E.UNKNOWN_TOPIC_OR_PARTITION, None))
+                out.append((name, ZERO_UUID, E.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION))
                 continue
             topic_id = view[name][0]
             partitions = group.initialized.pop(name, None)
-            if not partitions:
-                out.append((name, topic_id, E.UNKNOWN_TOPIC_OR_PARTITION, "There is no offset information to delete."))
+            if not partitions:  # Kafka names no topic id for a topic without share state
+                out.append((name, ZERO_UUID, E.UNKNOWN_TOPIC_OR_PARTITION, NO_OFFSETS))
                 continue
             for p in partitions:
                 self.store.delete((group_id, topic_id, p))

@@ -190,8 +190,8 @@ class ShareCoordinator:
             raise ShareError(
                 E.FENCED_MEMBER_EPOCH,
                 f"The share group member has a smaller member epoch ({epoch}) than the one known by "
-                f"the group coordinator ({member.member_epoch}). The member must abandon all its "
-                "partitions and rejoin.",
+                f"the group coordinator ({member.member_epoch}), and it does not match the previous member "
+                f"epoch ({member.previous_epoch}). The member must abandon all its partitions and rejoin.",
             )
 
     # -- epochs, initialization and the target assignment ----------------------------------------

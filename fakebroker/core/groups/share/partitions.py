@@ -86,6 +86,12 @@ class SharePartitions:
         return self.group_configs.get_int(group_id, "share.record.lock.duration.ms")
 
     # -- loading ---------------------------------------------------------------------------------
+    def loaded(self, group_id: str, topic: str, index: int) -> bool:
+        """Whether the share partition is loaded under the partition's current leader."""
+        sp = self.partitions.get((group_id, topic, index))
+        partition = self.partition_of(topic, index)
+        return sp is not None and partition is not None and sp.leader_epoch == partition.leader_epoch
+
     def load(self, group_id: str, topic: str, index: int, now_ms: int) -> SharePartition | None:
         """The share partition, (re)loaded from the store when this leader has not loaded it."""
         partition = self.partition_of(topic, index)

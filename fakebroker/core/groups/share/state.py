@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 
 StateKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition
+READ_UNINITIALIZED = "Read operation on uninitialized share partition not allowed."
+WRITE_UNINITIALIZED = "Write operation on uninitialized share partition not allowed."
+# Kafka's default messages (``Errors``) of the fences
+FENCED_STATE_EPOCH_MESSAGE = "The coordinator rejected the request because the state epoch did not match."
+FENCED_LEADER_EPOCH_MESSAGE = "The leader epoch in the request is older than the epoch on the broker."
 Batch = tuple[int, int, int, int]  # first offset, last offset, record state, delivery count
 
 
@@ -70,7 +75,7 @@ class ShareStateStore:
     def initialize(self, key: StateKey, start_offset: int, state_epoch: int, now_ms: int = 0) -> tuple[E, str | None]:
         stored = self.states.get(key)
         if stored is not None and stored.state_epoch > state_epoch:
-            return E.FENCED_STATE_EPOCH, None
+            return E.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE
         leader_epoch = stored.leader_epoch if stored is not None else -1
         # a start offset given (an admin's reset) is a delivery with nothing completed yet: lag counts
         complete = 0 if start_offset >= 0 else -1
@@ -80,9 +85,9 @@ class ShareStateStore:
     def read(self, key: StateKey, leader_epoch: int) -> tuple[E, str | None, ShareState | None]:
         stored = self.states.get(key)
         if stored is None:
-            return E.INVALID_REQUEST, "Read operation on uninitialized share partition not allowed.", None
+            return E.INVALID_REQUEST, READ_UNINITIALIZED, None
         if stored.leader_epoch > leader_epoch:
-            return E.FENCED_LEADER_EPOCH, None, None
+            return E.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE, None
         if leader_epoch > stored.leader_epoch:  # the new leader's epoch is recorded
             stored = ShareState(
                 stored.state_epoch,
@@ -107,22 +112,31 @@ class ShareStateStore:
         *,
         replace: bool = False,
     ) -> tuple[E, str | None]:
+        """WriteShareGroupState. As in Kafka (``generateShareStateRecord``) a write keeps the
+        recorded leader epoch (only a read with a newer one records it), the start offset never
+        goes back, and the delivery-complete count is the request's unless the start offset
+        stayed (then the larger one) or the request's is older (then the stored one)."""
         stored = self.states.get(key)
         if stored is None:
-            return E.INVALID_REQUEST, "Write operation on uninitialized share partition not allowed."
-        if leader_epoch != -1 and leader_epoch < stored.leader_epoch:
-            return E.FENCED_LEADER_EPOCH, None
+            return E.INVALID_REQUEST, WRITE_UNINITIALIZED
+        if stored.leader_epoch > leader_epoch:
+            return E.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE
         if state_epoch < stored.state_epoch:
-            return E.FENCED_STATE_EPOCH, None
+            return E.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE
         start = max(stored.start_offset, start_offset)
+        complete = delivery_complete_count
+        if start_offset == stored.start_offset:
+            complete = max(delivery_complete_count, stored.delivery_complete_count)
+        elif start_offset < stored.start_offset:
+            complete = stored.delivery_complete_count
         merged = tuple(sorted(batches)) if replace else combine(stored.batches, batches, start)
         self._set(
             key,
             ShareState(
                 stored.state_epoch,
-                max(stored.leader_epoch, leader_epoch),
+                stored.leader_epoch,
                 start,
-                delivery_complete_count,
+                complete,
                 tuple(b for b in merged if b[1] >= start),
                 now_ms,
             ),
