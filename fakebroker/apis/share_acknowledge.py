@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.groups.share.partition import AckBatch, validate_batches
+from ..core.groups.share.records import AckBatch, validate_batches
 from ..core.groups.share.sessions import CLOSE_EPOCH
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message

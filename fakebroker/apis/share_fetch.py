@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.groups.share.partition import AckBatch, validate_batches
 from ..core.groups.share.partitions import Fetched
+from ..core.groups.share.records import AckBatch, validate_batches
 from ..core.groups.share.sessions import CLOSE_EPOCH, OPEN_EPOCH, ShareSession
 from ..core.quotas import CONSUMER_BYTE_RATE
 from ..protocol.error_codes import ErrorCode

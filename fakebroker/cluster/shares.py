@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.share.model import ShareGroup
-from ..core.groups.share.partition import RecordState
+from ..core.groups.share.records import RecordState
 
 # the record states' names in a view: Kafka's RecordState names, in lower case
 STATES = tuple(s.name.lower() for s in RecordState)

@@ -15,7 +15,7 @@ from fakebroker.cluster.views import group_view
 from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.events import Event
 from fakebroker.core.groups.share.coordinator import ShareHeartbeatRequest
-from fakebroker.core.groups.share.partition import AckBatch, AckType
+from fakebroker.core.groups.share.records import AckBatch, AckType
 
 from ..apis.support import cluster, produce_records
 

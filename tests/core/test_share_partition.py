@@ -8,15 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.groups.share.partition import (
-    TERMINAL,
-    AckBatch,
-    AckError,
-    AckType,
-    LogBatch,
-    RecordState,
-    SharePartition,
-)
+from fakebroker.core.groups.share.partition import SharePartition
+from fakebroker.core.groups.share.records import TERMINAL, AckBatch, AckError, AckType, LogBatch, RecordState
 
 LIMIT = 3
 MEMBERS = ("a", "b", "c")

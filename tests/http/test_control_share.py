@@ -10,7 +10,7 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.core.groups.share.coordinator import ShareHeartbeatRequest
-from fakebroker.core.groups.share.partition import AckBatch, AckType
+from fakebroker.core.groups.share.records import AckBatch, AckType
 from fakebroker.http import ControlEndpoint
 
 from ..apis.support import produce_records

@@ -25,7 +25,8 @@ from ...log import PartitionLog
 from ...timers import Timers
 from ...topics import Partition
 from .dead_letters import DeadLetter, DeadLetters
-from .partition import AckBatch, AckError, AckType, Acquired, InFlight, LogBatch, SharePartition
+from .partition import SharePartition
+from .records import AckBatch, AckError, AckType, Acquired, InFlight, LogBatch
 from .sessions import ShareSession, ShareSessions
 from .state import ShareStateStore, StateKey
 
