@@ -69,7 +69,11 @@ def handle(ctx: RequestContext, request: Message) -> Message | Wait:
         # Kafka, from the next fetch: a race resolved the quick way)
         fresh = _start_loading(ctx, request, session)
         fetched = _fetch(ctx, request, session, final=False)
-        got = {k for k, f in (fetched or {}).items() if f.acquired}
+        # a load that fails (a share partition no group initialized) is not known yet either
+        fetched = {
+            k: f for k, f in (fetched or {}).items() if k not in fresh or f.error != ErrorCode.UNKNOWN_SERVER_ERROR
+        }
+        got = {k for k, f in fetched.items() if f.acquired}
         listed = [k for k in listed if k not in fresh or k in got]
         return _answer(ctx, request, fetched or {}, acks, listed)
     fetched = _fetch(ctx, request, session, final=False)

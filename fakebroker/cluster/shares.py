@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.share.model import ShareGroup
+from ..core.groups.share.partition import SharePartition
 from ..core.groups.share.records import RecordState
 
 # the record states' names in a view: Kafka's RecordState names, in lower case
@@ -260,7 +261,12 @@ def _partitions(
         name = names.get(topic_id)
         if g != gid or name is None or (name, index) in out:
             continue
-        runs = tuple(InFlightView(f, last, RecordState(s).name.lower(), c) for f, last, s, c in stored.batches)
-        end = max([stored.start_offset] + [r.last + 1 for r in runs])
-        out[(name, index)] = SharePartitionView(name, index, stored.start_offset, end, runs, loaded=False)
+        if stored.start_offset < 0:  # initialized, never read: the start offset is still to resolve
+            out[(name, index)] = SharePartitionView(name, index, -1, -1, (), loaded=False)
+            continue
+        # as a leader would load it: the start offset past what the last write finished
+        sp = SharePartition(gid, name, index, stored.start_offset)
+        sp.load(stored.start_offset, stored.batches)
+        runs = tuple(InFlightView(r.first, r.last, r.state.name.lower(), r.count) for r in sp.records())
+        out[(name, index)] = SharePartitionView(name, index, sp.start, sp.end, runs, loaded=False)
     return tuple(out[k] for k in sorted(out))

@@ -49,8 +49,14 @@ def topic_id(state, name) -> uuid.UUID:
 
 
 def fetch(state, group, member, epoch, partitions=(), acks=None, now_ms=0, max_wait_ms=0, version=1, **extra):
-    """A ShareFetch of (topic, partition) pairs; ``acks``: {(topic, partition): [(first, last, [types])]}."""
+    """A ShareFetch of (topic, partition) pairs; ``acks``: {(topic, partition): [(first, last, [types])]}.
+    A session's first fetch comes after its member joined the group, as a client's does (a
+    share partition no group initialized is an UNKNOWN_SERVER_ERROR, as on Kafka)."""
     acks = acks or {}
+    if epoch == 0 and partitions:
+        joined = state.groups.share.live(group)
+        if joined is None or member not in joined.members:
+            heartbeat(state, group, member, 0, sorted({t for t, _ in partitions}), now_ms=now_ms)
     names = list(dict.fromkeys([t for t, _ in partitions] + [t for t, _ in acks]))
     topics = []
     for name in names:
@@ -340,6 +346,33 @@ def test_invalid_acknowledgement_batches(state, batches):
     assert result.responses[0].partitions[0].acknowledge_error_code == E.INVALID_REQUEST
 
 
+def test_a_group_that_never_joined_has_no_share_state(state):
+    state.create_topic("t", 1, 1)
+    produce_records(state, "t", 0, b"a")
+    first = fetch(state, "nobody", "m1", 0, [])  # opens a session, names nothing
+    assert first.error_code == E.NONE
+    topics = [{"topic_id": topic_id(state, "t"), "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]
+    result, _ = call(
+        state,
+        ApiKey.SHARE_FETCH,
+        1,
+        group_id="nobody",
+        member_id="m1",
+        share_session_epoch=1,
+        max_wait_ms=0,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        max_records=500,
+        batch_size=500,
+        topics=topics,
+        forgotten_topics_data=[],
+    )
+    assert result.responses == []  # a fetch that does not wait: the partition's load is not done
+    later = fetch(state, "nobody", "m1", 2, max_wait_ms=100)  # waits for the load: it fails
+    assert [p.error_code for t in later.responses for p in t.partitions] == [E.UNKNOWN_SERVER_ERROR]
+    assert not state.groups.share_states.states and not state.groups.shares.partitions  # nothing kept
+
+
 def test_auto_offset_reset_latest_skips_what_was_there(state):
     state.create_topic("t", 1, 1)
     produce_records(state, "t", 0, b"old")
@@ -381,6 +414,7 @@ def test_offsets_are_described_altered_and_deleted(state):
     assert altered.error_code == E.NONE and altered.responses[0].partitions[0].error_code == E.NONE
     again = fetch(state, "g", "m2", 0, [("t", 0)])
     assert acquired(again) == [(2, 7, 1)]
+    heartbeat(state, "g", "m2", -1)  # the group is empty again
     deleted, _ = call(state, ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, group_id="g", topics=[{"topic_name": "t"}])
     assert [(r.topic_name, r.error_code) for r in deleted.responses] == [("t", E.NONE)]
     twice, _ = call(state, ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, group_id="g", topics=[{"topic_name": "t"}])

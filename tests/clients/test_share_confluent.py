@@ -115,10 +115,10 @@ def test_two_members_split_a_topic_and_every_record_is_delivered_once() -> None:
         assert values(a.seen + b.seen) == Counter(sent)  # each exactly once, none lost
         assert len(a.seen) == len(b.seen) == 200  # two partitions each
         assert all(count == 1 for *_, count in a.seen + b.seen)
-        assert cluster.state.groups.share.groups["workers"].state.value == "Empty"
-        sps = {k[2]: p for k, p in cluster.state.groups.shares.partitions.items() if k[0] == "workers"}
-        assert sorted(sps) == [0, 1, 2, 3]
-        assert all(p.start == 100 and not p.ranges for p in sps.values())  # every record acknowledged
+        view = cluster.share_group("workers")
+        assert view is not None and view.state == "Empty"
+        # every record acknowledged: each partition's start offset past its 100 records
+        assert [(p.partition, p.start_offset, p.in_flight) for p in view.partitions] == [(i, 100, ()) for i in range(4)]
 
 
 def test_release_brings_a_record_back_and_reject_never(cluster1: FakeCluster) -> None:
@@ -212,8 +212,8 @@ def test_a_poison_record_is_archived_after_the_delivery_limit(cluster1: FakeClus
     assert values(m.seen) == Counter({b"poison": 3, b"a": 1, b"b": 1, b"c": 1, b"after": 1})
     archived = [e.details for e in cluster1.events if e.kind == "share_records_archived"]
     assert [(d["first"], d["last"], d["reason"]) for d in archived] == [(1, 1, "delivery limit")]
-    sp = cluster1.state.groups.shares.partitions[("g", "jobs", 0)]
-    assert sp.start == 5 and not sp.ranges
+    view = cluster1.share_group("g")
+    assert view is not None and (view.partition("jobs", 0).start_offset, view.partition("jobs", 0).in_flight) == (5, ())
 
 
 def test_acknowledged_progress_survives_a_coordinator_move_and_a_leader_restart() -> None:

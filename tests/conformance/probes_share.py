@@ -981,3 +981,18 @@ def probe_share_state_apis(s: Target) -> None:
     msgs(s, "DeleteShareGroupState", DELETE_STATE, 0, state_body(group, tid, [{"partition": 0}]))
     msgs(s, "DeleteShareGroupState again", DELETE_STATE, 0, state_body(group, tid, [{"partition": 0}]))
     msgs(s, "ReadShareGroupState after the delete", READ_STATE, 0, state_body(group, tid, p0))
+
+
+@probe
+def probe_share_fetch_without_a_group(s: Target) -> None:
+    """ShareFetch for a group that never heartbeated: the data path trusts any group and member
+    id, but the share partitions of a group the coordinator never initialized have no state."""
+    group, topic = s.name("nog"), s.name("t")
+    s.create_topic(topic)
+    produce_plain(s, topic, 0, ["a", "b"])
+    p0 = {(topic, 0): []}
+    share_fetch(s, "ShareFetch epoch 0, a group with no members", group, M1, 0, p0)
+    # Kafka's first load of the partition's state may or may not end within this wait
+    share_fetch(s, None, group, M1, 1, {}, max_wait_ms=1000)
+    share_fetch(s, "ShareFetch epoch 2, the load fails", group, M1, 2, {}, max_wait_ms=1000)
+    share_fetch(s, "ShareFetch epoch 3, and again", group, M1, 3, {}, max_wait_ms=1000)

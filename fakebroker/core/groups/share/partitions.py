@@ -105,12 +105,11 @@ class SharePartitions:
         if sp is not None and sp.leader_epoch == partition.leader_epoch:
             return sp
         state_key = (group_id, topic_id, index)
-        if self.store.summary(state_key) is None:
-            self.store.initialize(state_key, -1, 0, now_ms)
+        log = partition.log
+        # no share group initialized it: Kafka's read of its state fails (and nothing is kept)
         error, _, state = self.store.read(state_key, partition.leader_epoch)
         if error or state is None:
             return None
-        log = partition.log
         start = state.start_offset
         if start < 0:
             start = self._reset_offset(group_id, log)
