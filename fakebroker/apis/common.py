@@ -7,6 +7,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState, Partition
 from ..core.groups.service import OffsetToCommit
 from ..protocol.error_codes import ErrorCode
+from ..protocol.messages import Message
 from .context import RequestContext
 
 
@@ -84,3 +85,34 @@ def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
         for b in cluster.alive_brokers()
         if b.node_id in node_ids
     ]
+
+
+def heartbeat_assignment(
+    cluster: ClusterState, assignment: dict[str, set[int]] | None, *, empty_topics: bool = True
+) -> dict | None:
+    """A consumer or share group heartbeat's ``Assignment``: topic ids and partitions (None:
+    unchanged since the member was last told; a topic deleted meanwhile is left out, and one
+    without partitions unless ``empty_topics``)."""
+    if assignment is None:
+        return None
+    topics = cluster.topics
+    return {
+        "topic_partitions": [
+            {"topic_id": topics[name].topic_id, "partitions": sorted(parts)}
+            for name, parts in sorted(assignment.items())
+            if name in topics and (parts or empty_topics)
+        ]
+    }
+
+
+def heartbeat_error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> Message:
+    """A consumer or share group heartbeat's error answer."""
+    return ctx.response(
+        error_code=code,
+        error_message=message,
+        member_id=None,
+        member_epoch=0,
+        heartbeat_interval_ms=0,
+        assignment=None,
+        throttle_time_ms=0,
+    )

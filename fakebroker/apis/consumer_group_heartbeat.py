@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.groups.requests import ConsumerHeartbeatRequest
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
-from .common import topic_name_by_id
+from .common import heartbeat_assignment, heartbeat_error, topic_name_by_id
 from .context import RequestContext
 from .registry import api
 
@@ -41,17 +41,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         ),
     )
     if result.error:
-        return error(ctx, result.error, result.message)
-    assignment = None
-    if result.assignment is not None:
-        topics = cluster.topics
-        assignment = {
-            "topic_partitions": [
-                {"topic_id": topics[name].topic_id, "partitions": sorted(parts)}
-                for name, parts in sorted(result.assignment.items())
-                if name in topics
-            ]
-        }
+        return heartbeat_error(ctx, result.error, result.message)
+    assignment = heartbeat_assignment(cluster, result.assignment)
     return ctx.response(
         error_code=ErrorCode.NONE,
         error_message=None,
@@ -59,18 +50,6 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         member_epoch=result.member_epoch,
         heartbeat_interval_ms=result.heartbeat_interval_ms,
         assignment=assignment,
-        throttle_time_ms=0,
-    )
-
-
-def error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> Message:
-    return ctx.response(
-        error_code=code,
-        error_message=message,
-        member_id=None,
-        member_epoch=0,
-        heartbeat_interval_ms=0,
-        assignment=None,
         throttle_time_ms=0,
     )
 

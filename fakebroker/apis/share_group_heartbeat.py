@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..core.groups.share.coordinator import ShareHeartbeatRequest
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .common import heartbeat_assignment, heartbeat_error
 from .context import RequestContext
 from .registry import api
 from .share_common import member_id_valid, share_enabled
@@ -15,9 +16,9 @@ from .share_common import member_id_valid, share_enabled
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     if not share_enabled(cluster):
-        return error(ctx, ErrorCode.UNSUPPORTED_VERSION)
+        return heartbeat_error(ctx, ErrorCode.UNSUPPORTED_VERSION)
     if not member_id_valid(request.member_id):
-        return error(ctx, ErrorCode.INVALID_REQUEST)
+        return heartbeat_error(ctx, ErrorCode.INVALID_REQUEST)
     result = cluster.groups.share_heartbeat(
         ctx.now_ms,
         ctx.broker_id,
@@ -32,18 +33,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         ),
     )
     if result.error:
-        return error(ctx, result.error, result.message)
+        return heartbeat_error(ctx, result.error, result.message)
     cluster.share_state_topic()  # the share coordinator's topic exists once a share group does
-    assignment = None
-    if result.assignment is not None:
-        topics = cluster.topics
-        assignment = {
-            "topic_partitions": [
-                {"topic_id": topics[name].topic_id, "partitions": sorted(parts)}
-                for name, parts in sorted(result.assignment.items())
-                if name in topics and parts
-            ]
-        }
+    assignment = heartbeat_assignment(cluster, result.assignment, empty_topics=False)
     return ctx.response(
         error_code=ErrorCode.NONE,
         error_message=None,
@@ -51,18 +43,6 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         member_epoch=result.member_epoch,
         heartbeat_interval_ms=result.heartbeat_interval_ms,
         assignment=assignment,
-        throttle_time_ms=0,
-    )
-
-
-def error(ctx: RequestContext, code: ErrorCode, message: str | None = None) -> Message:
-    return ctx.response(
-        error_code=code,
-        error_message=message,
-        member_id=None,
-        member_epoch=0,
-        heartbeat_interval_ms=0,
-        assignment=None,
         throttle_time_ms=0,
     )
 

@@ -18,20 +18,12 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.consumer.model import ConsumerGroup, ConsumerMember, MemberState
-from .rows import first_problem, is_count
+from .rows import assignment_sets, first_problem, is_count, plain_assignment
 
 _TEXT = ("member_id", "client_id", "client_host", "state")
 _OPTIONAL_TEXT = ("instance_id", "rack_id", "subscribed_regex", "server_assignor")
 _INTS = ("member_epoch", "previous_epoch", "rebalance_timeout_ms", "classic_version")
 _STATES = {s.value for s in MemberState}
-
-
-def _plain(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
-    return {t: sorted(ps) for t, ps in sorted(assignment.items()) if ps}
-
-
-def _sets(assignment: dict[str, list[int]]) -> dict[str, set[int]]:
-    return {t: set(ps) for t, ps in assignment.items()}
 
 
 def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
@@ -43,7 +35,7 @@ def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
         "created_ms": group.created_ms,
-        "target": {m: _plain(a) for m, a in sorted(group.target.items())},
+        "target": {m: plain_assignment(a) for m, a in sorted(group.target.items())},
         "members": [_member_entry(m) for m in group.members.values()],
     }
 
@@ -62,8 +54,8 @@ def _member_entry(m: ConsumerMember) -> dict[str, Any]:
         "member_epoch": m.member_epoch,
         "previous_epoch": m.previous_epoch,
         "state": m.state.value,
-        "assigned": _plain(m.assigned),
-        "revoking": _plain(m.revoking),
+        "assigned": plain_assignment(m.assigned),
+        "revoking": plain_assignment(m.revoking),
         "assignment_epochs": [[t, p, e] for (t, p), e in sorted(m.assignment_epochs.items())],
         "classic_protocols": None
         if m.classic_protocols is None
@@ -88,7 +80,7 @@ def restore(state: ClusterState, entries: dict[str, Any], now_ms: int) -> None:
             group_epoch=e["group_epoch"],
             assignment_epoch=e["assignment_epoch"],
             created_ms=e["created_ms"],
-            target={m: _sets(a) for m, a in e["target"].items()},
+            target={m: assignment_sets(a) for m, a in e["target"].items()},
         )
         for m in e["members"]:
             protocols = m["classic_protocols"]
@@ -105,8 +97,8 @@ def restore(state: ClusterState, entries: dict[str, Any], now_ms: int) -> None:
                 m["member_epoch"],
                 m["previous_epoch"],
                 MemberState(m["state"]),
-                _sets(m["assigned"]),
-                _sets(m["revoking"]),
+                assignment_sets(m["assigned"]),
+                assignment_sets(m["revoking"]),
                 {(t, p): epoch for t, p, epoch in m["assignment_epochs"]},
                 None,  # what it was last told: the next heartbeat tells it its assignment again
                 None if protocols is None else [(name, base64.b64decode(data)) for name, data in protocols],

@@ -38,3 +38,13 @@ def first_problem(entries: Any, entry_problem: Callable[[Any], str | None]) -> s
         if found:
             return f"{key}: {found}"
     return None
+
+
+def plain_assignment(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
+    """An assignment as JSON keeps it: topic -> sorted partitions, empty topics left out."""
+    return {t: sorted(ps) for t, ps in sorted(assignment.items()) if ps}
+
+
+def assignment_sets(assignment: dict[str, list[int]]) -> dict[str, set[int]]:
+    """An assignment read back from JSON."""
+    return {t: set(ps) for t, ps in assignment.items()}

@@ -19,15 +19,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState
 from ..core.groups.share.model import ShareGroup, ShareMember
 from ..core.groups.share.state import ShareState, StateKey
-from .rows import first_problem, is_count
-
-
-def _plain(assignment: dict[str, set[int]]) -> dict[str, list[int]]:
-    return {t: sorted(ps) for t, ps in sorted(assignment.items()) if ps}
-
-
-def _sets(assignment: dict[str, list[int]]) -> dict[str, set[int]]:
-    return {t: set(ps) for t, ps in assignment.items()}
+from .rows import assignment_sets, first_problem, is_count, plain_assignment
 
 
 # -- the group coordinator's records ----------------------------------------------------------------
@@ -41,7 +33,7 @@ def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
         "created_ms": group.created_ms,
-        "target": {m: _plain(a) for m, a in sorted(group.target.items())},
+        "target": {m: plain_assignment(a) for m, a in sorted(group.target.items())},
         "initialized": {t: ps for t, ps in sorted(initialized.items()) if ps},
         "members": [
             {
@@ -52,7 +44,7 @@ def group_entry(state: ClusterState, group_id: str) -> dict[str, Any] | None:
                 "subscribed_names": list(m.subscribed_names),
                 "member_epoch": m.member_epoch,
                 "previous_epoch": m.previous_epoch,
-                "assigned": _plain(m.assigned),
+                "assigned": plain_assignment(m.assigned),
             }
             for m in group.members.values()
         ],
@@ -71,8 +63,8 @@ def restore_groups(state: ClusterState, entries: dict[str, Any], now_ms: int) ->
             group_epoch=e["group_epoch"],
             assignment_epoch=e["assignment_epoch"],
             created_ms=e["created_ms"],
-            target={m: _sets(a) for m, a in e["target"].items()},
-            initialized=_sets(e["initialized"]),
+            target={m: assignment_sets(a) for m, a in e["target"].items()},
+            initialized=assignment_sets(e["initialized"]),
         )
         for m in e["members"]:
             member = ShareMember(
@@ -83,7 +75,7 @@ def restore_groups(state: ClusterState, entries: dict[str, Any], now_ms: int) ->
                 tuple(m["subscribed_names"]),
                 m["member_epoch"],
                 m["previous_epoch"],
-                _sets(m["assigned"]),
+                assignment_sets(m["assigned"]),
             )
             group.members[member.member_id] = member
         group.subscription_hash = coordinator.metadata_hash(group)  # the topics are back, same ids
