@@ -79,3 +79,24 @@ def join_error(error: ErrorCode, member_id: str = "") -> JoinResult:
 
 def sync_error(error: ErrorCode) -> SyncResult:
     return SyncResult(error)
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    """A KIP-848 consumer or a share group heartbeat's answer."""
+
+    error: ErrorCode
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: dict[str, set[int]] | None = None  # None: unchanged since the member was last told
+
+
+class HeartbeatError(Exception):
+    """Raised inside a heartbeat's checks: the answer is this error (and message)."""
+
+    def __init__(self, error: ErrorCode, message: str | None = None):
+        super().__init__(message or error.name)
+        self.error = error
+        self.message = message

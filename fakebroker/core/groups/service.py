@@ -29,7 +29,7 @@ from ..topics import Partition, Topic
 from . import commits, migration
 from .classic.coordinator import GroupCoordinator
 from .classic.model import ClassicGroup, GroupState
-from .consumer.coordinator import ConsumerCoordinator, HeartbeatResult
+from .consumer.coordinator import ConsumerCoordinator
 from .consumer.model import ConsumerGroup
 from .offsets import CommittedOffset, OffsetStore
 from .requests import (
@@ -44,6 +44,7 @@ from .results import (
     DescribedMember,
     GroupDescription,
     GroupListing,
+    HeartbeatResult,
     JoinResult,
     LeaveResult,
     SyncResult,
@@ -51,7 +52,7 @@ from .results import (
     sync_error,
 )
 from .share.admin import ShareOffsets
-from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest, ShareHeartbeatResult
+from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest
 from .share.model import ShareGroup
 from .share.partitions import SharePartitions
 from .share.state import ShareStateStore
@@ -264,13 +265,13 @@ class GroupService:
         migration.downgrade(self.classic, self.consumer, self.config, group, now_ms)
 
     # -- share groups (KIP-932) --------------------------------------------------------------------
-    def share_heartbeat(self, now_ms: int, broker_id: int, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
+    def share_heartbeat(self, now_ms: int, broker_id: int, req: ShareHeartbeatRequest) -> HeartbeatResult:
         """ShareGroupHeartbeat: a group of another type, even an empty one, is not converted."""
         error = self.coordinator_error(req.group_id, broker_id) if req.group_id.strip() else E.NONE
         if error:
-            return ShareHeartbeatResult(error)
+            return HeartbeatResult(error)
         if req.member_id.strip() and req.group_id.strip() and self._other_type(req.group_id, "share"):
-            return ShareHeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a share group.")
+            return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a share group.")
         return self.share.heartbeat(now_ms, req)
 
     def share_describe(self, broker_id: int, group_id: str | None) -> tuple[E, str | None, ShareGroup | None]:

@@ -20,7 +20,6 @@ import base64
 import functools
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ....protocol import data
@@ -32,7 +31,7 @@ from ...events import EventSink
 from ...group_configs import GroupConfigs
 from ...timers import Timers
 from ..requests import ConsumerHeartbeatRequest, HeartbeatRequest, JoinRequest, SyncRequest
-from ..results import JoinResult, LeaveResult, SyncResult, join_error, sync_error
+from ..results import HeartbeatError, HeartbeatResult, JoinResult, LeaveResult, SyncResult, join_error, sync_error
 from .assignors import ASSIGNORS, AssignorMember
 from .model import (
     LEAVE_EPOCH,
@@ -45,23 +44,6 @@ from .model import (
 
 # topic name -> (topic id, partition count), for the topics that exist
 TopicsView = Callable[[], dict[str, tuple[uuid.UUID, int]]]
-
-
-@dataclass(frozen=True)
-class HeartbeatResult:
-    error: E
-    message: str | None = None
-    member_id: str | None = None
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    assignment: Assignment | None = None  # None: unchanged since the member was last told
-
-
-class HeartbeatError(Exception):
-    def __init__(self, error: E, message: str | None = None):
-        super().__init__(message or error.name)
-        self.error = error
-        self.message = message
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:

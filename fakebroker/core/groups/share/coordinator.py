@@ -28,6 +28,7 @@ from ...configs import BrokerConfig
 from ...events import EventSink
 from ...group_configs import GroupConfigs
 from ...timers import Timers
+from ..results import HeartbeatError, HeartbeatResult
 from . import assignor
 from .model import LEAVE_EPOCH, Assignment, ShareGroup, ShareMember
 
@@ -46,23 +47,6 @@ class ShareHeartbeatRequest:
     subscribed_names: list[str] | None = None
     client_id: str = ""
     client_host: str = ""
-
-
-@dataclass(frozen=True)
-class ShareHeartbeatResult:
-    error: E
-    message: str | None = None
-    member_id: str | None = None
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    assignment: Assignment | None = None  # None: unchanged since the member was last told
-
-
-class ShareError(Exception):
-    def __init__(self, error: E, message: str | None = None):
-        super().__init__(message or error.name)
-        self.error = error
-        self.message = message
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
@@ -96,46 +80,46 @@ class ShareCoordinator:
         return group if group is not None and not group.dead else None
 
     # -- ShareGroupHeartbeat ---------------------------------------------------------------------
-    def heartbeat(self, now_ms: int, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
+    def heartbeat(self, now_ms: int, req: ShareHeartbeatRequest) -> HeartbeatResult:
         try:
             self._validate(req)
             if req.member_epoch == LEAVE_EPOCH:
                 return self._leave(now_ms, req)
             return self._heartbeat(now_ms, req)
-        except ShareError as exc:
-            return ShareHeartbeatResult(exc.error, exc.message)
+        except HeartbeatError as exc:
+            return HeartbeatResult(exc.error, exc.message)
 
     @staticmethod
     def _validate(req: ShareHeartbeatRequest) -> None:
         """throwIfShareGroupHeartbeatRequestIsInvalid."""
         if not req.member_id.strip():
-            raise ShareError(E.INVALID_REQUEST, "MemberId can't be empty.")
+            raise HeartbeatError(E.INVALID_REQUEST, "MemberId can't be empty.")
         if not req.group_id.strip():
-            raise ShareError(E.INVALID_REQUEST, "GroupId can't be empty.")
+            raise HeartbeatError(E.INVALID_REQUEST, "GroupId can't be empty.")
         if req.rack_id is not None and not req.rack_id.strip():
-            raise ShareError(E.INVALID_REQUEST, "RackId can't be empty.")
+            raise HeartbeatError(E.INVALID_REQUEST, "RackId can't be empty.")
         if req.member_epoch == 0 and not req.subscribed_names:
-            raise ShareError(E.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+            raise HeartbeatError(E.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
         if req.member_epoch < LEAVE_EPOCH:
-            raise ShareError(E.INVALID_REQUEST, "MemberEpoch is invalid.")
+            raise HeartbeatError(E.INVALID_REQUEST, "MemberEpoch is invalid.")
 
-    def _heartbeat(self, now_ms: int, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
+    def _heartbeat(self, now_ms: int, req: ShareHeartbeatRequest) -> HeartbeatResult:
         gid, mid = req.group_id, req.member_id
         group = self.live(gid)
         if group is None:
             if req.member_epoch != 0:
-                raise ShareError(E.GROUP_ID_NOT_FOUND, f"Share group {gid} not found.")
+                raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Share group {gid} not found.")
             group = self.groups[gid] = ShareGroup(gid, created_ms=now_ms)
             self.events.append(ev.GroupCreated(group=gid), now_ms)
         member = group.members.get(mid)
         if member is None:
             max_size = self.config.get_int("group.share.max.size")
             if len(group.members) >= max_size:
-                raise ShareError(
+                raise HeartbeatError(
                     E.GROUP_MAX_SIZE_REACHED, f"The share group has reached its maximum capacity of {max_size} members."
                 )
             if req.member_epoch != 0:
-                raise ShareError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
+                raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
         elif req.member_epoch != 0:
             self._check_epoch(member, req.member_epoch)
         joined = member is None
@@ -168,7 +152,7 @@ class ShareCoordinator:
             self._initialize_subscribed(group, pending=True)
         full = req.member_epoch == 0 or req.subscribed_names is not None
         changed = _plain(member.assigned) != old_assignment
-        return ShareHeartbeatResult(
+        return HeartbeatResult(
             E.NONE,
             member_id=mid,
             member_epoch=member.member_epoch,
@@ -180,14 +164,14 @@ class ShareCoordinator:
     def _check_epoch(member: ShareMember, epoch: int) -> None:
         """throwIfShareGroupMemberEpochIsInvalid: the previous epoch is a lost response's."""
         if epoch > member.member_epoch:
-            raise ShareError(
+            raise HeartbeatError(
                 E.FENCED_MEMBER_EPOCH,
                 f"The share group member has a greater member epoch ({epoch}) than the one known by "
                 f"the group coordinator ({member.member_epoch}). The member must abandon all its "
                 "partitions and rejoin.",
             )
         if epoch < member.member_epoch and epoch != member.previous_epoch:
-            raise ShareError(
+            raise HeartbeatError(
                 E.FENCED_MEMBER_EPOCH,
                 f"The share group member has a smaller member epoch ({epoch}) than the one known by "
                 f"the group coordinator ({member.member_epoch}), and it does not match the previous member "
@@ -274,16 +258,16 @@ class ShareCoordinator:
                 member.member_epoch = group.assignment_epoch
 
     # -- leaving and session expiry --------------------------------------------------------------
-    def _leave(self, now_ms: int, req: ShareHeartbeatRequest) -> ShareHeartbeatResult:
+    def _leave(self, now_ms: int, req: ShareHeartbeatRequest) -> HeartbeatResult:
         gid, mid = req.group_id, req.member_id
         group = self.groups.get(gid)
         if group is None or group.dead:
-            raise ShareError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
+            raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
         if mid not in group.members:
-            raise ShareError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
         self._remove(group, mid, now_ms)
         self.events.append(ev.MemberLeft(group=gid, member=mid), now_ms)
-        return ShareHeartbeatResult(E.NONE, member_id=mid, member_epoch=LEAVE_EPOCH, assignment=None)
+        return HeartbeatResult(E.NONE, member_id=mid, member_epoch=LEAVE_EPOCH, assignment=None)
 
     def _remove(self, group: ShareGroup, member_id: str, now_ms: int) -> None:
         group.members.pop(member_id, None)
