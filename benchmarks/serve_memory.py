@@ -3,7 +3,7 @@ retention, on disk), or bursts of connections and group members (``--bursts``).
 
     python benchmarks/serve_memory.py [--seconds 60] [--rate 5] [--size 1000] [--samples 6]
     python benchmarks/serve_memory.py --bursts [--rounds 5] [--connections 10000] [--members 5000]
-        [--event-log-size N ...] [--baseline DIR]
+        [--event-log-size N ...] [--baseline DIR] [--warm-up]
 
 Starts `fakebroker serve` as a subprocess on 127.0.0.1 three times and produces to it with
 confluent-kafka for ``--seconds`` at up to ``--rate`` MB/s (a bounded loop), sampling the
@@ -31,6 +31,14 @@ HEAD``) and per event log size (``--event-log-size``, repeatable; default: the s
 step, the peak (VmHWM), and the last over idle. Connections are capped by the descriptor
 limits of this process and of the server (both raised to their hard limit), which the table
 title states.
+
+``--warm-up`` adds one small round after the idle reading, before the bursts:
+``WARM_UP_CONNECTIONS`` connections and ``WARM_UP_MEMBERS`` members, as a burst does them. It
+makes what the first use of each request and of a group makes for the server's life (codecs,
+caches, the group and its ``__consumer_offsets``, the event log's first events): a row "idle
+after warm-up", and a last row "last / idle after warm-up" beside "last / idle", so what a
+burst leaves behind is told apart from what any first client would have made. Both ratios are
+printed (``last_over_idle``, ``last_over_warm_idle``).
 """
 
 from __future__ import annotations
@@ -166,6 +174,8 @@ SETTLE_S = 3.0  # a step is over once the server has used no CPU for this long .
 SETTLE_LIMIT_S = 120.0  # ... or after this long at most
 STEP_LIMIT_S = 120.0  # a burst's requests give up after this long
 CONNECTING = 256  # connections being opened at once
+WARM_UP_CONNECTIONS = 10  # --warm-up: the small round before the bursts
+WARM_UP_MEMBERS = 10
 
 
 def raise_fd_limit() -> int:
@@ -297,8 +307,11 @@ async def join_and_leave(port: int, n: int) -> None:
         await _close(conns)
 
 
-def burst_run(tree: Path, event_log_size: int | None, rounds: int, connections: int, members: int) -> dict:
-    """One server of ``tree``: RSS at idle and after each step of ``rounds`` rounds."""
+def burst_run(
+    tree: Path, event_log_size: int | None, rounds: int, connections: int, members: int, warm_up: bool = False
+) -> dict:
+    """One server of ``tree``: RSS at idle (and after the warm-up round) and after each step of
+    ``rounds`` rounds."""
     workdir = Path(tempfile.mkdtemp(prefix="serve-memory-bursts-"))
     toml = "" if event_log_size is None else f"event_log_size = {event_log_size}\n"
     # Kafka's own default (fakebroker's is 0): the first join waits for the others, so one
@@ -311,6 +324,11 @@ def burst_run(tree: Path, event_log_size: int | None, rounds: int, connections: 
         limit = fd_limit_of(proc.pid)
         n, m = min(connections, limit - 64), min(members, limit - 64)
         rows = [("idle", settled_rss(proc.pid))]
+        if warm_up:
+            asyncio.run(connection_burst(port, WARM_UP_CONNECTIONS))
+            if m:
+                asyncio.run(join_and_leave(port, WARM_UP_MEMBERS))
+            rows.append(("idle after warm-up", settled_rss(proc.pid)))
         for i in range(1, rounds + 1):
             asyncio.run(connection_burst(port, n))
             rows.append((f"{i}: {n:,} connections", settled_rss(proc.pid)))
@@ -332,24 +350,39 @@ def bursts_main(opts: argparse.Namespace) -> None:
     for size in sizes:  # the trees take turns, so a busy moment of a shared machine hits both
         for name, tree in trees:
             label = f"{name}, event log {'100,000 (default)' if size is None else f'{size:,}'}"
-            results[label] = burst_run(tree, size, opts.rounds, connections, members)
+            results[label] = burst_run(tree, size, opts.rounds, connections, members, opts.warm_up)
     first = next(iter(results.values()))
     capped = "" if connections == opts.connections else f" (capped by the descriptor limit {client_fds})"
+    warm = (
+        f"; a warm-up round of {WARM_UP_CONNECTIONS} connections"
+        + (f" and {WARM_UP_MEMBERS} members" if first["members"] else "")
+        + " after the idle reading"
+        if opts.warm_up
+        else ""
+    )
     table = Table(
         title=f"fakebroker serve RSS (MB): {opts.rounds} rounds of {first['connections']:,} connections at once"
         f"{capped}, then {first['members']:,} members joining and leaving one group; "
-        f"server's descriptor limit {first['server_fds']:,}"
+        f"server's descriptor limit {first['server_fds']:,}{warm}"
     )
     table.add_column("after", justify="left")
     for label in results:
         table.add_column(label, justify="right")
     for i, (step, _) in enumerate(first["rows"]):
-        table.add_row(step, *(f"{r['rows'][i][1]:.0f}" for r in results.values()))
+        table.add_row(step, *(f"{r['rows'][i][1]:.1f}" for r in results.values()))
     table.add_row("peak (VmHWM)", *(f"{r['peak']:.0f}" for r in results.values()))
     table.add_row("last / idle", *(f"{r['rows'][-1][1] / r['rows'][0][1]:.2f}" for r in results.values()), style="bold")
+    if opts.warm_up:
+        table.add_row(
+            "last / idle after warm-up",
+            *(f"{r['rows'][-1][1] / r['rows'][1][1]:.2f}" for r in results.values()),
+            style="bold",
+        )
     Console(width=200).print(table)
     for label, r in results.items():
         print(f"last_over_idle[{label}]: {r['rows'][-1][1] / r['rows'][0][1]:.3f}")
+        if opts.warm_up:
+            print(f"last_over_warm_idle[{label}]: {r['rows'][-1][1] / r['rows'][1][1]:.3f}")
 
 
 def main() -> None:
@@ -367,6 +400,12 @@ def main() -> None:
         "--event-log-size", type=int, action="append", help="--bursts: the server's event log size (repeatable)"
     )
     parser.add_argument("--baseline", help="--bursts: another checkout measured side by side")
+    parser.add_argument(
+        "--warm-up",
+        action="store_true",
+        help=f"--bursts: a round of {WARM_UP_CONNECTIONS} connections and {WARM_UP_MEMBERS} members after the "
+        "idle reading, and a second idle reading after it",
+    )
     opts = parser.parse_args()
     if opts.bursts:
         bursts_main(opts)

@@ -342,7 +342,8 @@ async def _serve(
                     printer(event)
                 cluster.on_event(printer)
                 async with anyio.create_task_group() as beside:
-                    beside.start_soon(reclaim_when_quiet)  # what a burst took goes back (cli/memory.py)
+                    # what a burst took goes back (cli/memory.py), the events it left made anew first
+                    beside.start_soon(reclaim_when_quiet, cluster.renew_events)
                     async for signum in signals:
                         printer.plain(f"stopping ({signal.Signals(signum).name})")
                         break

@@ -340,6 +340,20 @@ class FakeCluster:
         """How many of the oldest events the log dropped to stay within ``event_log_size``."""
         return self.state.events.dropped
 
+    def renew_events(self, between: Callable[[], object] | None = None) -> int:
+        """Make what the event log keeps since the last call (its newest events, and the
+        member -> client ids the group events keep) again, equal, all at once: dropped,
+        ``between()`` called, made again; returns how many events. ``serve`` calls it when
+        quiet after a burst, with a collection and ``malloc_trim`` between, so what a burst
+        left in the log no longer keeps the burst's memory (``EventLog.renew``); a test has no
+        need of it. An event read before and after compare equal but are not the same object."""
+        state = self.state
+
+        def renew() -> int:
+            return state.groups.events.renew(lambda: state.events.renew(between))
+
+        return self._proxy.read(renew)
+
     def on_event(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""
         self.runtime.listeners.append(listener)

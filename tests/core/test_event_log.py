@@ -7,7 +7,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from fakebroker.core.events import KINDS, Event, EventLog, GroupEvents, MemberJoined, RequestError
+from fakebroker.core.events import (
+    KINDS,
+    ClientConnected,
+    Event,
+    EventLog,
+    FaultAdded,
+    GroupEvents,
+    MemberJoined,
+    RequestError,
+)
 
 MEMBER = "svc-0e9080ea-1111-4222-8333-444455556666"
 
@@ -88,3 +97,75 @@ def test_the_clients_of_members_that_left_are_kept_only_as_long_as_the_log_keeps
         groups.append(MemberJoined(group="g", member=f"m{i}", instance=None, client_id=f"client-{i}"))
     assert len(groups._member_clients) == 100
     assert groups.client_of("g", "m999") == "client-999"
+
+
+def _connected(log: EventLog, n: int, client_id: str = "c") -> None:
+    for i in range(n):
+        log.append(ClientConnected(peer=f"127.0.0.1:{i}", client_id="-".join([client_id, "app"])))  # a string each
+
+
+def test_renew_makes_the_newest_events_again_equal_in_their_places():
+    """What ``serve`` does when quiet after a burst (issue 33): the events kept since the last
+    renewal are dropped, ``between`` runs (a collection and malloc_trim), and they are made
+    again from a pickle, equal, with equal strings one object."""
+    log = EventLog(capacity=5)
+    _connected(log, 8)
+    before = list(log)
+    assert len({id(e.client_id) for e in before}) == 5
+    seen_between: list[list[Event]] = []
+    assert log.renew(lambda: seen_between.append([e for e in log if e in before])) == 5
+    assert seen_between == [[]]  # none of them kept while between ran
+    after = list(log)
+    assert after == before and all(a is not b for a, b in zip(after, before))
+    assert len({id(e.client_id) for e in after}) == 1  # "c-app" once
+    assert (len(log), log.dropped, [e.seq for e in log]) == (8, 3, [4, 5, 6, 7, 8])
+    assert log.renew() == 0  # nothing new since
+    _connected(log, 2)
+    newest = list(log)[-2:]
+    assert log.renew() == 2 and list(log)[-2:] == newest and list(log)[:3] == after[2:]
+
+
+def test_renew_keeps_the_order_of_events_appended_meanwhile_and_the_kinds_pickle_cannot_copy():
+    log = EventLog(capacity=4)
+    _connected(log, 2)
+    slotted = log.append(_SlottedEvent(note="n"))  # a kind with __slots__: left as it is
+    before = list(log)
+
+    def between() -> None:
+        _connected(log, 2, client_id="d")
+
+    assert log.renew(between) == 2
+    assert [e.seq for e in log] == [2, 3, 4, 5] and list(log)[:2] == before[1:]
+    assert list(log)[1] is slotted
+    assert log.renew() == 2  # the two appended while it ran
+
+
+def test_renew_leaves_an_event_holding_what_pickle_cannot_copy_and_renews_the_others():
+    log = EventLog()
+    _connected(log, 1)
+    fault = log.append(FaultAdded(rule=1, spec={"match": lambda request: True}))  # a callable
+    _connected(log, 1)
+    before = list(log)
+    assert log.renew() == 2
+    assert list(log)[1] is fault and list(log)[0] == before[0] and list(log)[0] is not before[0]
+
+
+def test_renew_answers_listeners_as_before():
+    log = EventLog()
+    _connected(log, 3)
+    assert [e.seq for e in log.take_new()] == [1, 2, 3]
+    log.renew()
+    assert log.take_new() == []
+    _connected(log, 1)
+    assert [e.seq for e in log.take_new()] == [4]
+
+
+def test_the_group_emitter_renews_its_member_clients_around_the_log():
+    log = EventLog()
+    groups = GroupEvents(log)
+    groups.append(MemberJoined(group="g", member=MEMBER, client_id="svc-x"))
+    order: list[str] = []
+    assert groups.renew(lambda: order.append("between") or 7) == 7
+    assert order == ["between"]
+    assert groups.client_of("g", MEMBER) == "svc-x"
+    assert groups.renew(lambda: 8) == 8  # nothing joined since: between alone

@@ -54,3 +54,13 @@ def test_reading_the_newest_events_reads_only_those():
 def test_a_ring_keeps_at_least_one_event():
     with pytest.raises(ValueError):
         EventRing(0)
+
+
+def test_replace_puts_items_in_their_places_and_skips_the_places_dropped():
+    ring: EventRing[object] = EventRing(4)
+    for i in range(6):
+        ring.append(i)
+    ring.replace(3, ["a", "b", "c"])
+    assert list(ring) == [2, "a", "b", "c"] and ring.dropped == 2 and ring.total == 6
+    ring.replace(1, ["x", "y", "z"])  # place 1 was dropped
+    assert list(ring) == ["y", "z", "b", "c"]

@@ -13,13 +13,16 @@ no way back into the cluster's state.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .base import _MEMBER_ID, Event
 from .groups import GroupEvent, MemberEvent, MemberJoined
 from .log import EventLog
 from .transactions import TxnEvent
+
+T = TypeVar("T")
 
 
 class EventSink(Protocol):
@@ -47,6 +50,7 @@ class GroupEvents:
         # member id -> client id, kept after it leaves; as many as the log keeps events, the oldest
         # joins dropped first (issue 33: each member that ever joined stayed)
         self._member_clients: dict[str, str] = {}
+        self._clients_renewed = True  # no member joined since the last renew()
 
     def append(self, event: Event, now_ms: int | None = None) -> Event:
         stamps: dict[str, Any] = {}
@@ -59,6 +63,7 @@ class GroupEvents:
             if isinstance(event, MemberJoined) and client is not None:
                 clients = self._member_clients
                 clients[event.member] = client
+                self._clients_renewed = False
                 capacity = self.log.capacity
                 if capacity is not None and len(clients) > capacity:
                     del clients[next(iter(clients))]  # the oldest join, older than every event kept
@@ -67,6 +72,26 @@ class GroupEvents:
                 if found is not None:
                     stamps["client_id"] = found
         return self.log.append(event, now_ms, stamps)
+
+    def renew(self, between: Callable[[], T]) -> T:
+        """Make the member -> client ids kept again, as ``EventLog.renew`` makes its events:
+        pickled, dropped, ``between()`` called (its answer returned), unpickled. The members
+        of a burst of joins left theirs (a hundred with a small log), made among the burst's
+        objects."""
+        if self._clients_renewed:
+            return between()
+        self._clients_renewed = True
+        blob = pickle.dumps(self._member_clients, pickle.HIGHEST_PROTOCOL)  # strings only
+        self._member_clients = {}
+        try:
+            return between()
+        finally:
+            joined = self._member_clients  # meanwhile (none, unless between records events)
+            clients: dict[str, str] = pickle.loads(blob)
+            del blob
+            names: dict[str, str] = {}  # a client id once, whatever its members
+            self._member_clients = {member: names.setdefault(client, client) for member, client in clients.items()}
+            self._member_clients.update(joined)
 
     def client_of(self, group_id: str, member_id: str) -> str | None:
         if member_id in self._member_clients:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Callable, Iterator
 from typing import Any, overload
 
@@ -21,6 +22,32 @@ def make(
     if cls is FaultAdded:
         details = {"rule": details.pop("rule"), "spec": details}
     return cls(broker=broker, seq=seq, time_ms=time_ms, wall=wall, **details)
+
+
+_RENEWABLE: dict[type, bool] = {}  # event kinds a pickle round trip copies (tried on the first of each)
+
+
+def _renewable(event: Event) -> bool:
+    cls = type(event)
+    found = _RENEWABLE.get(cls)
+    if found is None:
+        try:
+            found = _fields_in_dict(cls) and pickle.loads(pickle.dumps(event, pickle.HIGHEST_PROTOCOL)) == event
+        except Exception:
+            found = False
+        _RENEWABLE[cls] = found
+    return found
+
+
+def _picklable(event: Event) -> bool:
+    try:
+        pickle.dumps(event, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return False
+    return True
+
+
+_PLACEHOLDER: Any = object()  # the place of an event being made anew
 
 
 class EventLog:
@@ -42,6 +69,7 @@ class EventLog:
         self.wall = wall
         self._events: EventRing[Event] = EventRing(capacity)  # the newest ``capacity`` events
         self._told = 0  # how many events listeners have been given (take_new)
+        self._renewed = 0  # how many events had been appended at the last renew()
 
     def append(self, event: Event, now_ms: int | None = None, stamps: dict[str, Any] | None = None) -> Event:
         """Record a copy of ``event`` stamped with its place, ``now_ms`` (the time of the
@@ -64,6 +92,45 @@ class EventLog:
             stamped = dataclasses.replace(event, **changes)
         self._events.append(stamped)
         return stamped
+
+    def renew(self, between: Callable[[], Any] | None = None) -> int:
+        """Make the events kept that were appended since the last call again, equal, all at
+        once: pickled, dropped, ``between()`` called, and unpickled into their places; returns
+        how many. For a process giving memory back after a burst (``serve``, issue 33, whose
+        ``between`` collects and trims): the last events of a burst were made among the
+        burst's own objects, each with its strings and numbers, so the hundred a small log
+        keeps held a page each of what the burst took. Dropped before ``between``, they leave
+        that memory free; made again after it, they take a few pages together. Equal strings
+        in them become one object. An event pickle cannot copy stays as it is. An event read
+        before and the same event read after compare equal, but are not the same object."""
+        start = max(self._renewed, self._events.dropped)
+        self._renewed = self._events.total
+        fresh = self._events.since(start)
+        if not fresh:
+            return 0
+        stays = {i: event for i, event in enumerate(fresh) if not _renewable(event)}
+        try:
+            blob = pickle.dumps([None if i in stays else e for i, e in enumerate(fresh)], pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a value pickle cannot copy in one of them (a fault's callable): it stays
+            stays.update((i, e) for i, e in enumerate(fresh) if i not in stays and not _picklable(e))
+            blob = pickle.dumps([None if i in stays else e for i, e in enumerate(fresh)], pickle.HIGHEST_PROTOCOL)
+        self._events.replace(start, [stays.get(i, _PLACEHOLDER) for i in range(len(fresh))])
+        del fresh
+        try:
+            if between is not None:
+                between()
+        finally:
+            copies: list[Event | None] = pickle.loads(blob)
+            del blob
+            strings: dict[str, str] = {}
+            for copy in copies:
+                if copy is not None:
+                    fields = copy.__dict__
+                    for name, value in fields.items():
+                        if type(value) is str:
+                            fields[name] = strings.setdefault(value, value)
+            self._events.replace(start, [stays[i] if copy is None else copy for i, copy in enumerate(copies)])
+        return len(copies) - len(stays)
 
     @property
     def has_new(self) -> bool:

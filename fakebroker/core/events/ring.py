@@ -62,6 +62,16 @@ class EventRing(Generic[T]):
             return [self.at(i) for i in range(max(start, self.dropped), stop, step)]
         return self.since(start)[: max(0, stop - max(start, self.dropped))]
 
+    def replace(self, start: int, items: list[T]) -> None:
+        """The items at places ``start`` on replaced by ``items``, those of them still kept,
+        in a new deque (the old one's blocks go with it)."""
+        first = max(start - self.dropped, 0)
+        skip = first - (start - self.dropped)  # items of places dropped meanwhile
+        kept = list(self._items)
+        new = items[skip : skip + max(0, len(kept) - first)]
+        kept[first : first + len(new)] = new
+        self._items = deque(kept, maxlen=self.capacity)
+
     def __len__(self) -> int:
         return len(self._items)
 
