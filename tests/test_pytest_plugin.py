@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import matplotlib.figure  # noqa: F401
 import pytest
 
@@ -9,6 +12,17 @@ import pytest
 # the first time inside one (a failure's timeline picture), would be dropped, and numpy cannot be
 # imported twice in a process ("cannot load module more than once"): import it here, before any.
 pytest.importorskip("xdist")
+
+
+@pytest.fixture(autouse=True)
+def _pytest_asyncio_told_its_default(request, monkeypatch):
+    """pytest-asyncio (installed for the tests of it below) warns at the start of every inner
+    session whose ini does not set its default loop scope, into the outer run's summary."""
+    if "pytester" in request.fixturenames and importlib.util.find_spec("pytest_asyncio") is not None:
+        request.getfixturevalue("pytester")  # first: it unsets PYTEST_ADDOPTS
+        addopts = os.environ.get("PYTEST_ADDOPTS", "") + " -o asyncio_default_fixture_loop_scope=function"
+        monkeypatch.setenv("PYTEST_ADDOPTS", addopts.strip())
+
 
 TOPIC_TEST = """
 import socket
@@ -141,6 +155,119 @@ def test_async_fixture_under_trio_and_anyio(pytester):
             await async_fakebroker.wait_for(lambda c: c.topics() == {}, timeout=1)
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+ASYNCIO_TESTS = """
+    import asyncio
+    import socket
+
+    import pytest
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    PORTS = []
+
+
+    async def round_trip(cluster, value):
+        cluster.create_topic("orders", 2)
+        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        await producer.start()
+        try:
+            sent = await producer.send_and_wait("orders", value, key=b"k", partition=1)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(
+            "orders", bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        try:
+            record = await asyncio.wait_for(consumer.getone(), 20)
+        finally:
+            await consumer.stop()
+        assert (record.topic, record.partition, record.offset) == ("orders", 1, sent.offset)
+        assert (record.key, record.value) == (b"k", value)
+        PORTS.append(cluster.servers[0].port)
+
+
+    {mark}
+    async def test_produce_and_consume(async_fakebroker):
+        await round_trip(async_fakebroker, b"first")
+
+
+    {mark}
+    async def test_the_next_test_gets_a_new_cluster(async_fakebroker):
+        await round_trip(async_fakebroker, b"second")
+        assert PORTS[0] != PORTS[1]
+        with pytest.raises(OSError):  # the first test's cluster has stopped
+            socket.create_connection(("127.0.0.1", PORTS[0]), timeout=2).close()
+
+
+    def clusters_on_this_loop():
+        return sorted(t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith("fakebroker cluster"))
+
+
+    @pytest.mark.asyncio(loop_scope="module")
+    @pytest.mark.fakebroker(brokers=2)
+    async def test_on_the_modules_loop(async_fakebroker):
+        assert len(async_fakebroker.servers) == 2
+        await round_trip(async_fakebroker, b"module")
+        assert len(clusters_on_this_loop()) == 1
+
+
+    @pytest.mark.asyncio(loop_scope="module")
+    async def test_again_on_the_modules_loop(async_fakebroker, request):
+        await round_trip(async_fakebroker, b"module again")
+        # the same loop as the test before: its cluster's task is gone, this test's alone runs
+        assert clusters_on_this_loop() == [f"fakebroker cluster of {{request.node.nodeid}}"]
+
+
+    @pytest.fixture
+    def anyio_backend():
+        return "asyncio"
+
+
+    @pytest.mark.anyio
+    async def test_anyio_after_them(async_fakebroker):
+        await round_trip(async_fakebroker, b"anyio")
+
+
+    @pytest.mark.trio
+    async def test_trio_after_them(async_fakebroker):
+        import trio
+
+        stream = await trio.open_tcp_stream("127.0.0.1", async_fakebroker.servers[0].port)
+        await stream.aclose()
+        async_fakebroker.create_topic("t", 3)
+        assert async_fakebroker.topics() == {{"t": 3}}
+"""
+# -p asyncio: loaded even where plugins are not autoloaded; the run fails on any
+# PytestDeprecationWarning (strict mode's "async @pytest.fixture" warning), and a hang fails
+# its test within a minute instead of waiting out pytest's.
+ASYNCIO_ARGS = ("-p", "no:cacheprovider", "-p", "asyncio", "-o", "asyncio_default_fixture_loop_scope=function")
+ASYNCIO_ARGS += ("-o", "timeout=60", "-W", "error::pytest.PytestDeprecationWarning", "-p", "no:randomly")
+
+
+def test_async_fixture_under_pytest_asyncio_strict_mode(pytester):
+    # strict mode is how pytest-asyncio shares a suite with anyio and pytest-trio: each test
+    # here gets its cluster on its own plugin's loop, the anyio and trio tests after the asyncio ones
+    pytester.makepyfile(ASYNCIO_TESTS.format(mark="@pytest.mark.asyncio"))
+    result = pytester.runpytest_subprocess(*ASYNCIO_ARGS, "-o", "asyncio_mode=strict", "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.re_match_lines([r"(?i)asyncio: mode=(mode\.)?strict"])
+
+
+def test_async_fixture_under_pytest_asyncio_auto_mode(pytester):
+    # auto mode takes every async test, anyio's and trio's too: those fail at once, saying why,
+    # instead of running the test and its cluster on two loops (a 40 s hang, then a failure)
+    pytester.makepyfile(ASYNCIO_TESTS.format(mark=""))
+    result = pytester.runpytest_subprocess(*ASYNCIO_ARGS, "-o", "asyncio_mode=auto", "-v")
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.re_match_lines([r"(?i)asyncio: mode=(mode\.)?auto"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_anyio_after_them: pytest-asyncio and @pytest.mark.anyio both claim this test*",
+            "*test_trio_after_them: pytest-asyncio and @pytest.mark.trio both claim this test*",
+        ]
+    )
 
 
 def test_shared_cluster_is_cleaned_between_tests(pytester):

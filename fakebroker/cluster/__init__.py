@@ -1,9 +1,11 @@
 """The public facade: :class:`FakeCluster` and what tests use with it.
 
 ``facade.py`` composes the parts, each reaching the running cluster through one thread-safe
-``proxy.py``: ``actions.py`` (brokers, leaders, coordinators, network cuts), ``topics.py``,
-``clock.py`` (``cluster.clock``), ``faults.py`` (``cluster.faults``), ``views.py`` (group
-snapshots), ``shares.py`` (share group snapshots: members and records in flight),
+``proxy.py`` (which refuses calls before the start and after the stop with ``errors.py``'s
+``ClusterNotRunning``): ``actions.py`` (brokers, leaders, coordinators, network cuts),
+``topics.py``, ``clock.py`` (``cluster.clock``), ``faults.py`` (``cluster.faults``),
+``views.py`` (group snapshots), ``shares.py`` (share group snapshots: members and records in
+flight),
 ``conditions.py`` and ``waiting.py`` (``wait_for``). It uses the server and the
 core below it and none of its faces (``http``, ``timeline``, ``cli``, ``testing``, the pytest
 plugin).
@@ -20,13 +22,14 @@ from ..core.events import Event
 from ..protocol.error_codes import ErrorCode
 from ..storage import DataDirError
 from . import conditions, settings
-from .actions import ClusterUsageError
+from .errors import ClusterNotRunning, ClusterUsageError
 from .facade import FakeCluster
 from .shares import InFlightView, ShareGroupView, ShareMemberView, SharePartitionView
 from .views import GroupView, MemberView, TopicView
 from .waiting import WaitTimeout
 
 __all__ = [
+    "ClusterNotRunning",
     "ClusterUsageError",
     "DataDirError",
     "ErrorCode",

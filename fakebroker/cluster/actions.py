@@ -12,13 +12,8 @@ import anyio
 from ..core import events as ev
 from ..server.broker import BrokerServer
 from ..server.runtime import Runtime
+from .errors import ClusterUsageError
 from .proxy import LoopProxy
-
-
-class ClusterUsageError(ValueError):
-    """A facade call named something the cluster does not have (a broker id, a topic, a
-    partition) or asked for what cannot be done (a leader when no broker runs). The message
-    names the problem and what is valid. A ``ValueError``, so ``except ValueError`` catches it."""
 
 
 def check_broker(state, broker: int, *, alive: bool = False, what: str = "broker") -> None:
@@ -127,6 +122,7 @@ class BrokerActions:
             self._servers[broker].stop()
 
     def stop(self, broker: int) -> None:
+        self._proxy.check_running()  # before the broker check: a cluster not started has none
         check_broker(self._runtime.state, broker)
         if self._proxy.from_other_thread():
             self._proxy.run_async(self.stop_async, broker)
@@ -140,6 +136,7 @@ class BrokerActions:
     async def stop_async(self, broker: int) -> None:
         """Stop a broker and return once its port is closed (on the cluster's loop); a
         stopped broker stays stopped (no-op)."""
+        self._proxy.check_running()
         check_broker(self._runtime.state, broker)
         await self._stop_in_turn(broker, self._turns_of(broker).take())
 
@@ -155,18 +152,18 @@ class BrokerActions:
             turns.done()
 
     def start(self, broker: int) -> None:
+        self._proxy.check_running()
         check_broker(self._runtime.state, broker)
         if self._proxy.on_loop_thread():
             # the ticket now, so a stop called next on this thread comes after this start
             self._proxy.start_soon(self._start_in_turn, broker, self._turns_of(broker).take())
-        elif self._proxy.portal is not None:
+        else:  # from a test thread (or refused there: no portal serves it)
             self._proxy.run_async(self.start_async, broker)
-        else:
-            raise RuntimeError("the cluster is not running")
 
     async def start_async(self, broker: int) -> None:
         """Start a stopped broker and return once it listens (on the cluster's loop); a
         running broker keeps running (no-op)."""
+        self._proxy.check_running()
         check_broker(self._runtime.state, broker)
         await self._start_in_turn(broker, self._turns_of(broker).take())
 
@@ -223,6 +220,7 @@ class NetworkActions:
 
     def cut(self, client_id: str, broker: int | None) -> None:
         runtime = self._runtime
+        self._proxy.check_running()
         if broker is not None:
             check_broker(runtime.state, broker)
 
@@ -237,6 +235,7 @@ class NetworkActions:
 
     def heal(self, client_id: str | None, broker: int | None) -> None:
         runtime = self._runtime
+        self._proxy.check_running()
         if broker is not None:
             check_broker(runtime.state, broker)
 

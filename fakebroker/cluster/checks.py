@@ -10,7 +10,7 @@ from ..core.configs import start_setting_error
 from ..core.quotas import IP_KEYS, USER_CLIENT_KEYS
 from ..core.topics import MAX_PARTITIONS_PER_REQUEST, MAX_TOPIC_NAME, topic_name_error
 from ..protocol.suggest import close_matches
-from .actions import ClusterUsageError
+from .errors import ClusterUsageError
 
 TOPIC_NAME_RULE = (
     f"a topic name is 1..{MAX_TOPIC_NAME} characters of ASCII letters, digits, '.', '_' and '-', and not '.' or '..'"

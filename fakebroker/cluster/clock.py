@@ -29,6 +29,7 @@ class ClockControl:
         return self.raw.virtual
 
     def now_ms(self) -> int:
+        """The cluster's time in ms (readable before the start and after the stop too)."""
         return self.raw.now_ms()
 
     def now(self) -> float:
@@ -36,6 +37,7 @@ class ClockControl:
         return self.raw.now_ms() / 1000
 
     def _check(self, seconds: float) -> None:
+        self._proxy.check_running()
         if not self.raw.virtual:
             raise RuntimeError(
                 "this cluster runs on the real clock; create it with FakeCluster(virtual_time=True) to advance time"

@@ -11,19 +11,111 @@ Share groups (KIP-932) have their own: :func:`share_group_stable` (members at th
 target assignment), :func:`share_start_offset` (every record below an offset, or every record
 produced so far, acknowledged or archived), :func:`record_delivered` and
 :func:`record_archived` (one record's fate, from the share events).
+
+The names a condition is given are checked when it is made, not at its timeout: an event kind
+(:data:`EVENT_KINDS`) and the fields it is matched on, a group state (:data:`GROUP_STATES`), an
+archive reason (:data:`ARCHIVE_REASONS`). A name not among them raises
+:class:`~fakebroker.cluster.ClusterUsageError` with the closest valid names ("did you mean")
+and the list of valid ones.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from ..core.events import Event
+from ..core import cluster_state as _state  # noqa: F401 - imports every module that defines an event kind
+from ..core.events import KINDS, Event, detail_fields, event_kinds
 from ..core.events.index import Key, key_for
+from ..core.groups.classic.model import GroupState as _ClassicState
+from ..core.groups.consumer.model import ConsumerGroupState as _ConsumerState
+from ..core.groups.share.model import ShareGroupState as _ShareState
+from ..protocol.suggest import close_matches
+from .errors import ClusterUsageError
 from .shares import ShareGroupView, SharePartitionView
 from .views import GroupView
+
+EVENT_KINDS: tuple[str, ...] = tuple(event_kinds())
+"""Every event kind, in name order (``cluster.events`` holds events of these kinds only)."""
+_EVENT_KIND_SET = frozenset(EVENT_KINDS)
+GROUP_STATES: tuple[str, ...] = tuple(
+    dict.fromkeys(s.value for states in (_ClassicState, _ConsumerState, _ShareState) for s in states)
+)
+"""Kafka's names of a group's states: the classic protocol's, then those only consumer groups
+(KIP-848) have; share groups have Empty, Stable and Dead."""
+ARCHIVE_REASONS = ("delivery limit", "rejected")
+"""Why a share group archives records (``share_records_archived``'s ``reason``)."""
+_EVENT_FIELDS: dict[str, tuple[str, ...] | None] = {}
+
+
+def _squeezed(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def suggest(given: str, valid: Iterable[str], n: int = 2) -> list[str]:
+    """The valid names closest to ``given``: those equal to it but for case and separators
+    (``stable`` -> ``Stable``, ``MemberJoined`` -> ``member_joined``), else the nearest spellings."""
+    valid = list(valid)
+    squeezed = _squeezed(given)
+    same = [v for v in valid if _squeezed(v) == squeezed]
+    if same:
+        return same[:n]
+    by_squeezed = {_squeezed(v): v for v in valid}
+    return [by_squeezed[m] for m in close_matches(squeezed, by_squeezed, n=n, cutoff=0.6)]
+
+
+def unknown_name(what: str, given: Any, valid: Sequence[str]) -> ClusterUsageError:
+    """The error for ``given`` not among ``valid``: the closest ones first, then all of them."""
+    every = f"{what}s: {', '.join(valid)}"
+    if not isinstance(given, str):
+        return ClusterUsageError(f"{what} must be a string, not {given!r}; {every}")
+    close = suggest(given, valid)
+    if not close:
+        return ClusterUsageError(f"unknown {what} {given!r}; {every}")
+    return ClusterUsageError(f"unknown {what} {given!r}: did you mean {' or '.join(map(repr, close))}? ({every})")
+
+
+def check_event_kind(kind: Any) -> str:
+    """``kind`` if events of it are recorded, else :class:`ClusterUsageError` naming the closest kinds."""
+    if not isinstance(kind, str) or kind not in _EVENT_KIND_SET:
+        raise unknown_name("event kind", kind, EVENT_KINDS)
+    return kind
+
+
+def event_fields(kind: str) -> tuple[str, ...] | None:
+    """What an event wait may match an event of ``kind`` on: its own fields (its ``details``)
+    and ``broker``, the broker it happened on; None for a kind whose details are not its fields
+    (``fault_added``'s are the rule's)."""
+    if kind not in _EVENT_FIELDS:
+        cls = KINDS[kind]
+        own = cls.details is Event.details  # the properties themselves: a kind may make its own
+        _EVENT_FIELDS[kind] = (*(f.name for f in detail_fields(cls)), "broker") if own else None
+    return _EVENT_FIELDS[kind]
+
+
+def _check_fields(kind: str, details: dict[str, Any]) -> None:
+    fields = event_fields(kind)
+    if fields is None:
+        return
+    for name in details:
+        if name not in fields:
+            close = suggest(name, fields)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise ClusterUsageError(
+                f"an event of kind {kind!r} has no field {name!r}{hint}, so none would ever match; "
+                f"its fields: {', '.join(fields)}"
+            )
+
+
+def _check_count(name: str, value: Any, least: int | None = None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or least is not None and value < least:
+        at_least = f" >= {least}" if least is not None else ""
+        raise ClusterUsageError(f"{name} must be a whole number{at_least}, not {value!r}")
 
 
 class ClusterLike(Protocol):
@@ -70,6 +162,12 @@ class GroupState(Condition):
     members: int | None = None
     generation_above: int | None = None
 
+    def __post_init__(self) -> None:  # a name no group is ever in would wait out its timeout
+        if self.state is not None and self.state not in GROUP_STATES:
+            raise unknown_name("group state", self.state, GROUP_STATES)
+        _check_count("members", self.members, 0)
+        _check_count("generation_above", self.generation_above)
+
     def __call__(self, cluster: ClusterLike) -> Any:
         view = cluster.group(self.group)
         self.last_seen = (
@@ -107,13 +205,19 @@ def generation_above(group: str, generation: int) -> GroupState:
 @dataclass(repr=False)
 class EventSeen(Condition):
     """An event of ``kind`` whose fields include ``details`` (``client_id`` and ``group`` match
-    the event's own), at or after event number ``since``."""
+    the event's own, ``broker`` the broker it happened on), at or after event number ``since``.
+    An unknown kind, or a field events of the kind do not have, raises
+    :class:`~fakebroker.cluster.ClusterUsageError` naming the closest valid ones."""
 
     kind: str
     details: dict[str, Any]
     since: int = 0
     _seen: int = field(default=0, init=False, compare=False)  # events already looked at (their count)
     polled: ClassVar[bool] = False  # only a new event can answer it
+
+    def __post_init__(self) -> None:  # refused now, not at the timeout
+        check_event_kind(self.kind)
+        _check_fields(self.kind, self.details)
 
     def __call__(self, cluster: ClusterLike) -> Any:
         # Incremental: each call reads only the events appended since the last one.
@@ -134,7 +238,12 @@ class EventSeen(Condition):
         return False
 
     def matches(self, event: Event) -> bool:
-        return event.kind == self.kind and all(event.details.get(k) == v for k, v in self.details.items())
+        if event.kind != self.kind:
+            return False
+        if not self.details:
+            return True
+        details = event.details
+        return all((event.broker if k == "broker" else details.get(k)) == v for k, v in self.details.items())
 
     def describe(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self.details.items())
@@ -291,6 +400,7 @@ def record_delivered(
 ) -> ShareRecordSeen:
     """The record was acquired by a member of share group ``group`` for the ``times``-th time
     (or later)."""
+    _check_count("times", times, 1)
     return ShareRecordSeen(
         "share_records_acquired", {"group": group, "topic": topic, "partition": partition}, since, offset, times
     )
@@ -303,6 +413,8 @@ def record_archived(
     is None): it will never be delivered again. ``reason``: ``delivery limit``, ``rejected``."""
     details: dict[str, Any] = {"group": group, "topic": topic, "partition": partition}
     if reason is not None:
+        if reason not in ARCHIVE_REASONS:
+            raise unknown_name("archive reason", reason, ARCHIVE_REASONS)
         details["reason"] = reason
     return ShareRecordSeen("share_records_archived", details, since, offset)
 

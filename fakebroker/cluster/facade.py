@@ -40,9 +40,10 @@ from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, Journal, restore, snapshot
 from . import loops
-from .actions import BrokerActions, ClusterUsageError, NetworkActions
+from .actions import BrokerActions, NetworkActions
 from .checks import check_options, quota_key_hint
 from .clock import ClockControl
+from .errors import ClusterUsageError
 from .faults import FaultControl
 from .proxy import LoopProxy
 from .shares import ShareGroupView, share_group_view
@@ -53,6 +54,9 @@ from .waiting import Waiting
 
 T = TypeVar("T")
 log = logging.getLogger("fakebroker")
+
+
+_RUNNING_ALREADY = "this cluster is running already: start it once and use it inside that block"
 
 
 def _cluster_id() -> str:
@@ -108,6 +112,14 @@ class FakeCluster:
     ``move_leader("orders", 9, 1)``), or that need a running broker when none runs
     (``move_coordinator`` with every broker stopped), raise :class:`ClusterUsageError`, a
     ``ValueError`` whose message names the problem and the valid ids.
+
+    Used before its start or after its stop, every method and property that reaches the
+    brokers, topics, groups, records, transactions, quotas, fault rules, clock or waits raises
+    :class:`ClusterNotRunning` (a ``ClusterUsageError``) saying which and how to run it. What
+    the cluster was given or has recorded stays readable at any time: ``cluster_id``,
+    ``coordinator_load_time_ms``, ``clock.virtual`` and ``clock.now()``, ``faults.list()``,
+    the event log (``events``, ``events_since``, ``event_count``, ``events_dropped``) and
+    ``on_event``; ``state`` is the core itself.
     """
 
     def __init__(
@@ -193,10 +205,13 @@ class FakeCluster:
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> FakeCluster:
         proxy = self._proxy
+        if proxy.task_group is not None:
+            raise ClusterUsageError(_RUNNING_ALREADY)
         proxy.loop_thread = threading.get_ident()
         stack = AsyncExitStack()
         tg = await stack.enter_async_context(anyio.create_task_group())
         proxy.task_group = tg
+        proxy.started = True
         try:
             for server in self.servers:
                 port = await tg.start(server.serve)
@@ -220,6 +235,7 @@ class FakeCluster:
                 self.runtime.after_events.append(self._journal.flush)
         except BaseException:
             tg.cancel_scope.cancel()
+            proxy.task_group = None
             await stack.aclose()
             if self._data_dir is not None:
                 self._data_dir.close()
@@ -262,6 +278,8 @@ class FakeCluster:
         if backend not in loops.BACKENDS:
             valid = " and ".join(repr(b) for b in loops.BACKENDS)
             raise ClusterUsageError(f"run_in_thread(backend={backend!r}): the backends are {valid}")
+        if self._proxy.task_group is not None:  # before its portal is replaced
+            raise ClusterUsageError(_RUNNING_ALREADY)
         with loops.lend(backend) as loop:
             self._proxy.portal = loop.portal
             try:
@@ -297,8 +315,8 @@ class FakeCluster:
 
     async def start_task_async(self, task: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         """``start_task`` from async code on the cluster's loop."""
-        if self._proxy.task_group is None:
-            raise RuntimeError("the cluster is not running")
+        self._proxy.check_running()
+        assert self._proxy.task_group is not None
         return await self._proxy.task_group.start(task, *args)
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -309,7 +327,9 @@ class FakeCluster:
     # -- facts -------------------------------------------------------------------------------
     @property
     def bootstrap_servers(self) -> str:
-        """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting."""
+        """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting (of a running
+        cluster: before the start its ports are not yet chosen, after the stop they are closed)."""
+        self._proxy.check_running()
         return ",".join(f"{self.host}:{s.port}" for s in self.servers)
 
     @property
@@ -323,12 +343,12 @@ class FakeCluster:
     @property
     def events(self) -> list[Event]:
         """Everything that happened, in order (typed events from ``fakebroker.core.events``)."""
-        return self._proxy.read(lambda: list(self.state.events))
+        return self._proxy.read_any(lambda: list(self.state.events))
 
     def events_since(self, count: int) -> list[Event]:
         """The events after the first ``count`` ever recorded (``count = cluster.event_count``
         earlier); reads only those, however long the log."""
-        return self._proxy.read(self.state.events.since, count)
+        return self._proxy.read_any(self.state.events.since, count)
 
     @property
     def event_count(self) -> int:
@@ -352,10 +372,11 @@ class FakeCluster:
         def renew() -> int:
             return state.groups.events.renew(lambda: state.events.renew(between))
 
-        return self._proxy.read(renew)
+        return self._proxy.read_any(renew)
 
     def on_event(self, listener: Callable[[Event], None]) -> None:
-        """Call ``listener(event)`` for every event from now on (on the cluster's thread)."""
+        """Call ``listener(event)`` for every event from now on (on the cluster's thread); from
+        before the start, it hears the start's own events (``broker_started``, ...)."""
         self.runtime.listeners.append(listener)
 
     # -- topics ------------------------------------------------------------------------------
@@ -536,6 +557,7 @@ class FakeCluster:
         would, e.g. ``set_quota({"client-id": "svc"}, "producer_byte_rate", 1024)``; a name of
         None is the default entity. Raises ValueError with Kafka's message when Kafka would
         refuse it."""
+        self._proxy.check_running()
         alteration = Alteration(entity_of(list(entity.items())), [(key, float(value or 0), value is None)])
 
         def act() -> None:
@@ -569,6 +591,7 @@ class FakeCluster:
         """Wait until ``condition(cluster)`` is truthy and return its value; it is checked
         after every event and every ``poll`` seconds. Raises ``WaitTimeout`` (an
         AssertionError) naming the condition and what it saw last."""
+        self._proxy.check_running()
         return await self._waiting.wait_for(self, condition, timeout, poll)
 
     def wait_for_sync(
@@ -584,4 +607,5 @@ class FakeCluster:
         with a timeout in seconds (0.05) between checks, so the client goes on joining,
         rebalancing and heartbeating while the test waits; what it returns is dropped. For a
         client whose poll takes milliseconds: ``poll=lambda s: consumer.poll(timeout_ms=int(s * 1000))``."""
+        self._proxy.check_running()
         return self._waiting.wait_for_sync(self, condition, timeout, poll)

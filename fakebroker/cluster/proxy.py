@@ -3,7 +3,8 @@
 Every part of the facade calls through one :class:`LoopProxy`: from the test's own thread
 the call runs on the cluster's loop (through anyio's blocking portal) and waits; on the
 loop it runs at once. After a change, the proxy lets the server settle it (listeners are
-told of new events, parked fetches re-check, the ticker sees new timers).
+told of new events, parked fetches re-check, the ticker sees new timers). Before the cluster
+starts and after it stops every call raises :class:`ClusterNotRunning`: one attribute check.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
 from ..server.runtime import Runtime
+from .errors import ClusterNotRunning
 
 T = TypeVar("T")
 
 
 class NotRunning(RuntimeError):
-    """The cluster is not running (start it with ``async with`` or ``run_in_thread()``)."""
+    """A call from a thread the running cluster does not serve (it runs on another thread's
+    loop and lends no portal: see ``threads_may_call``)."""
 
 
 class LoopProxy:
@@ -31,6 +34,7 @@ class LoopProxy:
         self.portal: BlockingPortal | None = None
         self.task_group: TaskGroup | None = None
         self.loop_thread: int | None = None
+        self.started = False  # once set, a cluster without a task group has stopped
         self._lent: list[BlockingPortal] = []  # portals lent by portal_for_threads(), newest last
 
     def on_loop_thread(self) -> bool:
@@ -39,18 +43,32 @@ class LoopProxy:
     def from_other_thread(self) -> bool:
         return self.portal is not None and not self.on_loop_thread()
 
+    def check_running(self) -> None:
+        """:class:`ClusterNotRunning` unless the cluster runs (between its start and its stop)."""
+        if self.task_group is None:
+            raise ClusterNotRunning(self.started)
+
     def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the cluster's loop (a look at the state; nothing changes)."""
+        if self.task_group is None:
+            raise ClusterNotRunning(self.started)
         if self.from_other_thread():
             assert self.portal is not None
             return self.portal.call(fn, *args)
-        if self.task_group is not None and self.portal is None and not self.on_loop_thread():
+        if self.portal is None and not self.on_loop_thread():
             # a running cluster's state belongs to its loop: another thread would race it
             raise NotRunning(
                 "this cluster runs on another thread's loop: call it from that loop, or from a "
                 "thread under run_in_thread() or threads_may_call()"
             )
         return fn(*args)
+
+    def read_any(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read``, or, when the cluster is not running, ``fn`` at once: for what stays
+        readable before the start and after the stop (the event log)."""
+        if self.task_group is None:
+            return fn(*args)
+        return self.read(fn, *args)
 
     def act(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` (a change of the cluster) on the cluster's loop and settle it."""
@@ -65,6 +83,8 @@ class LoopProxy:
 
     def run_async(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run a coroutine function on the cluster's loop from another thread and wait for it."""
+        if self.task_group is None:
+            raise ClusterNotRunning(self.started)
         if self.portal is None or self.on_loop_thread():
             raise RuntimeError(
                 "this call waits on the cluster's loop: use it from a test thread with "
@@ -75,7 +95,7 @@ class LoopProxy:
     def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Start a task in the cluster's task group (from its loop)."""
         if self.task_group is None:
-            raise NotRunning("the cluster is not running")
+            raise ClusterNotRunning(self.started)
         self.task_group.start_soon(fn, *args)
 
     @asynccontextmanager
@@ -83,6 +103,7 @@ class LoopProxy:
         """On the loop of a cluster started with ``async with``: while inside, other threads'
         calls run on the loop as under ``run_in_thread()``, through a portal lent for the time
         (each user its own, the newest serving, so one leaving never closes another's)."""
+        self.check_running()
         if self.portal is not None and not self._lent:  # run_in_thread's own portal serves
             yield
             return

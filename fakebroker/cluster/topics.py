@@ -10,7 +10,8 @@ from ..core.group_configs import DELETE, SET
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..server.runtime import Runtime
-from .actions import ClusterUsageError, partition_of, topic_of
+from .actions import partition_of, topic_of
+from .errors import ClusterUsageError
 from .proxy import LoopProxy
 
 
@@ -25,6 +26,7 @@ class TopicActions:
 
     def create(self, name: str, spec: Any) -> Topic:
         """``spec``: a partition count or ``{"partitions": n, "replication_factor": r, "config": {...}}``."""
+        self._proxy.check_running()  # first: a cluster not started has no broker to place it on
         if isinstance(spec, int):
             spec = {"partitions": spec}
         config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (spec.get("config") or {}).items()}

@@ -238,8 +238,12 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     what = "topic config" if topic else "broker setting"
     if not isinstance(name, str) or name not in known:
         close = close_matches(str(name), known, n=3, cutoff=0.75)
-        catalogue = f"fakebroker.core.configs.{'TOPIC' if topic else 'BROKER'}_KEYS"
-        hint = f"did you mean {' or '.join(map(repr, close))}?" if close else f"Kafka has no such {what} ({catalogue})"
+        listed = "topic-configs" if topic else "broker-settings"
+        hint = (
+            f"did you mean {' or '.join(map(repr, close))}?"
+            if close
+            else f"Kafka 4.4 has no such {what}; the docs list them all: reference/configs.md#{listed}"
+        )
         return f"unknown {what} {name!r}: {hint}"
     text = _to_text(value)
     kind = known[name][1]

@@ -258,8 +258,9 @@ class Faults:
         seed: int | None = None,
         **misspelt: Any,
     ) -> FaultRule:
-        """Add a rule; see the README's fault table. A misspelt keyword, API, error or action, and an
-        argument the action would ignore, are refused with :class:`FaultRuleError`."""
+        """Add a rule; see the fault rules reference (docs/reference/fault-rules.md). A misspelt
+        keyword, API, error or action, and an argument the action would ignore, are refused
+        with :class:`FaultRuleError`."""
         if misspelt:
             raise FaultRuleError(_unknown_keywords(misspelt))
         action = _action_of(action, error=error, delay=delay, duration=duration, throttle_ms=throttle_ms)

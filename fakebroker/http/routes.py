@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from ..cluster import FakeCluster, TopicView, WaitTimeout
+from ..cluster import conditions as cond
 from ..version import __version__
 from .churning import CHURN_BODY, churn_group
 from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, HTTPError, check_body, obj
@@ -202,6 +203,8 @@ async def advance_clock(req: Request) -> Any:
 async def list_events(req: Request) -> Any:
     since, limit = req.q("since", int, 0), req.q("limit", int)
     kinds, group, client, broker = req.qlist("kind"), req.q("group"), req.q("client_id"), req.q("broker", int)
+    for kind in kinds or ():  # a misspelt kind would match nothing: 400 naming the closest kinds
+        cond.check_event_kind(kind)
     out: list[dict[str, Any]] = []
     scanned = since
     for event in req.cluster.events_since(max(since, 0)):  # seq is the 1-based place in the log
@@ -407,7 +410,17 @@ ROUTES: list[Route] = [
         list_events,
         "The event log after seq `since`, filtered; next_since is the seq to poll from; "
         "dropped counts the oldest events the bounded log let go",
-        query={"since": INT, "kind": STR, "group": STR, "client_id": STR, "broker": INT, "limit": INT},
+        query={
+            "since": INT,
+            "kind": {
+                **STR,
+                "description": "event kinds, comma-separated or repeated; an unknown one is a 400 naming the closest",
+            },
+            "group": STR,
+            "client_id": STR,
+            "broker": INT,
+            "limit": INT,
+        },
     ),
     Route(
         "GET",
@@ -526,7 +539,11 @@ def openapi_document() -> dict[str, Any]:
             for n, k in route.segments
             if k
         ]
-        params += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in route.query.items()]
+        for n, s in route.query.items():  # a description is the parameter's, the rest its schema
+            param = {"name": n, "in": "query", "required": False}
+            if "description" in s:
+                param["description"] = s["description"]
+            params.append({**param, "schema": {k: v for k, v in s.items() if k != "description"}})
         op: dict[str, Any] = {
             "operationId": route.handler.__name__,
             "summary": route.summary,

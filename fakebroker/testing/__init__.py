@@ -10,7 +10,9 @@ uses only ``fakebroker.cluster``'s public API).
 - ``churn.py``: the bad days a consumer group meets as building blocks and a seeded runner
   (``from fakebroker.testing.churn import BLOCKS, churn``);
 - ``region.py``: the checkpointing-consumer harness (``from fakebroker.testing.region import
-  Region``).
+  Region``);
+- ``polling.py``: ``poll_until`` and ``poll_until_async``, which keep consumers polling until a
+  cluster condition or a predicate holds, keeping the records they poll for the caller.
 
 Importing this package loads no cluster: the assertions import the facade when first called.
 """
@@ -28,6 +30,7 @@ from .assertions import (
     values,
 )
 from .ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
+from .polling import poll_until, poll_until_async
 from .queue import Archived, QueueVerdict, Repeat
 
 __all__ = [
@@ -47,6 +50,8 @@ __all__ = [
     "eventually",
     "lag",
     "partitions_covered_once",
+    "poll_until",
+    "poll_until_async",
     "total_lag",
     "values",
 ]

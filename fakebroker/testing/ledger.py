@@ -42,7 +42,12 @@ thread-safe (one lock), so consumers on threads may share one ledger.
 The verdict's ``exactly_once`` means nothing lost and nothing processed twice, ``at_least_once``
 nothing lost; out-of-order processing and commits beyond what was processed are reported beside
 them (a commit past a transaction marker or a compacted gap is not a problem: records the ledger
-saw produced are what a commit must not skip).
+saw produced are what a commit must not skip). ``assert_exactly_once()`` and
+``assert_at_least_once()`` also fail on a commit beyond what was processed — a consumer that
+commits a record before processing it loses the record whenever it stops in between, even if
+no run of the test stops it there — naming each commit's partition and offsets, the
+``offset_committed`` event (or the ``committed()`` call) that made it and what became of the
+record; ``allow_commits_beyond=True`` accepts them (at most once on purpose).
 
 Share groups (KIP-932) are queues: :meth:`DeliveryLedger.queue_verdict` and
 :meth:`DeliveryLedger.assert_queue_delivery` check that every record was processed at least once
@@ -144,13 +149,37 @@ class OutOfOrder(NamedTuple):
 
 
 class CommitBeyond(NamedTuple):
-    """A commit of next offset ``committed`` while records below it that were produced had not been
-    processed: ``processed_up_to`` is the highest offset processed in the partition by then (-1: none)."""
+    """A commit of next offset ``committed`` while a record below it that was produced had not been
+    processed: a consumer that commits before it processes loses the record if it stops in between.
+
+    - ``processed_up_to``: the highest offset processed in the partition by then (-1: none);
+    - ``unprocessed``: the first record the commit skipped: produced, not processed by then, at
+      or above the partition's commit before (an older one skipped what lies below) and below
+      ``committed`` (None: the ledger saw nothing produced in the partition);
+    - ``event``: the ``seq`` of the group's ``offset_committed`` event that made the commit (None
+      for a commit reported through :meth:`DeliveryLedger.committed`, by ``member``);
+    - ``outcome``: what became of ``unprocessed``: ``"processed later by <member>"``, or
+      ``"lost"`` with the group event after the commit that handed the partition on, e.g.
+      ``"lost after generation 3 (rebalance: member b-1a2b3c4d left)"``."""
 
     topic: str
     partition: int
     committed: int
     processed_up_to: int
+    unprocessed: int | None = None
+    event: int | None = None
+    member: str | None = None
+    outcome: str | None = None
+
+    def describe(self) -> str:
+        """One line: the partition, the offsets, the commit that exposed it and what followed."""
+        by = f"offset_committed event #{self.event}" if self.event is not None else f"committed() by {self.member}"
+        skipped = f"offset {self.unprocessed}" if self.unprocessed is not None else "the records below it"
+        text = (
+            f"{self.topic}[{self.partition}]: next offset {self.committed} committed ({by}) while {skipped} "
+            f"was not processed (processed up to {self.processed_up_to})"
+        )
+        return text + (f"; offset {self.unprocessed} was {self.outcome}" if self.outcome else "")
 
 
 @dataclass(frozen=True)
@@ -159,11 +188,17 @@ class Verdict:
     processing (repeats included)."""
 
     produced: int
+    """Distinct records the producers had acknowledged."""
     processed: int
+    """Every processing the consumers reported, repeats included."""
     lost: list[RecordId] = field(default_factory=list)
+    """Acknowledged records never processed."""
     duplicates: list[Duplicate] = field(default_factory=list)
+    """Records processed more than once, each with its members and cause."""
     out_of_order: list[OutOfOrder] = field(default_factory=list)
+    """Records of one key processed before an older record of that key."""
     committed_beyond_processed: list[CommitBeyond] = field(default_factory=list)
+    """Commits that ran ahead of the processing (they fail both assertions unless allowed)."""
 
     @property
     def exactly_once(self) -> bool:
@@ -389,59 +424,116 @@ class DeliveryLedger:
     def _beyond(
         self, processed: list[_Entry], commits: list[_Entry], events: list[Event], produced: set[tuple[str, int, int]]
     ) -> list[CommitBeyond]:
-        # Each check: (timed by the cluster's event count?, when, topic, partition, next offset committed).
-        checks = [(False, c.at, c.topic, c.partition, c.offset) for c in commits]
+        # Each check: (timed by the cluster's event count?, when, topic, partition, next offset
+        # committed, the offset_committed event's seq or None, the member reporting it or None,
+        # the cluster's event count at the commit).
+        checks: list[tuple[bool, int, str, int, int, int | None, str | None, int]] = [
+            (False, c.at, c.topic, c.partition, c.offset, None, c.member, c.events) for c in commits
+        ]
         if self.group is not None:
             checks += [
-                (True, e.seq - 1, e.details["topic"], e.details["partition"], e.details["offset"])
+                (True, e.seq - 1, e.details["topic"], e.details["partition"], e.details["offset"], e.seq, None, e.seq)
                 for e in events
                 if e.kind == "offset_committed"
             ]
         firsts: dict[tuple[str, int], list[_Entry]] = {}  # partition -> first processings, in order
-        once: set[tuple[str, int, int]] = set()
+        first_of: dict[tuple[str, int, int], _Entry] = {}
         for p in processed:
-            if (p.topic, p.partition, p.offset) not in once:
-                once.add((p.topic, p.partition, p.offset))
+            if (p.topic, p.partition, p.offset) not in first_of:
+                first_of[(p.topic, p.partition, p.offset)] = p
                 firsts.setdefault((p.topic, p.partition), []).append(p)
         made: dict[tuple[str, int], list[int]] = {}
         for t, part, o in sorted(produced):
             made.setdefault((t, part), []).append(o)
+        seqs = [e.seq for e in events]
+        generations = [i for i, e in enumerate(events) if e.kind in ("generation_started", "group_epoch_bumped")]
         found: dict[int, CommitBeyond] = {}
         reported: set[tuple[str, int, int]] = set()
         for by_events in (False, True):
             # One sweep in time order per clock: what was processed before each commit only grows.
             sweeps: dict[tuple[str, int], _Sweep] = {}
-            mine = sorted((when, i, t, p, c) for i, (b, when, t, p, c) in enumerate(checks) if b == by_events)
-            for when, i, topic, partition, committed in mine:
+            mine = sorted((c[1], i, c) for i, c in enumerate(checks) if c[0] == by_events)
+            for when, i, (_, _, topic, partition, committed, seq, member, at_event) in mine:
                 tp = (topic, partition)
                 sweep = sweeps.setdefault(tp, _Sweep(firsts.get(tp, []), made.get(tp), by_events))
                 sweep.advance(when)
+                skipped = sweep.skipped(committed)
                 if (
                     committed > sweep.up_to + 1
-                    and sweep.skips(committed)
+                    and (skipped is not None or sweep.produced is None)  # nothing seen produced: the plain rule
                     and (topic, partition, committed) not in reported
                 ):
                     reported.add((topic, partition, committed))
-                    found[i] = CommitBeyond(topic, partition, committed, sweep.up_to)
+                    outcome = None
+                    if skipped is not None:
+                        later = first_of.get((topic, partition, skipped))
+                        if later is not None:
+                            outcome = f"processed later by {later.member}"
+                        else:  # what handed the partition on after the commit, if the log shows it
+                            cause = _loss_cause(events, seqs, generations, at_event)
+                            outcome = "lost" + (f" after {cause}" if cause else "")
+                    found[i] = CommitBeyond(
+                        topic, partition, committed, sweep.up_to, skipped, seq, member if seq is None else None, outcome
+                    )
         return [found[i] for i in sorted(found)]
 
-    def assert_exactly_once(self) -> Verdict:
-        """Raise AssertionError (with the summary) unless nothing was lost or processed twice."""
+    def assert_exactly_once(self, *, allow_commits_beyond: bool = False) -> Verdict:
+        """Raise AssertionError (with the summary) unless nothing was lost or processed twice and
+        no commit ran ahead of the processing (:attr:`Verdict.committed_beyond_processed`: a
+        consumer that commits a record before processing it loses the record if it stops in
+        between, even when no run of the test happens to stop it there). The message names each
+        such commit's partition, offsets and the event that made it (see
+        :meth:`CommitBeyond.describe`). ``allow_commits_beyond=True``: judge only what was lost
+        and repeated (an at-most-once consumer on purpose)."""
         verdict = self.verdict()
-        if not verdict.exactly_once:
-            raise AssertionError("not exactly once:\n" + verdict.summary())
+        _check(verdict, [] if verdict.exactly_once else ["not exactly once"], allow_commits_beyond)
         return verdict
 
-    def assert_at_least_once(self, max_duplicates: int | None = None) -> Verdict:
-        """Raise AssertionError (with the summary) if a record was lost, or if more than
-        ``max_duplicates`` extra processings happened."""
+    def assert_at_least_once(self, max_duplicates: int | None = None, *, allow_commits_beyond: bool = False) -> Verdict:
+        """Raise AssertionError (with the summary) if a record was lost, if more than
+        ``max_duplicates`` extra processings happened, or if a commit ran ahead of the processing
+        (unless ``allow_commits_beyond``; see :meth:`assert_exactly_once`)."""
         verdict = self.verdict()
         extra = sum(d.times - 1 for d in verdict.duplicates)
+        problems = []
         if not verdict.at_least_once:
-            raise AssertionError("not at least once:\n" + verdict.summary())
-        if max_duplicates is not None and extra > max_duplicates:
-            raise AssertionError(f"{extra} duplicates (at most {max_duplicates} allowed):\n" + verdict.summary())
+            problems.append("not at least once")
+        elif max_duplicates is not None and extra > max_duplicates:
+            problems.append(f"{extra} duplicates (at most {max_duplicates} allowed)")
+        _check(verdict, problems, allow_commits_beyond)
         return verdict
+
+
+def _loss_cause(events: list[Event], seqs: list[int], generations: list[int], after: int) -> str | None:
+    """The group event after event number ``after`` (a commit) that handed a partition on: the
+    window up to the first generation (or epoch) after it, so each costs a few events, not the log."""
+    lo = bisect.bisect_right(seqs, after)
+    k = bisect.bisect_left(generations, lo)
+    hi = generations[k] + 1 if k < len(generations) else len(events)
+    if hi <= lo:
+        return None
+    return _cause(events, seqs, _Entry(0, after, "", "", 0, 0, None), _Entry(0, seqs[hi - 1], "", "", 0, 0, None))
+
+
+def _check(verdict: Verdict, problems: list[str], allow_commits_beyond: bool) -> None:
+    """Raise AssertionError with ``problems`` and, unless allowed, the commits beyond processing
+    (the lost records' first: their commit explains the loss), then the summary."""
+    beyond = [] if allow_commits_beyond else verdict.committed_beyond_processed
+    if not problems and not beyond:
+        return
+    lines = []
+    if beyond:
+        problems.append(f"{len(beyond)} commit{'s' if len(beyond) > 1 else ''} beyond what was processed")
+        shown = sorted(beyond, key=lambda c: not (c.outcome or "").startswith("lost"))[:SHOWN]
+        lines.append(
+            "a commit ran ahead of the processing (a consumer that commits a record before it has processed it "
+            "loses the record if it stops in between)"
+            + (f"; first {SHOWN} of {len(beyond)}" if len(beyond) > SHOWN else "")
+            + ":"
+        )
+        lines += [f"  {c.describe()}" for c in shown]
+        lines.append("(pass allow_commits_beyond=True to accept commits ahead of processing: at most once on purpose)")
+    raise AssertionError("; ".join(problems) + ":\n" + "\n".join([*lines, verdict.summary()]))
 
 
 class _Sweep:
@@ -453,6 +545,7 @@ class _Sweep:
         self.up_to = -1  # the highest offset processed so far
         self._next = 0  # the next first processing to take in
         self._lowest = 0  # index in ``produced`` of the lowest produced offset perhaps not processed yet
+        self.previous: int | None = None  # the partition's last commit checked (on this clock)
 
     def advance(self, when: int) -> None:
         while self._next < len(self.firsts):
@@ -463,14 +556,22 @@ class _Sweep:
             self.up_to = max(self.up_to, e.offset)
             self._next += 1
 
-    def skips(self, committed: int) -> bool:
-        """Whether committing ``committed`` skips a produced record not processed yet (with nothing
-        seen produced in the partition: always)."""
+    def skipped(self, committed: int) -> int | None:
+        """The lowest record that committing ``committed`` skips first: produced, not processed
+        yet, at or above the partition's previous commit (below it, an earlier commit skipped it)
+        and below ``committed``; None: none (or nothing seen produced in the partition). Records
+        below ``_lowest`` are all processed, so the scan starts at the later of the two."""
+        previous, self.previous = self.previous, committed
         if self.produced is None:
-            return True
+            return None
         while self._lowest < len(self.produced) and self.produced[self._lowest] in self.done:
             self._lowest += 1
-        return self._lowest < len(self.produced) and self.produced[self._lowest] < committed
+        i = self._lowest if previous is None else max(self._lowest, bisect.bisect_left(self.produced, previous))
+        while i < len(self.produced) and self.produced[i] < committed:
+            if self.produced[i] not in self.done:
+                return self.produced[i]
+            i += 1
+        return None
 
 
 # -- causes ------------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 - ``fakebroker``: a running cluster per test for synchronous tests (run in a thread); with
   ``--fakebroker-shared`` one cluster per session (per xdist worker) cleaned after each test.
-- ``async_fakebroker``: the same inside the test's own loop, for trio (pytest-trio) and
-  anyio/asyncio tests.
+- ``async_fakebroker``: the same inside the test's own loop, for trio (pytest-trio),
+  anyio (``@pytest.mark.anyio``) and pytest-asyncio (strict and auto mode) tests.
 - ``fakebroker_bootstrap``: the bootstrap address as a plain string.
 - ``fakebroker_unique``: ``unique("orders")`` gives a name no other test uses (for shared clusters).
 
@@ -13,6 +13,7 @@ plugin load: a pytest run that uses no fixture does not pay for it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import os
@@ -20,7 +21,7 @@ import re
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -29,6 +30,7 @@ from . import settings
 if TYPE_CHECKING:
     from fakebroker import FakeCluster
 
+ASYNCIO = pytest.StashKey[bool]()  # pytest-asyncio is active: its tests get async_fakebroker through it
 CLUSTERS = pytest.StashKey[list[tuple["FakeCluster", int]]]()  # (cluster, first event seq of this test)
 BASETEMP = pytest.StashKey[Path]()  # pytest's basetemp, where failure pictures go by default
 FROZEN = pytest.StashKey[bool]()  # the session's objects were frozen (fakebroker_gc_freeze)
@@ -48,6 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin("anyio"):
         # Registered after anyio's own plugin, so this fixture is the one its tests get.
         config.pluginmanager.register(_anyio_backends(settings.anyio_backends(config)), "fakebroker-anyio-backends")
+    # under any registration name ("asyncio" from its entry point, "pytest_asyncio.plugin" from -p)
+    plugins = config.pluginmanager.get_plugins()
+    if any(getattr(plugin, "__name__", None) == "pytest_asyncio.plugin" for plugin in plugins):
+        config.stash[ASYNCIO] = True
+        config.pluginmanager.register(_asyncio_fixtures(), "fakebroker-asyncio-fixtures")
 
 
 def _anyio_backends(names: list[str]) -> object:
@@ -154,17 +161,145 @@ def fakebroker(
         yield cluster
 
 
-@pytest.fixture
-async def async_fakebroker(
+async def _async_fakebroker(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[FakeCluster]:
-    """A running FakeCluster in the test's own event loop (trio or asyncio)."""
+    """A running FakeCluster in the test's own event loop: trio (pytest-trio), anyio
+    (``@pytest.mark.anyio``, either backend) or pytest-asyncio (strict or auto mode)."""
+    # pytest-trio and anyio's plugin run this generator in the test's loop, setup and teardown in
+    # one task; a test pytest-asyncio runs gets its cluster from _asyncio_cluster instead (below)
     from fakebroker import FakeCluster
 
     async with FakeCluster(**settings.options_for(request.node)) as cluster:
         _freeze_once(request.config)
         _remember(request.node, cluster, 0, tmp_path_factory.getbasetemp())
         yield cluster
+
+
+async_fakebroker = pytest.fixture(name="async_fakebroker")(_async_fakebroker)
+
+
+# -- pytest-asyncio -------------------------------------------------------------------------
+# pytest-asyncio leaves an async fixture declared with a plain @pytest.fixture to other plugins in
+# strict mode (nothing runs it: "requested an async fixture ... with no plugin or hook that
+# handled it"), and in auto mode runs its setup and its teardown as two tasks: FakeCluster's
+# `async with` holds a task group, whose cancel scope must be left by the task that entered it.
+# So a test that pytest-asyncio runs gets async_fakebroker from a pytest_asyncio.fixture on the
+# test's own loop scope, which keeps the cluster in one task of that loop from start to stop.
+LoopScope = Literal["function", "class", "module", "package", "session"]
+LOOP_SCOPES: tuple[LoopScope, ...] = ("function", "class", "module", "package", "session")
+
+
+def _asyncio_fixture_name(loop_scope: str) -> str:
+    return f"_fakebroker_asyncio_{loop_scope}_loop"
+
+
+def _asyncio_fixtures() -> object:
+    """One pytest-asyncio fixture per loop scope (function-scoped, on that scope's loop)."""
+    import pytest_asyncio
+
+    def cluster_fixture() -> Callable[..., AsyncIterator[FakeCluster]]:
+        # a function of its own per scope: pytest_asyncio.fixture marks the function it is given
+        async def cluster(
+            request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+        ) -> AsyncIterator[FakeCluster]:
+            async with _asyncio_cluster(request, tmp_path_factory) as running:
+                yield running
+
+        return cluster
+
+    holder = types.ModuleType("pytest_fakebroker.asyncio_fixtures")  # pytest reads fixtures off modules
+    for loop_scope in LOOP_SCOPES:
+        name = _asyncio_fixture_name(loop_scope)
+        setattr(holder, name, pytest_asyncio.fixture(cluster_fixture(), name=name, loop_scope=loop_scope))
+    return holder
+
+
+@contextlib.asynccontextmanager
+async def _asyncio_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FakeCluster]:
+    import asyncio
+
+    from fakebroker import FakeCluster
+
+    ready: asyncio.Future[FakeCluster] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def hold() -> None:
+        async with FakeCluster(**settings.options_for(request.node)) as cluster:
+            ready.set_result(cluster)
+            await stop.wait()
+
+    task = asyncio.create_task(hold(), name=f"fakebroker cluster of {request.node.nodeid}")
+    try:
+        first: set[asyncio.Future[Any]] = {task, ready}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # setup interrupted
+        task.cancel()
+        raise
+    if not ready.done():  # the cluster did not start: its error
+        task.result()
+        raise RuntimeError("fakebroker: the cluster's task ended before the cluster started")
+    cluster = ready.result()
+    _freeze_once(request.config)
+    _remember(request.node, cluster, 0, tmp_path_factory.getbasetemp())
+    try:
+        yield cluster
+    finally:
+        stop.set()
+        await task  # the cluster stopped, in the task that started it (its error, if it failed)
+
+
+def _asyncio_loop_scope(item: pytest.Item) -> str | None:
+    """The loop scope pytest-asyncio runs ``item`` on, or None when pytest-asyncio does not run it."""
+    if not item.config.stash.get(ASYNCIO, False):
+        return None
+    import pytest_asyncio
+
+    if not pytest_asyncio.is_async_test(item):
+        return None
+    marker = item.get_closest_marker("asyncio")
+    scope = (marker.kwargs.get("loop_scope") or marker.kwargs.get("scope")) if marker else None
+    if scope is None:
+        try:
+            scope = item.config.getini("asyncio_default_test_loop_scope")
+        except ValueError:  # a pytest-asyncio without the option: tests run on the function's loop
+            scope = None
+    return str(scope or "function")
+
+
+@pytest.hookimpl(tryfirst=True, wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
+    """For a test pytest-asyncio runs, ``async_fakebroker`` is a plain fixture that hands over
+    the pytest-asyncio fixture of the test's loop scope. First of the wrappers (tryfirst), so
+    anyio's plugin and pytest-asyncio's see a plain function here and leave it alone; swapped
+    back at the test's teardown, not before its call, where pytest-asyncio's strict mode warns
+    about a plain async fixture it sees on an asyncio test."""
+    loop_scope = _asyncio_loop_scope(request.node) if fixturedef.func is _async_fakebroker else None
+    if loop_scope is None:
+        return (yield)
+    item = request.node
+    conflict = "@pytest.mark.anyio" if "anyio_backend" in request.fixturenames else None
+    if item.get_closest_marker("trio") is not None:
+        conflict = "@pytest.mark.trio"
+
+    def handover(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+        if conflict is not None:
+            pytest.fail(
+                f"{item.nodeid}: pytest-asyncio and {conflict} both claim this test (pytest-asyncio's "
+                "auto mode takes every async test), and each would run its part on an event loop of its "
+                "own: the test on pytest-asyncio's, its async fixtures on the other's. In a suite that "
+                "mixes plugins, set asyncio_mode = strict and mark pytest-asyncio's tests "
+                "@pytest.mark.asyncio (or use the other plugin's marker alone).",
+                pytrace=False,
+            )
+        return request.getfixturevalue(_asyncio_fixture_name(loop_scope))
+
+    original = fixturedef.func
+    setattr(fixturedef, "func", handover)  # typed Final by pytest; anyio's plugin swaps it too
+    item.addfinalizer(lambda: setattr(fixturedef, "func", original))
+    return (yield)
 
 
 @pytest.fixture

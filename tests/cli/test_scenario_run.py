@@ -241,9 +241,9 @@ async def test_play_an_async_function(tmp_path):
     assert timeline_count(result.timeline, r"topic_created\b.*topic=events\b") == 1
 
 
-def test_readme_shows_the_example_scenario_as_it_is():
-    readme = (ROOT / "README.md").read_text()
-    assert STORM.read_text().split('"""', 2)[2].strip() in readme
+def test_the_docs_show_the_example_scenario_as_it_is():
+    guide = (ROOT / "docs" / "guides" / "scenarios.md").read_text()
+    assert STORM.read_text().split('"""', 2)[2].strip() in guide
 
 
 @pytest.mark.trio

@@ -199,8 +199,66 @@ def test_confluent_commit_before_processing_loses_the_record_of_a_crashed_member
     assert len(crash_commit) == 1 and crash_commit[0].processed_up_to < offset
     # every commit of this policy runs ahead of the processing
     assert all(c.committed > c.processed_up_to + 1 for c in v.committed_beyond_processed)
-    with pytest.raises(AssertionError, match=rf"lost: {TOPIC}\[{partition}\]@{offset}"):
+    with pytest.raises(AssertionError, match=rf"lost: {TOPIC}\[{partition}\]@{offset}") as failed:
         ledger.assert_at_least_once()
+    # the message leads with the commit that lost the record: its partition and offsets, the
+    # broker's offset_committed event that made it, and the rebalance that handed the partition on
+    lines = str(failed.value).splitlines()
+    assert lines[0] == f"not at least once; {len(v.committed_beyond_processed)} commits beyond what was processed:"
+    (event,) = [
+        e.seq
+        for e in cluster.events
+        if e.kind == "offset_committed"
+        and e.group == gid
+        and (e.details["partition"], e.details["offset"]) == (partition, offset + 1)
+    ]
+    # the first generation after that commit: the one b's leaving started
+    generation = next(
+        e.details["generation"]
+        for e in cluster.events_since(event)
+        if e.kind == "generation_started" and e.group == gid
+    )
+    assert re.fullmatch(
+        rf"  {TOPIC}\[{partition}\]: next offset {offset + 1} committed \(offset_committed event #{event}\) "
+        rf"while offset {offset} was not processed \(processed up to {crash_commit[0].processed_up_to}\); "
+        rf"offset {offset} was lost after generation {generation} \(rebalance: member {b.name}-[0-9a-f]{{8}} left\)",
+        lines[2],
+    ), lines[2]
+    assert "pass allow_commits_beyond=True" in str(failed.value)
+
+
+def test_confluent_commit_before_processing_fails_the_assertions_even_when_nothing_is_lost(cluster):
+    """The same commit-first members, but none dies between its commit and its processing: every
+    record is processed exactly once in this run, yet both assertions fail, naming commits whose
+    record was processed only later; told the consumer is at most once on purpose, they pass."""
+    gid = "ledger-first"
+    ledger = DeliveryLedger(cluster, group=gid)
+    a, b, poll_all = run_group(cluster, gid, ledger, commit="before")
+    try:
+        produce_confluent(cluster, ledger, 60)
+        until(lambda: ledger.verdict().processed >= 60, "every record processed", poll_all)
+    finally:
+        a.close()
+        b.close()
+    v = ledger.verdict()
+    assert (v.lost, v.duplicates, v.exactly_once) == ([], [], True)
+    assert len(v.committed_beyond_processed) == 60  # each commit names the record about to be processed
+    for check in (ledger.assert_exactly_once, ledger.assert_at_least_once):
+        with pytest.raises(AssertionError) as failed:
+            check()
+        lines = str(failed.value).splitlines()
+        assert lines[0] == "60 commits beyond what was processed:", lines[0]
+        shown = [line for line in lines if line.startswith(f"  {TOPIC}[")]
+        assert len(shown) == 5
+        for line in shown:
+            committed, skipped, member = re.fullmatch(
+                rf"  {TOPIC}\[\d\]: next offset (\d+) committed \(offset_committed event #\d+\) while offset (\d+) "
+                rf"was not processed \(processed up to -?\d+\); offset \d+ was processed later by ({gid}-[ab])",
+                line,
+            ).groups()
+            assert int(committed) == int(skipped) + 1, line
+    assert ledger.assert_exactly_once(allow_commits_beyond=True).processed == 60
+    assert ledger.assert_at_least_once(max_duplicates=0, allow_commits_beyond=True).produced == 60
 
 
 # -- kafka-python -------------------------------------------------------------------------------------
@@ -240,6 +298,108 @@ def test_kafka_python_records_through_the_ledger(cluster):
     v = ledger.assert_at_least_once(max_duplicates=0)
     assert (v.produced, v.processed, v.out_of_order, v.committed_beyond_processed) == (120, 120, [], [])
     assert any(e.kind == "offset_committed" and e.group == gid for e in cluster.events)
+
+
+def test_kafka_python_commit_before_processing_then_restart_loses_a_record_and_the_assertion_says_where(cluster):
+    """A kafka-python consumer commits each record's offset before processing it and dies after
+    one such commit; its replacement in the group starts after that record: it is lost, and
+    ``assert_exactly_once`` names the partition, the offsets, the commit event and the rebalance.
+    A consumer that processes, then commits, passes on the same cluster."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    def consumer(gid: str, client_id: str) -> KafkaConsumer:
+        return KafkaConsumer(
+            TOPIC,
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id=gid,
+            client_id=client_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=50,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+        )
+
+    def commit_first(
+        kc: KafkaConsumer, member: str, ledger: DeliveryLedger, done: Callable[[], bool], die_after: int | None = None
+    ) -> tuple[int, int] | None:
+        """Commit each record, then process it, until ``done()``; with ``die_after``, after that
+        many records commit one more and stop there (dead): returns its (partition, offset)."""
+        count, died = 0, []
+
+        def step() -> None:
+            nonlocal count
+            for records in kc.poll(timeout_ms=200).values():
+                for r in records:
+                    if died:
+                        return
+                    kc.commit({TopicPartition(r.topic, r.partition): OffsetAndMetadata(r.offset + 1, None, -1)})
+                    if count == die_after:
+                        died.append((r.partition, r.offset))
+                        return
+                    ledger.record(member, r)
+                    count += 1
+
+        until(lambda: bool(died) or done(), f"{member} to process", step)
+        return died[0] if died else None
+
+    gid = "ledger-kp-first"
+    ledger = DeliveryLedger(cluster, group=gid)
+    produce_confluent(cluster, ledger, 120)
+    first = consumer(gid, "kp-first")
+    try:
+        crashed = commit_first(first, "kp-first", ledger, lambda: False, die_after=30)
+    finally:
+        first.close(autocommit=False)  # no commit; leaves the group
+    second = consumer(gid, "kp-second")
+    try:
+        commit_first(second, "kp-second", ledger, lambda: ledger.verdict().processed >= 119)
+    finally:
+        second.close(autocommit=False)
+    assert crashed is not None
+    partition, offset = crashed
+    v = ledger.verdict()
+    assert (v.lost, v.processed, v.duplicates) == ([(TOPIC, partition, offset)], 119, [])
+    with pytest.raises(AssertionError) as failed:
+        ledger.assert_exactly_once()
+    text = str(failed.value)
+    lines = text.splitlines()
+    assert lines[0] == f"not exactly once; {len(v.committed_beyond_processed)} commits beyond what was processed:"
+    (event,) = [
+        e.seq
+        for e in cluster.events
+        if e.kind == "offset_committed"
+        and e.group == gid
+        and (e.details["partition"], e.details["offset"]) == (partition, offset + 1)
+    ]
+    assert re.fullmatch(
+        rf"  {TOPIC}\[{partition}\]: next offset {offset + 1} committed \(offset_committed event #{event}\) "
+        rf"while offset {offset} was not processed \(processed up to -?\d+\); offset {offset} was lost after "
+        rf"generation \d+ \(rebalance: member kp-first-[0-9a-f]{{8}} left\)",
+        lines[2],
+    ), lines[2]
+    assert f"lost: {TOPIC}[{partition}]@{offset}" in lines
+
+    # the same clients, processing before committing: both assertions pass
+    gid = "ledger-kp-after"
+    ledger = DeliveryLedger(cluster, group=gid)
+    produce_confluent(cluster, ledger, 60)
+    kc = consumer(gid, "kp-after")
+    try:
+
+        def step() -> None:
+            for records in kc.poll(timeout_ms=200).values():
+                for r in records:
+                    ledger.record("kp-after", r)
+                    kc.commit({TopicPartition(r.topic, r.partition): OffsetAndMetadata(r.offset + 1, None, -1)})
+
+        until(lambda: ledger.verdict().processed >= 180, "every record processed", step)
+    finally:
+        kc.close(autocommit=False)
+    v = ledger.assert_exactly_once()  # the 120 records before it too: they were produced before this ledger
+    assert (v.produced, v.processed, v.committed_beyond_processed) == (60, 180, [])
+    assert ledger.assert_at_least_once(max_duplicates=0) == v
 
 
 # -- aiokafka -----------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def test_pending_waits_do_not_hold_producing_back():
         answers: list[str] = []
 
         def wait() -> None:
-            body = {"condition": "event", "kind": "never_happens", "timeout": 30}
+            body = {"condition": "event", "kind": "member_expired", "details": {"group": "never"}, "timeout": 30}
             try:
                 _call(control, "POST", "/wait", body, timeout=40)
                 answers.append("answered")

@@ -38,7 +38,10 @@ from fakebroker.faults import FaultRuleError
             {"config": {"num.partitions": 0}},
             "Invalid value 0 for configuration num.partitions: Value must be at least 1",
         ),
-        ({"config": {"frobnicate": 1}}, "unknown broker setting 'frobnicate': Kafka has no such broker setting"),
+        (
+            {"config": {"frobnicate": 1}},
+            "unknown broker setting 'frobnicate': Kafka 4.4 has no such broker setting; the docs list them all",
+        ),
         ({"topics": {"orders": 0}}, "topic 'orders': partitions must be a whole number >= 1, not 0"),
         (
             {"topics": {"orders": {"partitions": "6"}}},

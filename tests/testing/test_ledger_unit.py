@@ -184,7 +184,10 @@ def test_an_app_commit_beyond_what_was_processed_is_reported():
     ledger.committed("c1", "t", 0, 7)  # past the end, but every record produced was processed
     ledger.committed("c1", "x", 0, 4)  # a partition the ledger saw nothing produced in: the plain rule
     v = ledger.verdict()
-    assert v.committed_beyond_processed == [CommitBeyond("t", 0, 3, 0), CommitBeyond("x", 0, 4, -1)]
+    assert v.committed_beyond_processed == [
+        CommitBeyond("t", 0, 3, 0, unprocessed=1, member="c1", outcome="processed later by c1"),
+        CommitBeyond("x", 0, 4, -1, member="c1"),  # nothing seen produced there: no record to name
+    ]
     assert v.at_least_once  # nothing was lost in the end
     assert "t[0] committed 3, processed up to 0" in v.summary()
 
@@ -201,13 +204,83 @@ def test_the_groups_own_commits_are_checked_with_a_cluster_and_group():
     ledger.processed("c1", "t", 0, 2)
     cluster.emit("offset_committed", group="g", topic="t", partition=0, offset=3)
     v = ledger.verdict()
-    assert v.committed_beyond_processed == [CommitBeyond("t", 0, 3, 0)]
+    assert v.committed_beyond_processed == [
+        CommitBeyond("t", 0, 3, 0, unprocessed=1, event=2, outcome="processed later by c1")
+    ]
     assert v.lost == [("t", 0, 3)]
     # without a group, the cluster's commits are not the ledger's to judge
     alone = DeliveryLedger(cluster)
     alone.processed("c1", "t", 0, 0)
     cluster.emit("offset_committed", group="g", topic="t", partition=0, offset=3)
     assert alone.verdict().committed_beyond_processed == []
+
+
+def _commit_first(cluster: StubCluster, ledger: DeliveryLedger, offsets: range) -> None:
+    """A consumer of partition 0 that commits each record before processing it."""
+    for o in offsets:
+        cluster.emit("offset_committed", group="g", topic="t", partition=0, offset=o + 1)
+        ledger.processed("c1", "t", 0, o)
+
+
+def test_the_assertions_fail_on_commits_before_processing_though_nothing_was_lost():
+    cluster = StubCluster()
+    ledger = DeliveryLedger(cluster, group="g")
+    produce_all(ledger, 3)
+    _commit_first(cluster, ledger, range(3))
+    v = ledger.verdict()
+    assert v.exactly_once and len(v.committed_beyond_processed) == 3
+    for check in (ledger.assert_exactly_once, ledger.assert_at_least_once):
+        with pytest.raises(AssertionError) as failed:
+            check()
+        text = str(failed.value)
+        assert text.startswith("3 commits beyond what was processed:\na commit ran ahead of the processing"), text
+        assert (
+            "  t[0]: next offset 1 committed (offset_committed event #1) while offset 0 was not processed "
+            "(processed up to -1); offset 0 was processed later by c1\n"
+        ) in text
+        assert "t[0]: next offset 3 committed (offset_committed event #3) while offset 2 was not processed" in text
+        assert "pass allow_commits_beyond=True" in text and "delivery: 3 produced, 3 processed" in text
+    assert ledger.assert_exactly_once(allow_commits_beyond=True) is not None
+    assert ledger.assert_at_least_once(max_duplicates=0, allow_commits_beyond=True).processed == 3
+
+
+def test_a_commit_before_a_crash_is_named_with_the_loss_and_the_rebalance_after_it():
+    cluster = StubCluster()
+    ledger = DeliveryLedger(cluster, group="g")
+    produce_all(ledger, 12)
+    _commit_first(cluster, ledger, range(9))
+    cluster.emit("offset_committed", group="g", topic="t", partition=0, offset=10)  # then c1 dies
+    cluster.emit("member_removed", group="g", member=M1, reason="left the group")
+    cluster.emit("rebalance_started", group="g", reason="members left", generation=1)
+    cluster.emit("generation_started", group="g", generation=2, members=1)
+    for o in (10, 11):  # the next owner starts after the record c1 never processed
+        ledger.processed("c2", "t", 0, o)
+        ledger.committed("c2", "t", 0, o + 1)
+    with pytest.raises(AssertionError) as failed:
+        ledger.assert_at_least_once()
+    lines = str(failed.value).splitlines()
+    assert lines[0] == "not at least once; 10 commits beyond what was processed:"
+    assert lines[1].endswith("; first 5 of 10:")
+    assert lines[2] == (
+        "  t[0]: next offset 10 committed (offset_committed event #10) while offset 9 was not processed "
+        "(processed up to 8); offset 9 was lost after generation 2 (rebalance: member c1-0e9080ea left)"
+    )
+    assert "lost: t[0]@9" in lines
+    # told to allow the commits, the loss alone fails it
+    with pytest.raises(AssertionError, match=r"^not at least once:\ndelivery: 12 produced, 11 processed; 1 lost"):
+        ledger.assert_at_least_once(allow_commits_beyond=True)
+
+
+def test_a_consumer_that_commits_after_processing_passes_both_assertions():
+    cluster = StubCluster()
+    ledger = DeliveryLedger(cluster, group="g")
+    produce_all(ledger, 5)
+    for o in range(5):
+        ledger.processed("c1", "t", 0, o)
+        cluster.emit("offset_committed", group="g", topic="t", partition=0, offset=o + 1)
+        ledger.committed("c1", "t", 0, o + 1)
+    assert ledger.assert_exactly_once().committed_beyond_processed == []
+    assert ledger.assert_at_least_once(max_duplicates=0).processed == 5
 
 
 # -- threads and adapters ------------------------------------------------------------------------------
@@ -290,6 +363,27 @@ def test_a_long_run_with_a_commit_per_record_is_judged_in_linear_time():
     v = ledger.verdict()
     assert time.perf_counter() - start < 5  # a quadratic check would take minutes
     assert (v.produced, v.processed, v.committed_beyond_processed, v.exactly_once) == (n, n, [], True)
+
+
+def test_many_commits_before_processing_with_losses_are_judged_in_linear_time():
+    cluster = StubCluster()
+    ledger = DeliveryLedger(cluster, group="g")
+    n = 12_000
+    for i in range(n):
+        ledger.produced("t", i % 4, i // 4)
+    for i in range(n):
+        cluster.emit("offset_committed", group="g", topic="t", partition=i % 4, offset=i // 4 + 1)
+        if i % 10 == 9:  # the member dies between commit and processing; the next generation goes on
+            cluster.emit("member_removed", group="g", member=M1, reason="left the group")
+            cluster.emit("generation_started", group="g", generation=i, members=1)
+        else:
+            ledger.processed("c1", "t", i % 4, i // 4)
+    start = time.perf_counter()
+    v = ledger.verdict()
+    assert time.perf_counter() - start < 5
+    lost = [c for c in v.committed_beyond_processed if c.outcome.startswith("lost")]
+    assert len(v.lost) == len(lost) == n // 10 and len(v.committed_beyond_processed) == n
+    assert lost[0].outcome == "lost after generation 9 (rebalance: member c1-0e9080ea left)"
 
 
 def _member_left_and_reread() -> tuple[StubCluster, DeliveryLedger]:

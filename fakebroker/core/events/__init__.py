@@ -31,6 +31,8 @@ import copy
 from .base import (
     KINDS,
     Event,
+    detail_fields,
+    event_kinds,
 )
 from .cluster import (
     BrokerStarted,
@@ -196,5 +198,7 @@ __all__ = [
     "TxnPartitionsAdded",
     "TxnPrepared",
     "TxnTimedOut",
+    "detail_fields",
+    "event_kinds",
     "make",
 ]

@@ -74,7 +74,7 @@ def _init_spec(cls: type) -> tuple[tuple[str, Any, Any], ...]:
     return found
 
 
-KINDS: dict[str, type[Event]] = {}
+KINDS: dict[str, type[Event]] = {}  # every class by its kind, the bases of kinds included
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -173,3 +173,25 @@ class Event:
                 for k, v in self.details.items()
             },
         }
+
+
+def event_kinds() -> dict[str, type[Event]]:
+    """Every kind an event is recorded as, by name in name order: ``KINDS`` without the bases
+    that only other kinds derive from (``group_event``, ``member_event``, ``txn_event``), which
+    no recorded event has.
+
+    >>> "member_joined" in event_kinds(), "group_event" in event_kinds()
+    (True, False)
+    """
+    return {
+        name: cls
+        for name, cls in sorted(KINDS.items())
+        if not any(issubclass(sub, Event) and sub.kind in KINDS for sub in cls.__subclasses__())
+    }
+
+
+def detail_fields(cls: type[Event]) -> list[dataclasses.Field[Any]]:
+    """A kind's own fields, those its ``details`` hold (every event also has ``broker``, ``seq``,
+    ``time_ms`` and ``wall``); one with a default of None appears only when set, unless its
+    metadata says ``shown``."""
+    return [f for f in dataclasses.fields(cls) if f.name not in _BASE]
