@@ -31,6 +31,7 @@ HARD_MARGIN_S = float(os.environ.get("FAKEBROKER_HARD_MARGIN_S", 60))
 _DIR_VARIABLE = "FAKEBROKER_HANG_DUMPS"
 _STARTED_VARIABLE = "FAKEBROKER_RUN_STARTED"  # when the controller started: older dumps are not this run's
 _SESSION_LIMIT_VARIABLE = "FAKEBROKER_SESSION_LIMIT_S"
+SIGINT_AGAIN_S = 5.0  # past the limit, the interrupt is sent again this often until the run has stopped
 SESSION_LIMIT_S = 75 * 60
 _session_report: list[str] = []
 
@@ -53,7 +54,11 @@ def _end_session_after(limit: float) -> None:
     report += "".join(f"  {line}\n" for line in running) or "  (none)\n"
     _session_report.append(report)  # for the summary: the stderr of a run without xdist is captured
     os.write(2, report.encode())
-    os.kill(os.getpid(), signal.SIGINT)  # pytest stops, prints its summary and exits non-zero
+    # pytest stops, prints its summary and exits non-zero. Again every few seconds until it has:
+    # one SIGINT delivered while plugins were still starting was once lost on a loaded machine
+    while True:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(SIGINT_AGAIN_S)
 
 
 def _this_run(path: Path) -> bool:

@@ -33,6 +33,12 @@ SECTIONS: list[tuple[str, str, tuple[str, ...]]] = [
         ("fakebroker.core.events.cluster", "fakebroker.core.topics.reassignments"),
     ),
     (
+        "Authentication",
+        "A SASL listener's connections (`peer`, `client_id`): each authentication that succeeded, with "
+        "its principal and mechanism, and each that failed, with Kafka's answer's text.",
+        ("fakebroker.core.events.security",),
+    ),
+    (
         "Groups, members and offsets",
         "Each names its `group` and happened on the group's coordinator (`broker`); the events of a "
         "member name it (`member`) and, once known, its `client_id`.",

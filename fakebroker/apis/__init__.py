@@ -44,6 +44,7 @@ from . import (  # noqa: F401
     offset_for_leader_epoch,
     partition_reassignments,
     produce,
+    sasl,
     scram_credentials,
     share_acknowledge,
     share_fetch,

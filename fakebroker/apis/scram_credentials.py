@@ -1,27 +1,46 @@
-"""DescribeUserScramCredentials (key 50): fakebroker has no SASL/SCRAM, so no user has
-credentials; answered as a Kafka broker with none answers (``kafka-configs --describe
---entity-type users``, the admin client's ``describeUserScramCredentials``)."""
+"""DescribeUserScramCredentials (key 50) and AlterUserScramCredentials (key 51): the users'
+SCRAM credentials (``kafka-configs --entity-type users --describe`` and ``--alter
+--add-config 'SCRAM-SHA-512=[password=...]'``, the admin clients' ``describeUserScramCredentials``
+and ``alterUserScramCredentials``). The core (``core/security/users.py``) keeps them, checks
+each change as Kafka's controller does and records it; the client sends the salt and salted
+password, never the password. Without an authorizer, anyone may describe and alter them
+(Kafka checks DESCRIBE and ALTER on the cluster)."""
 
 from __future__ import annotations
 
+from ..core.security.users import Deletion, Upsertion
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
+SCRAM_METADATA_VERSION = 11  # MetadataVersion.IBP_3_5_IV2: the first with SCRAM credentials
 
-def handle(ctx: RequestContext, request: Message) -> Message:
-    names = [u.name for u in request.users or []]
-    results = []
-    for name in dict.fromkeys(names):
-        if names.count(name) > 1:
-            code = ErrorCode.DUPLICATE_RESOURCE
-            message = f"Cannot describe SCRAM credentials for the same user twice in a single request: {name}"
-        else:
-            code = ErrorCode.RESOURCE_NOT_FOUND
-            message = f"Attempt to describe a user credential that does not exist: {name}"
-        results.append({"user": name, "error_code": code, "error_message": message, "credential_infos": []})
+
+def describe_user_scram_credentials(ctx: RequestContext, request: Message) -> Message:
+    names = [u.name for u in request.users] if request.users else None
+    results = [
+        {
+            "user": d.user,
+            "error_code": d.error_code,
+            "error_message": d.message,
+            "credential_infos": [{"mechanism": m, "iterations": i} for m, i in d.credentials],
+        }
+        for d in ctx.cluster.users.describe(names)
+    ]
     return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="", results=results)
 
 
-API = api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, (0, 0), handle)
+def alter_user_scram_credentials(ctx: RequestContext, request: Message) -> Message:
+    deletions = [Deletion(d.name, d.mechanism) for d in request.deletions]
+    upsertions = [Upsertion(u.name, u.mechanism, u.iterations, u.salt, u.salted_password) for u in request.upsertions]
+    supported = ctx.cluster.features.finalized.get("metadata.version", 0) >= SCRAM_METADATA_VERSION
+    altered = ctx.cluster.users.alter(deletions, upsertions, scram_supported=supported, now_ms=ctx.now_ms)
+    results = [{"user": a.user, "error_code": a.error_code, "error_message": a.message} for a in altered]
+    return ctx.response(throttle_time_ms=0, results=results)
+
+
+APIS = (
+    api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, (0, 0), describe_user_scram_credentials),
+    api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, (0, 0), alter_user_scram_credentials),
+)

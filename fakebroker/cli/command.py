@@ -24,6 +24,7 @@ from ..cluster.settings import (
     DEFAULT_RELEASE,
     MAX_PARTITIONS_PER_REQUEST,
     PARTITIONS_RULE,
+    PROTOCOLS,
     RELEASES,
     TOPIC_NAME_RULE,
     FeatureError,
@@ -32,6 +33,7 @@ from ..cluster.settings import (
     api_keys,
     check_feature,
     check_options,
+    check_security,
     release,
     topic_name_error,
 )
@@ -84,6 +86,13 @@ def _parse_setting(text: str) -> tuple[str, str]:
     if reason:
         raise click.BadParameter(reason, param_hint="'--set'")
     return key, value
+
+
+def _parse_user(text: str) -> tuple[str, str]:
+    name, sep, password = text.partition(":")
+    if not sep or not name or not password:
+        raise click.BadParameter(f"{text!r}: give NAME:PASSWORD, e.g. --user alice:alice-secret", param_hint="--user")
+    return name, password
 
 
 def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int]:
@@ -184,6 +193,19 @@ def apis() -> None:
     default=None,
     help="Keep partition logs, topics and committed offsets in this directory, so a restart finds them again.",
 )
+@click.option(
+    "--security-protocol",
+    type=click.Choice(PROTOCOLS),
+    default=None,
+    help="The listeners' protocol (default PLAINTEXT). With TLS a line `tls-ca: PATH` names the CA file clients "
+    "trust; with SASL, give users with --user.",
+)
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    help="A SASL user: NAME:PASSWORD, for PLAIN and SCRAM-SHA-256/512 (repeatable).",
+)
 @click.option("--json-logs", is_flag=True, default=False, help="Print events as JSON lines instead of coloured text.")
 @click.option("--color/--no-color", default=None, help="Force colours on or off (default: on for a terminal).")
 @click.pass_context
@@ -203,13 +225,15 @@ def serve(
     control_port: int | None,
     control_token: str | None,
     data_dir: str | None,
+    security_protocol: str | None,
+    users: tuple[str, ...],
     json_logs: bool,
     color: bool | None,
 ) -> None:
     """Run a fake Kafka cluster until Ctrl-C or SIGTERM.
 
-    The first line is `bootstrap: HOST:PORT,...`; with --control-port the second is
-    `control: URL token=TOKEN`; then one line per event.
+    The first line is `bootstrap: HOST:PORT,...`; with TLS the next is `tls-ca: PATH`; with
+    --control-port the next is `control: URL token=TOKEN`; then one line per event.
     """
     try:
         file = load_config(config_file) if config_file else ServeConfig()
@@ -241,6 +265,7 @@ def serve(
             f"clients are told {advertised_host or advertised_for(host)} (set it with --advertised-host)",
             err=True,
         )
+    user_map = {**file.users, **dict(_parse_user(u) for u in users)}
     options = {
         "brokers": brokers,
         "host": host,
@@ -256,9 +281,12 @@ def serve(
         "features": _parse_features(features, kafka_version),
         "data_dir": data_dir if data_dir is not None else file.data_dir,
         "event_log_size": file.event_log_size,
+        "security_protocol": security_protocol or file.security_protocol or "PLAINTEXT",
+        "users": user_map,
     }
     try:  # what FakeCluster would refuse, refused before anything starts
         check_options(brokers, port, topic_map, config, rack_list)
+        check_security(str(options["security_protocol"]), user_map, config)
     except ClusterUsageError as exc:
         message = str(exc)
         if racks and message.startswith("racks"):  # in the words of the command line
@@ -325,6 +353,8 @@ async def _serve(
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
+            if cluster.tls_ca_file is not None:
+                printer.plain(f"tls-ca: {cluster.tls_ca_file}")
             if control is not None:  # the control endpoint runs beside the cluster, in its task group
                 from ..http import ControlEndpoint  # hypercorn and the routes only when asked for
 

@@ -46,6 +46,8 @@ from ..cluster.settings import (
 
 KEYS = {
     "brokers",
+    "security_protocol",
+    "users",
     "racks",
     "port",
     "host",
@@ -80,6 +82,8 @@ class ServeConfig:
     control_token: str | None = None
     kafka_version: str | None = None
     data_dir: str | None = None
+    security_protocol: str | None = None
+    users: dict[str, str] = field(default_factory=dict)
     event_log_size: int = DEFAULT_EVENT_LOG_SIZE
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -118,11 +122,15 @@ def load(path: str | Path) -> ServeConfig:
             if not isinstance(data[key], int) or isinstance(data[key], bool):
                 raise ConfigError(f"{path}: {key} must be a whole number, got {data[key]!r}")
             setattr(config, key, data[key])
-    for key in ("host", "control_token", "kafka_version", "data_dir"):
+    for key in ("host", "control_token", "kafka_version", "data_dir", "security_protocol"):
         if key in data:
             setattr(config, key, str(data[key]))
     if config.event_log_size < 1:
         raise ConfigError(f"{path}: event_log_size must be at least 1, got {config.event_log_size}")
+    users = data.get("users") or {}
+    if not isinstance(users, dict) or not all(isinstance(v, str) and v for v in users.values()):
+        raise ConfigError(f'{path}: users must be a table of name = "password", got {users!r}')
+    config.users = {str(k): v for k, v in users.items()}
     if "racks" in data:
         racks = data["racks"]
         if not isinstance(racks, list) or not all(isinstance(r, str) and r.strip() for r in racks):

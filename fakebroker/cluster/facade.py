@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
 from typing import Any, TypeVar
 
@@ -34,7 +34,7 @@ from ..core.events.ring import DEFAULT_CAPACITY
 from ..core.quotas import Alteration, entity_of
 from ..core.releases import DEFAULT_RELEASE, release
 from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
-from ..server.broker import BrokerServer
+from ..server.broker import BrokerServer, advertised_for
 from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
 from ..server.ticker import Ticker
@@ -46,6 +46,7 @@ from .clock import ClockControl
 from .errors import ClusterUsageError
 from .faults import FaultControl
 from .proxy import LoopProxy
+from .security import DEFAULT_MECHANISMS, TlsFiles, check_security, listener_security, remove_when_gone
 from .shares import ShareGroupView, share_group_view
 from .topics import TopicActions
 from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
@@ -104,6 +105,15 @@ class FakeCluster:
         (nor, with ``fakebroker.coordinator.first.find.unavailable``, answer it
         COORDINATOR_NOT_AVAILABLE). Off by default: a fresh cluster, like a fresh Kafka, has no
         internal topic until a client needs one. The pytest plugin's fixtures turn it on.
+    :param security_protocol: the listeners' protocol, as Kafka names them: ``PLAINTEXT`` (the
+        default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``. With TLS, a throwaway CA and a
+        certificate for the advertised host, ``localhost`` and 127.0.0.1 are made at start;
+        clients trust ``cluster.tls_ca_file`` (PEM). With SASL, ``sasl.enabled.mechanisms``
+        (``config``) is PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 unless set; a failed
+        authentication is answered as Kafka answers it, ``connection.failed.authentication.delay.ms``
+        late, and ``connections.max.reauth.ms`` bounds a session (KIP-368).
+    :param users: SASL users, name -> password: each gets a PLAIN password and SCRAM-SHA-256/512
+        credentials (4096 iterations). More can be added with AlterUserScramCredentials.
 
     A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
     a value not of its type, a topic with an illegal name, no partitions or a replication factor
@@ -142,10 +152,15 @@ class FakeCluster:
         advertised_host: str | None = None,
         event_log_size: int | None = DEFAULT_CAPACITY,
         warm: bool = False,
+        security_protocol: str = "PLAINTEXT",
+        users: Mapping[str, str] | None = None,
     ):
         check_options(brokers, port, topics, config, racks)  # ClusterUsageError naming what is valid
         posed = release(kafka_version)  # UnknownRelease names the valid ones
         config = dict(config or {})
+        check_security(security_protocol, users, config)
+        if security_protocol.startswith("SASL_"):
+            config.setdefault("sasl.enabled.mechanisms", DEFAULT_MECHANISMS)
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
@@ -175,8 +190,17 @@ class FakeCluster:
         self.runtime.state.pose_as(posed.name)
         for name, level in (features or {}).items():
             self.runtime.state.features.set(name, level)  # FeatureError names the valid levels
+        for name, password in (users or {}).items():
+            self.runtime.state.users.add(name, password)
+        self.security_protocol = security_protocol
+        hosts = list(dict.fromkeys([advertised_host or advertised_for(host), "localhost", "127.0.0.1"]))
+        security, tls_files = listener_security(security_protocol, broker_config.get("sasl.enabled.mechanisms"), hosts)
+        self.tls_files: TlsFiles | None = tls_files
+        if self.tls_files is not None:
+            remove_when_gone(self, self.tls_files)
         self.servers = [
-            BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host) for i in range(brokers)
+            BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host, security)
+            for i in range(brokers)
         ]
         self.bind_host = host
         self._racks = list(racks) if racks is not None else [None] * brokers
@@ -325,6 +349,13 @@ class FakeCluster:
         return self._proxy.read(fn, *args)
 
     # -- facts -------------------------------------------------------------------------------
+    @property
+    def tls_ca_file(self) -> str | None:
+        """The PEM file of the CA a TLS cluster's certificates come from, for clients to trust
+        (``ssl.ca.location``, ``ssl.truststore.location`` with ``ssl.truststore.type=PEM``,
+        ``ssl_cafile``); None without TLS."""
+        return self.tls_files.ca_file if self.tls_files is not None else None
+
     @property
     def bootstrap_servers(self) -> str:
         """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting (of a running

@@ -20,7 +20,9 @@ from ..faults import ACTIONS, Faults
 from ..protocol.messages import api_keys
 from ..protocol.suggest import close_matches
 from ..server.broker import advertised_for
+from ..server.security import PROTOCOLS
 from .checks import PARTITIONS_RULE, TOPIC_NAME_RULE, check_options
+from .security import check_security
 
 DEFAULT_EVENT_LOG_SIZE = DEFAULT_CAPACITY  # events a cluster's log keeps (``event_log_size``)
 FAULT_ACTIONS = ACTIONS  # what a fault rule can do (``action=``) -> what that does
@@ -31,6 +33,7 @@ __all__ = [
     "FAULT_ACTIONS",
     "MAX_PARTITIONS_PER_REQUEST",
     "PARTITIONS_RULE",
+    "PROTOCOLS",
     "RELEASES",
     "TOPIC_NAME_RULE",
     "FeatureError",
@@ -41,6 +44,7 @@ __all__ = [
     "check_fault_rule",
     "check_feature",
     "check_options",
+    "check_security",
     "close_matches",
     "release",
     "start_setting_error",

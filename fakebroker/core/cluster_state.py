@@ -33,6 +33,7 @@ from .log.appends import AppendResult, Checked, append_batches, check_batches, p
 from .placement import CoordinatorPlacement
 from .quotas import ClientQuotas
 from .releases import DEFAULT_RELEASE, release
+from .security.users import Users
 from .timers import Timers
 from .topics import (
     BrokerInfo,
@@ -87,6 +88,7 @@ class ClusterState:
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
         self.events = EventLog(now_ms, wall, event_log_size)
+        self.users = Users(self.events)  # PLAIN passwords and SCRAM credentials (core/security/users.py)
         self.timers = Timers()
         self.group_configs = GroupConfigs(self.config)
         self.groups = GroupService(

@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import math
 import socket
+import ssl
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -15,11 +16,14 @@ from typing import Any
 import anyio
 import sniffio
 import trio
-from anyio.abc import Listener, SocketListener, SocketStream, TaskGroup, TaskStatus
+from anyio.abc import ByteStream, Listener, SocketListener, SocketStream, TaskGroup, TaskStatus
 
+from ..core import events as ev
+from ..core.security.authenticator import Authenticator
 from .connection import Connection
 from .pipeline import Pipeline
 from .runtime import Runtime
+from .security import ListenerSecurity, start_tls
 
 log = logging.getLogger("fakebroker")
 
@@ -95,8 +99,10 @@ class BrokerServer:
         host: str = "127.0.0.1",
         port: int = 0,
         advertised_host: str | None = None,
+        security: ListenerSecurity | None = None,
     ):
         self.node_id = node_id
+        self.security = security or ListenerSecurity()
         self.advertised_host = advertised_host or advertised_for(host)
         self.runtime = runtime
         self.pipeline = Pipeline(runtime, node_id)
@@ -166,7 +172,25 @@ class BrokerServer:
             group.start(self._serve_one, stream)
 
     async def _serve_one(self, stream: SocketStream) -> None:
-        conn = Connection(self.pipeline, stream)
+        security = self.security
+        served: ByteStream = stream
+        if security.ssl_context is not None:
+            try:
+                served = await start_tls(stream, security.ssl_context)
+            except (TimeoutError, ssl.SSLError, OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+                self._tls_failed(stream, exc)
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+                return
+        conn = Connection(self.pipeline, served)
+        if security.sasl:
+            config = self.runtime.state.config
+            conn.peer.auth = Authenticator(
+                security.mechanisms,
+                self.runtime.state.users,
+                reauth_ms=config.get_int("connections.max.reauth.ms"),
+                scram_nonce_may_repeat=self.runtime.state.kafka_version.startswith("3."),
+            )
         self.connections.add(conn)
         try:
             await conn.serve()
@@ -174,6 +198,15 @@ class BrokerServer:
             self.connections.discard(conn)
             if not self.connections:  # a set keeps the table it grew to: a burst's goes with it
                 self.connections = set()
+
+    def _tls_failed(self, stream: SocketStream, exc: BaseException) -> None:
+        try:
+            address = stream.extra(anyio.abc.SocketAttribute.remote_address)
+            peer = f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
+        except Exception:  # pragma: no cover - unusual socket families
+            peer = "?"
+        reason = "TLS handshake timed out" if isinstance(exc, TimeoutError) else f"TLS handshake failed: {exc}"
+        self.runtime.emit(ev.ConnectionClosed(broker=self.node_id, peer=peer, client_id=None, reason=reason))
 
     def _idle_timeout(self) -> float:
         try:

@@ -27,9 +27,10 @@ from collections import deque
 import anyio
 import sniffio
 import trio
-from anyio.abc import SocketStream
+from anyio.abc import ByteStream
 
 from ..core import events as ev
+from ..core.security.authenticator import State
 from ..protocol.errors import ProtocolError
 from ..protocol.framing import FrameDecoder, frame
 from .exchange import CloseConnection
@@ -50,7 +51,7 @@ def _uncycle(exc: BaseException) -> None:
 
 
 class Connection:
-    def __init__(self, pipeline: Pipeline, stream: SocketStream):
+    def __init__(self, pipeline: Pipeline, stream: ByteStream):
         self.pipeline = pipeline
         self.runtime = pipeline.runtime
         self.stream = stream
@@ -258,6 +259,9 @@ class Connection:
                 if self._held_bytes >= HOLD_BYTES:
                     await self._flush()
             self.last_active = self._now()
+            if self.peer.auth is not None and self.peer.auth.state is State.FAILED:
+                await self._flush()  # the failure's answer, then the connection closes (as Kafka's)
+                raise CloseConnection("SASL authentication failed")
             if self.peer.muted_until_ms:
                 await self._flush()
                 await self._muted()

@@ -13,6 +13,7 @@ import anyio
 from ..apis.context import Result
 from ..apis.registry import Api
 from ..core import events as ev
+from ..core.security.authenticator import Authenticator
 from ..protocol import headers
 from ..protocol.error_codes import error_code
 from ..protocol.messages import Message
@@ -39,6 +40,7 @@ class Exchange:
     park: Callable[[], None] | None = None  # the connection's: called before the request waits
     flush: Callable[[], Awaitable[None]] | None = None  # the connection's: sends the answers it holds
     peer: str = ""  # the client's address and port: names the connection (share sessions live on it)
+    auth: Authenticator | None = None  # the connection's SASL authentication (a SASL listener's)
 
     async def waiting(self) -> None:
         """The request is about to wait: its connection watches for the client leaving meanwhile,

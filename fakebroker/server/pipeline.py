@@ -24,6 +24,7 @@ from ..apis import NO_RESPONSE
 from ..apis.context import CloseInstead
 from ..apis.registry import REGISTRY, served
 from ..core import events as ev
+from ..core.security.authenticator import Authenticator
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type
@@ -33,6 +34,7 @@ from .handler_stage import HandlerStage
 from .quota_stage import QuotaStage
 from .request_memory import RequestMemory
 from .runtime import Runtime
+from .sasl_stage import SaslStage, raw_token_answer
 
 # A request this large (a Produce to 50,000 partitions, a DeleteTopics of 50,000 topics) is
 # decoded on a worker thread, as a sliced answer is encoded there: the thread gives the GIL
@@ -52,6 +54,7 @@ class Peer:
     muted_until_ms: int = 0  # a quota throttle: read nothing more from this client until then (cluster clock)
     park: Callable[[], None] | None = None  # called as a request starts to wait: the connection watches its socket
     flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
+    auth: Authenticator | None = None  # a SASL listener's connection: its authentication
 
 
 class CutStage:
@@ -72,7 +75,8 @@ class CutStage:
 # The stages a request walks, in order, each made from (runtime, broker id): a cut-off client is
 # refused before anything is counted; the quota stage counts what the fault stage answers too (a
 # fault's error is bytes sent all the same); the handler stage, last, has nothing to proceed to.
-STAGES = (CutStage, QuotaStage, FaultStage, HandlerStage)
+# A SASL listener's connection is authenticated before anything else sees its requests.
+STAGES = (SaslStage, CutStage, QuotaStage, FaultStage, HandlerStage)
 
 
 class _RequestTypes(dict):
@@ -98,6 +102,8 @@ class Pipeline:
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
         """decode -> stages -> encode: the response payload for one request payload, or None
         when none is owed."""
+        if peer.auth is not None and peer.auth.expects_raw_token:  # after a v0 SaslHandshake
+            return raw_token_answer(self.runtime, self.broker_id, peer.auth, peer.address, peer.client_id, payload)
         decoded = self._decode(payload, peer)
         if isinstance(decoded, bytes):  # a version too new, answered as its API declares (KIP-511)
             return decoded
@@ -135,6 +141,7 @@ class Pipeline:
             park=peer.park,
             flush=peer.flush,
             peer=peer.address,
+            auth=peer.auth,
         )
         on_loop = declared.decode_on_loop
         if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):

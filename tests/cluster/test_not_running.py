@@ -19,6 +19,7 @@ from fakebroker.cluster import ClusterNotRunning, ClusterUsageError, FakeCluster
 READABLE_ANY_TIME = {
     "cluster_id",
     "coordinator_load_time_ms",
+    "tls_ca_file",
     "events",
     "events_since",
     "event_count",

@@ -27,6 +27,7 @@ from fakebroker.server.handler_stage import HandlerStage
 from fakebroker.server.pipeline import STAGES, CutStage, Peer, Pipeline
 from fakebroker.server.quota_stage import QuotaStage
 from fakebroker.server.runtime import Runtime
+from fakebroker.server.sasl_stage import SaslStage
 
 JOIN_GROUP, API_VERSIONS, METADATA = 11, 18, 3
 ROOMS = [  # from the top floor down
@@ -151,7 +152,7 @@ def test_a_join_group_walks_down_the_rooms_and_never_back_up():
 
 
 def test_a_request_walks_the_declared_stages_in_order():
-    assert STAGES == (CutStage, QuotaStage, FaultStage, HandlerStage)
+    assert STAGES == (SaslStage, CutStage, QuotaStage, FaultStage, HandlerStage)
     pipeline = Pipeline(runtime(), 0)
     assert [type(stage) for stage in pipeline.stages] == list(STAGES)
     walked: list[object] = []

@@ -57,6 +57,7 @@ from .cluster import (
     RecordsDeleted,
     RequestError,
     RetentionApplied,
+    ScramCredentialsAltered,
     SegmentsDeleted,
     TopicCreated,
     TopicDeleted,
@@ -94,6 +95,7 @@ from .log import (
     EventLog,
     make,
 )
+from .security import AuthenticationFailed, ClientAuthenticated
 from .share import (
     ShareOffsetsDeleted,
     ShareOffsetsReset,
@@ -124,6 +126,8 @@ for _cls in (Event, *KINDS.values()):
     _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
+    "AuthenticationFailed",
+    "ClientAuthenticated",
     "ShareOffsetsDeleted",
     "ShareOffsetsReset",
     "ShareRecordsAcknowledged",
@@ -181,6 +185,7 @@ __all__ = [
     "RecordsDeleted",
     "RequestError",
     "RetentionApplied",
+    "ScramCredentialsAltered",
     "SegmentsDeleted",
     "StaticMemberRejoined",
     "TargetAssignmentComputed",

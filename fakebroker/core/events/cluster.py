@@ -125,6 +125,18 @@ class GroupConfigsAltered(Event):
 
 
 @_kind
+class ScramCredentialsAltered(Event):
+    """A user's SCRAM credential for ``mechanism`` (SCRAM-SHA-256 or SCRAM-SHA-512) set
+    (``change`` upserted, with its ``iterations``) or removed (deleted) by
+    AlterUserScramCredentials."""
+
+    user: str
+    mechanism: str
+    change: str
+    iterations: int | None = None
+
+
+@_kind
 class RetentionApplied(Event):
     batches_dropped: int
 

@@ -1,0 +1,43 @@
+"""A listener's security protocol, as Kafka names them: PLAINTEXT, SSL, SASL_PLAINTEXT and
+SASL_SSL. TLS is the standard library's ``ssl`` under anyio's TLS stream; SASL is the core's
+authenticator (``core/security/``), one per connection."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import SocketStream
+from anyio.streams.tls import TLSStream
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+TLS_HANDSHAKE_S = 10.0  # a client that starts TLS and never finishes it is dropped after this
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    protocol: str = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = None  # the server side's (SSL, SASL_SSL)
+    mechanisms: tuple[str, ...] = ()  # the SASL mechanisms enabled (SASL_PLAINTEXT, SASL_SSL)
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"security protocol {self.protocol!r}: the protocols are {', '.join(PROTOCOLS)}")
+        if self.tls and self.ssl_context is None:
+            raise ValueError(f"security protocol {self.protocol} needs a TLS context")
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+
+async def start_tls(stream: SocketStream, context: ssl.SSLContext) -> TLSStream:
+    """The server side of a TLS handshake on ``stream``, within ``TLS_HANDSHAKE_S``. Closing it
+    later does not wait for the client's close_notify (Kafka's does not either)."""
+    with anyio.fail_after(TLS_HANDSHAKE_S):
+        return await TLSStream.wrap(stream, server_side=True, ssl_context=context, standard_compatible=False)
