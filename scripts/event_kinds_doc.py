@@ -33,9 +33,10 @@ SECTIONS: list[tuple[str, str, tuple[str, ...]]] = [
         ("fakebroker.core.events.cluster", "fakebroker.core.topics.reassignments"),
     ),
     (
-        "Authentication",
+        "Authentication and ACLs",
         "A SASL listener's connections (`peer`, `client_id`): each authentication that succeeded, with "
-        "its principal and mechanism, and each that failed, with Kafka's answer's text.",
+        "its principal and mechanism, and each that failed, with Kafka's answer's text; and the ACLs "
+        "created and deleted (CreateAcls, DeleteAcls, `cluster.acls`).",
         ("fakebroker.core.events.security",),
     ),
     (

@@ -87,6 +87,13 @@ def configs() -> str:
     ]
     for name, (default, kind) in c.FAKEBROKER_KEYS.items():
         out.append(f"| `{name}` | `{default}` | {kind} |\n")
+    out.append(
+        "\n## The authorizer's settings\n\nRead by the authorizer when `authorizer.class.name` is "
+        f"`{c.STANDARD_AUTHORIZER}` (the only one Kafka 4 has); not listed by DescribeConfigs, as on Kafka. "
+        "See [Security](../guides/security.md#acls).\n\n| setting | default | type |\n|---|---|---|\n"
+    )
+    for name, (default, kind) in c.AUTHORIZER_KEYS.items():
+        out.append(f"| `{name}` | `{default}` | {kind} |\n")
     out.append("\n## Defaults that differ from Kafka's\n\n| setting | here | why |\n|---|---|---|\n")
     for name, why in c.TEST_FRIENDLY.items():
         out.append(f"| `{name}` | `{c.FAKEBROKER_STATIC[name]}` | {_cell(why)} |\n")

@@ -1,10 +1,12 @@
 """AddOffsetsToTxn (key 25): the group's ``__consumer_offsets`` partition joins the transaction,
 so the offsets the producer then commits (TxnOffsetCommit) become visible with it. The group
-itself is not checked here."""
+itself is not checked here, only (with an authorizer) READ on it, after WRITE on the
+transactional id."""
 
 from __future__ import annotations
 
 from ..core.groups.placement import OFFSETS_TOPIC
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -14,7 +16,11 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     tid = request.transactional_id
-    if not tid:
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):  # KafkaApis' checks, first
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not tid:
         error = ErrorCode.INVALID_REQUEST
     else:
         error = cluster.transactions.placement.error_for(tid, ctx.broker_id)

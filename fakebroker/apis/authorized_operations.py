@@ -1,15 +1,18 @@
-"""The ``authorized_operations`` bit sets answers carry (KIP-430). Kafka's AclOperation codes, and
-the operations AclEntry.supportedOperations lists per resource type: without an authorizer,
-AuthHelper.authorizedOperations answers all of them; a client that did not ask gets INT_MIN."""
+"""The ``authorized_operations`` bit sets answers carry (KIP-430): ``1 << code`` of each
+operation (Kafka's AclOperation codes) the principal may do on the resource, among those its
+type supports (AclEntry.supportedOperations, in ``core/security/acls.py``). Without an
+authorizer, AuthHelper.authorizedOperations answers all of them (the constants below); a client
+that did not ask gets INT_MIN (:data:`OMITTED`). With one, ``authz.operations`` asks
+``Authorizer.authorized_operations``."""
 
 from __future__ import annotations
 
-OMITTED = -(2**31)
-READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION = 3, 4, 5, 6, 7, 8, 9
-DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE = 10, 11, 12
+from ..core.security.acls import ALL_OPERATIONS_BITS, ResourceType
 
-TOPIC = sum(1 << op for op in (READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS, ALTER_CONFIGS))
-CLUSTER = sum(
-    1 << op for op in (CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE)
-)
-GROUP = sum(1 << op for op in (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS))
+OMITTED = -(2**31)
+
+# every supported operation: the answer without an authorizer
+TOPIC = ALL_OPERATIONS_BITS[ResourceType.TOPIC]  # 3576
+GROUP = ALL_OPERATIONS_BITS[ResourceType.GROUP]  # 3400
+CLUSTER = ALL_OPERATIONS_BITS[ResourceType.CLUSTER]  # 8096
+TRANSACTIONAL_ID = ALL_OPERATIONS_BITS[ResourceType.TRANSACTIONAL_ID]  # DESCRIBE, WRITE, TWO_PHASE_COMMIT

@@ -6,8 +6,10 @@ byte rates into throttle times (applied by the server's pipeline)."""
 from __future__ import annotations
 
 from ..core.quotas import Alteration, Entity, entity_of, java_map_order
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import CLUSTER_DENIED
 from .context import RequestContext
 from .registry import api
 
@@ -18,6 +20,9 @@ def _entity_data(entity: Entity) -> list[dict]:
 
 
 def describe_client_quotas(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):  # KafkaApis' check
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return ctx.response(throttle_time_ms=0, error_code=denied, error_message=None, entries=None)
     components = [(c.entity_type, c.match_type, c.match) for c in request.components]
     code, message, found = ctx.cluster.quotas.describe(components, request.strict)
     if code:
@@ -31,6 +36,18 @@ def describe_client_quotas(ctx: RequestContext, request: Message) -> Message:
 
 
 def alter_client_quotas(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.ALTER_CONFIGS, ResourceType.CLUSTER):
+        # the controller's first check: every entry refused, with the error's own text
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        entries = [
+            {
+                "error_code": denied,
+                "error_message": CLUSTER_DENIED,
+                "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity],
+            }
+            for entry in request.entries
+        ]
+        return ctx.response(throttle_time_ms=0, entries=entries)
     alterations = [
         Alteration(
             entity_of([(e.entity_type, e.entity_name) for e in entry.entity]),

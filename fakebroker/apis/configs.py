@@ -1,6 +1,13 @@
 """DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) for topics, brokers
 (this broker's id, or ``""`` for the cluster default), broker loggers and groups (any id, also
-one that names no group: ``core/group_configs.py``)."""
+one that names no group: ``core/group_configs.py``).
+
+With an authorizer, as Kafka checks each resource: DESCRIBE_CONFIGS (describing) or
+ALTER_CONFIGS (altering) on the cluster for a broker, broker logger or client-metrics resource,
+on the topic for a topic, on the group for a group; refused, CLUSTER_, TOPIC_ or
+GROUP_AUTHORIZATION_FAILED with Kafka's default text. Describing, the refused resources are
+answered after the others; altering, a resource is checked after the broker's own checks of the
+request (a key twice, a null value, another broker's id) and before everything else."""
 
 from __future__ import annotations
 
@@ -12,19 +19,44 @@ from ..core.configs import (
     validate,
     validate_topic,
 )
+from ..core.security.acls import CLUSTER_NAME, Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import CLUSTER_DENIED, GROUP_DENIED, TOPIC_DENIED
 from .context import RequestContext
 from .registry import api
 
-TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DOCS = "https://kafka.apache.org/documentation/"
 LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
 
 
+# the ACL resource a config resource is authorized on, and the error and text of a refusal
+_AUTHORIZED_ON = {
+    BROKER: (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED),
+    BROKER_LOGGER: (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED),
+    CLIENT_METRICS: (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED),
+    TOPIC: (ResourceType.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED),
+    GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_DENIED),
+}
+
+
+def _refusal(ctx: RequestContext, operation: Operation, r: Message) -> tuple[ErrorCode, str] | None:
+    """The error and text refusing ``operation`` on the config resource, or None when allowed (or
+    no authorizer, or a resource type Kafka answers otherwise)."""
+    if not ctx.cluster.authorizer.enabled or r.resource_type not in _AUTHORIZED_ON:
+        return None
+    resource_type, error, text = _AUTHORIZED_ON[r.resource_type]
+    name = CLUSTER_NAME if resource_type == ResourceType.CLUSTER else r.resource_name
+    if ctx.allowed(operation, resource_type, name):
+        return None
+    return error, text
+
+
 def describe(ctx: RequestContext, request: Message) -> Message:
     results = []
+    refused = []  # ConfigHelper answers the resources it may not describe after the others
     for r in request.resources:
         out = {
             "error_code": ErrorCode.NONE,
@@ -33,6 +65,11 @@ def describe(ctx: RequestContext, request: Message) -> Message:
             "resource_name": r.resource_name,
             "configs": [],
         }
+        denied = _refusal(ctx, Operation.DESCRIBE_CONFIGS, r)
+        if denied is not None:
+            out.update(error_code=denied[0], error_message=denied[1])
+            refused.append(out)
+            continue
         entries, error = _entries(ctx, r.resource_type, r.resource_name)
         if error:
             out.update(error_code=error[0], error_message=error[1])
@@ -42,7 +79,7 @@ def describe(ctx: RequestContext, request: Message) -> Message:
                 _describe_entry(e, request, r.resource_type) for e in entries if keys is None or e.name in keys
             ]
         results.append(out)
-    return ctx.response(results=results, throttle_time_ms=0)
+    return ctx.response(results=results + refused, throttle_time_ms=0)
 
 
 def _describe_entry(e: ConfigEntry, request: Message, kind: int) -> dict:
@@ -134,6 +171,9 @@ def alter(ctx: RequestContext, request: Message) -> Message:
             continue
         wanted = {c.name: c.value for c in r.configs}
         null_set = next((n for n, v in wanted.items() if v is None), None)
+        if null_set is None and (denied := _alter_refusal(ctx, r)) is not None:
+            responses.append(denied)
+            continue
         responses.append(_apply(ctx, r, lambda current: dict(wanted), wanted, request.validate_only, null_set))
     return ctx.response(responses=responses, throttle_time_ms=0)
 
@@ -165,6 +205,11 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
         if r.resource_type == GROUP:
             responses.append(_alter_group(ctx, r, ops, request.validate_only))
             continue
+        names = [n for n, _, _ in ops]
+        preprocessed = len(set(names)) == len(names) and all(op == DELETE or v is not None for _, op, v in ops)
+        if preprocessed and (denied := _alter_refusal(ctx, r)) is not None:
+            responses.append(denied)
+            continue
         bad_op = next((op for _, op, _ in ops if op not in (SET, DELETE, APPEND, SUBTRACT)), None)
         if bad_op is not None:  # Kafka fails on it while decoding the operation
             responses.append(_result(r, ErrorCode.UNKNOWN_SERVER_ERROR, None))
@@ -172,7 +217,6 @@ def incremental_alter(ctx: RequestContext, request: Message) -> Message:
         if r.resource_type == BROKER_LOGGER:
             responses.append(_alter_loggers(ctx, r, ops, request.validate_only))
             continue
-        names = [n for n, _, _ in ops]
         duplicate = next((n for n in names if names.count(n) > 1), None)
         if duplicate is not None:
             responses.append(_result(r, ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"))
@@ -235,6 +279,18 @@ def _apply(
     return _result(r, ErrorCode.NONE, None)
 
 
+def _alter_refusal(ctx: RequestContext, r: Message) -> dict | None:
+    """The answer refusing ALTER_CONFIGS on the resource, after the broker's own checks passed
+    (a broker's id is one of them), or None. A broker logger's refusal, the broker's own, carries
+    no text; the controller's carry Kafka's default."""
+    if r.resource_type == BROKER and _broker_error(ctx, r.resource_name):
+        return None
+    denied = _refusal(ctx, Operation.ALTER_CONFIGS, r)
+    if denied is None:
+        return None
+    return _result(r, denied[0], None if r.resource_type == BROKER_LOGGER else denied[1])
+
+
 def _group_refusal(r: Message, ops: list) -> dict | None:
     """The broker's own checks of a group's change, before its controller's: a key twice, then
     every SET of null (ConfigAdminManager.preprocess)."""
@@ -248,7 +304,7 @@ def _group_refusal(r: Message, ops: list) -> dict | None:
 
 
 def _alter_group(ctx: RequestContext, r: Message, ops: list, validate_only: bool) -> dict:
-    refused = _group_refusal(r, ops)
+    refused = _group_refusal(r, ops) or _alter_refusal(ctx, r)
     if refused is not None:
         return refused
     if any(op not in (SET, DELETE, APPEND, SUBTRACT) for _, op, _ in ops):
@@ -259,7 +315,7 @@ def _alter_group(ctx: RequestContext, r: Message, ops: list, validate_only: bool
 
 def _replace_group(ctx: RequestContext, r: Message, validate_only: bool) -> dict:
     """AlterConfigs of a group: the given set replaces every setting of the group."""
-    refused = _group_refusal(r, [(c.name, SET, c.value) for c in r.configs])
+    refused = _group_refusal(r, [(c.name, SET, c.value) for c in r.configs]) or _alter_refusal(ctx, r)
     if refused is not None:
         return refused
     error, new = ctx.cluster.group_configs.check_replace(r.resource_name, {c.name: c.value for c in r.configs})

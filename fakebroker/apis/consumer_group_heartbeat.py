@@ -1,11 +1,23 @@
 """ConsumerGroupHeartbeat (key 68): KIP-848 consumer groups; every rule is in core/groups/
-(the group service, then consumer/coordinator.py). Here: topic ids <-> names."""
+(the group service, then consumer/coordinator.py). Here: topic ids <-> names, and, with an
+authorizer, Kafka's checks before the coordinator's: READ on the group (GROUP_AUTHORIZATION_
+FAILED), then DESCRIBE on every name in ``SubscribedTopicNames`` (any refused: TOPIC_AUTHORIZATION_
+FAILED for the whole request), both without a message. (Kafka answers UNSUPPORTED_VERSION first
+when the consumer protocol is off; here the group service answers that, so after these checks.)
+
+Not done here: Kafka resolves a regex subscription to the topics the member may DESCRIBE
+(``TopicRegexResolver``); fakebroker resolves regexes inside the coordinator for every member at
+once (``_resolve_regexes``), with no principal to ask for, so a regex subscription still matches
+topics the principal may not describe (it then fails reading them, with TOPIC_AUTHORIZATION_FAILED
+from Fetch or OffsetCommit)."""
 
 from __future__ import annotations
 
 from ..core.groups.requests import ConsumerHeartbeatRequest
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import any_denied, denied
 from .common import heartbeat_assignment, heartbeat_error, topic_name_by_id
 from .context import RequestContext
 from .registry import api
@@ -13,6 +25,10 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return heartbeat_error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if any_denied(ctx, Operation.DESCRIBE, ResourceType.TOPIC, request.subscribed_topic_names or ()):
+        return heartbeat_error(ctx, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     owned: dict[str, set[int]] | None = None
     if request.topic_partitions is not None:
         owned = {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.cluster_state import ClusterState
+from ..core.security.acls import ANONYMOUS, CLUSTER_NAME, Operation, ResourceType
 from ..core.timers import Pending
 from ..protocol.messages import Message, response_type
 
@@ -45,6 +46,23 @@ class RequestContext:
     client_host: str = "127.0.0.1"
     effects: Effects = field(default_factory=Effects)
     connection: str = ""  # the client's address and port (a share session belongs to its connection)
+    principal: str = ANONYMOUS  # who the connection authenticated as (User:ANONYMOUS on PLAINTEXT)
+
+    def allowed(self, operation: Operation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:
+        """May this request's principal do ``operation`` on the resource? Always, without an
+        authorizer (``authorizer.class.name`` unset), as on Kafka."""
+        authorizer = self.cluster.authorizer
+        return not authorizer.enabled or authorizer.authorize(
+            self.principal, self.client_host, operation, resource_type, name
+        )
+
+    def allowed_any(self, operation: Operation, resource_type: ResourceType) -> bool:
+        """May the principal do ``operation`` on some resource of the type (an idempotent
+        producer's IDEMPOTENT_WRITE or any topic WRITE)?"""
+        authorizer = self.cluster.authorizer
+        return not authorizer.enabled or authorizer.authorize_any(
+            self.principal, self.client_host, operation, resource_type
+        )
 
     def response(self, **fields: Any) -> Message:
         """A response body of this request's API with the given fields, defaults elsewhere."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import topic_check
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -13,10 +15,16 @@ HIGH_WATERMARK = -1
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     topics = []
+    may_delete = topic_check(ctx, Operation.DELETE)  # with an authorizer, DELETE on each topic, before its existence
     for t in request.topics:
+        denied = may_delete is not None and not may_delete(t.name)
         parts = []
         for p in t.partitions:
             out = {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.NONE}
+            if denied:
+                out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                parts.append(out)
+                continue
             partition, error = led_partition(ctx, t.name, p.partition_index)
             if error:
                 out["error_code"] = error

@@ -1,11 +1,19 @@
-"""DeleteTopics (key 20): by name (v0-5) or by name or id (v6+)."""
+"""DeleteTopics (key 20): by name (v0-5) or by name or id (v6+).
+
+With an authorizer, as Kafka's ControllerApis checks: DELETE on the cluster allows every topic;
+else DESCRIBE and DELETE on each. A topic named that the principal may not describe is
+TOPIC_AUTHORIZATION_FAILED whether or not it exists; one it may describe but not delete, once
+it is known to exist. A topic asked by id that it may not delete is TOPIC_AUTHORIZATION_FAILED,
+its name given only if it may describe it."""
 
 from __future__ import annotations
 
 from ..core.cluster_state import TopicError
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
+from .authz_topics import TOPIC_DENIED, topic_check
 from .context import STEP, RequestContext, in_steps
 from .registry import api
 
@@ -22,6 +30,10 @@ def _handle(ctx: RequestContext, request: Message):
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     results = []
+    may_describe = may_delete = None  # None: every topic (no authorizer, or DELETE on the cluster)
+    if ctx.cluster.authorizer.enabled and not ctx.allowed(Operation.DELETE, ResourceType.CLUSTER):
+        may_describe, may_delete = topic_check(ctx, Operation.DESCRIBE), topic_check(ctx, Operation.DELETE)
+    denied = {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": TOPIC_DENIED}
     for done, (name, topic_id) in enumerate(wanted, 1):
         if done % STEP == 0:
             yield
@@ -38,6 +50,11 @@ def _handle(ctx: RequestContext, request: Message):
                 )
                 results.append(ctx.item("responses", out))
                 continue
+            if may_delete is not None and not may_delete(topic.name):
+                # an id is no secret, but its name is only for whom may describe the topic
+                out.update(denied, name=topic.name if may_describe is not None and may_describe(topic.name) else None)
+                results.append(ctx.item("responses", out))
+                continue
             name = out["name"] = topic.name
         elif topic_id != ZERO_UUID:
             out.update(
@@ -45,6 +62,12 @@ def _handle(ctx: RequestContext, request: Message):
             )
             results.append(ctx.item("responses", out))
             continue
+        elif may_describe is not None and may_delete is not None:
+            # DESCRIBE before the topic's existence, DELETE after it
+            if not may_describe(name) or (name in ctx.cluster.topics and not may_delete(name)):
+                out.update(denied)
+                results.append(ctx.item("responses", out))
+                continue
         try:
             topic = ctx.cluster.delete_topic(name)
             out["topic_id"] = topic.topic_id

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import cluster_operations
 from .context import RequestContext
-from .metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from .metadata import AUTHORIZED_OPERATIONS_OMITTED
 from .registry import api
 
 BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT = 1, 2
@@ -33,8 +34,10 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": False}
         for b in cluster.alive_brokers()
     ]
-    # no authorizer: every cluster operation, when asked
-    ops = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    # when asked: every cluster operation without an authorizer; with one, those the principal
+    # may do, or 0 without DESCRIBE on the cluster (the request itself needs no permission)
+    asked = request.include_cluster_authorized_operations
+    ops = cluster_operations(ctx) if asked else AUTHORIZED_OPERATIONS_OMITTED
     return ctx.response(
         error_code=ErrorCode.NONE,
         endpoint_type=BROKERS_ENDPOINT,

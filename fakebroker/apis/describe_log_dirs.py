@@ -15,6 +15,7 @@ partitions this broker does not hold are left out, and topics without a partitio
 from __future__ import annotations
 
 from ..core.cluster_state import Partition
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -29,6 +30,8 @@ def log_dir(broker_id: int) -> str:
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):  # KafkaApis: no directory, the error (v3+)
+        return ctx.response(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
     held = [p for p in cluster.all_partitions() if ctx.broker_id in p.replicas]
     if request.topics is None:
         chosen = held

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import uuid
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import CLUSTER_DENIED
 from .context import RequestContext
 from .registry import api
 
@@ -31,6 +33,10 @@ def _directory_id(node_id: int) -> uuid.UUID:
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     topics = request.topics
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):
+        # the controller's authorizeClusterOperation: the top-level error, with the error's own text
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return ctx.response(error_code=denied, error_message=CLUSTER_DENIED, topics=[], nodes=[])
     valid = (
         len(topics) == 1
         and topics[0].topic_name == METADATA_TOPIC

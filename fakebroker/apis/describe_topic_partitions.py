@@ -8,17 +8,21 @@ one answer, and ``next_cursor`` names where the next request starts. An empty to
 for every topic (unknown ones cannot be in it); a named topic that does not exist is answered
 UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name). A cursor whose topic
 is not among the named ones, or whose partition is negative, makes the whole answer
-INVALID_REQUEST. Without an authorizer every topic operation is authorized.
+INVALID_REQUEST. Without an authorizer every topic operation is authorized; with one, a topic
+the principal may not DESCRIBE is left out of an all-topics answer and answered
+TOPIC_AUTHORIZATION_FAILED (last, its existence unchecked) when named.
 """
 
 from __future__ import annotations
 
 from ..core.cluster_state import Topic, topic_name_error
 from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from ..core.security.acls import Operation
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
+from .authz_topics import topic_check, topic_operations
 from .context import RequestContext
 from .metadata import partition_state
 from .registry import api
@@ -61,8 +65,27 @@ def _describe(ctx: RequestContext, request: Message) -> Message:
         raise _InvalidRequest
     remaining = max(min(MAX_PARTITIONS, request.response_partition_limit), 1)
     topics: list[dict] = []
+    # With an authorizer, DESCRIBE on each topic, asked in name order as the handler's lazy
+    # stream asks it (up to the topic the cursor stops at): one the principal may not describe
+    # is left out of an all-topics answer, and answered last, without checking that it exists,
+    # when named
+    may_describe = topic_check(ctx, Operation.DESCRIBE)
+    refused: list[dict] = []
     next_cursor = None
     for name in sorted(names):
+        if may_describe is not None and not may_describe(name):
+            if not fetch_all:
+                refused.append(
+                    {
+                        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        "name": name,
+                        "topic_id": ZERO_UUID,
+                        "is_internal": False,
+                        "partitions": [],
+                        "topic_authorized_operations": ops.OMITTED,
+                    }
+                )
+            continue
         if remaining == 0:
             next_cursor = {"topic_name": name, "partition_index": 0}
             break
@@ -92,7 +115,10 @@ def _describe(ctx: RequestContext, request: Message) -> Message:
             next_cursor = {"topic_name": name, "partition_index": upper}
             break
         remaining -= max(upper - start, 0)
-    return ctx.response(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
+    if may_describe is not None:  # the operations this principal may do, on the topics answered
+        for entry in topics:
+            entry["topic_authorized_operations"] = topic_operations(ctx, entry["name"])
+    return ctx.response(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
 
 
 def _topic(ctx: RequestContext, topic: Topic, start: int, upper: int) -> dict:

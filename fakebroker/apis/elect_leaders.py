@@ -10,9 +10,11 @@ partition. v0 has neither the election type (always preferred) nor the top-level
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..core.topics import elections
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import cluster_denied
 from .context import RequestContext
 from .registry import api
 
@@ -21,20 +23,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     election = request.election_type if ctx.api_version >= 1 else elections.PREFERRED
     named = request.topic_partitions
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER):
+        # the controller's first check (authorizeClusterOperation): every named partition refused
+        return _refused(ctx, named, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied(ctx, Operation.ALTER))
     if election not in elections.ELECTION_TYPES:
-        unknown = f"Unknown election type {election}"
-        results = [
-            {
-                "topic": t.topic,
-                "partition_result": [
-                    {"partition_id": p, "error_code": ErrorCode.INVALID_REQUEST, "error_message": unknown}
-                    for p in t.partitions
-                ],
-            }
-            for t in named or []
-        ]
-        return ctx.response(error_code=ErrorCode.INVALID_REQUEST, replica_election_results=results)
-    results = []
+        return _refused(ctx, named, ErrorCode.INVALID_REQUEST, f"Unknown election type {election}")
+    results: list[dict] = []
     if named is None:
         for topic in list(cluster.topics.values()):
             partitions = []
@@ -53,6 +47,20 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     if any(p["error_code"] == ErrorCode.NONE for r in results for p in r["partition_result"]):
         ctx.data_changed()  # parked fetches of a partition that moved answer NOT_LEADER_OR_FOLLOWER
     return ctx.response(error_code=ErrorCode.NONE, replica_election_results=results)
+
+
+def _refused(ctx: RequestContext, named, error: ErrorCode, message: str) -> Message:
+    """The request refused whole: ``error`` at the top (v1+) and on each named partition."""
+    results = [
+        {
+            "topic": t.topic,
+            "partition_result": [
+                {"partition_id": p, "error_code": error, "error_message": message} for p in t.partitions
+            ],
+        }
+        for t in named or []
+    ]
+    return ctx.response(error_code=error, replica_election_results=results)
 
 
 API = api(ApiKey.ELECT_LEADERS, (0, 2), handle)

@@ -3,6 +3,7 @@ at every end and the answer carries the id and epoch the producer goes on with."
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -13,7 +14,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     tid = request.transactional_id
     pid = epoch = -1
-    if not tid:
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):  # KafkaApis' first check
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not tid:
         error = ErrorCode.INVALID_REQUEST
     else:
         error = cluster.transactions.placement.error_for(tid, ctx.broker_id)

@@ -3,6 +3,10 @@
 Fetch sessions (KIP-227) are declined: every answer carries session id 0, which tells the
 client to keep sending full fetch requests; an incremental request naming a session gets
 FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
+
+With an authorizer, a consumer needs READ on each topic, checked before its existence (else
+TOPIC_AUTHORIZATION_FAILED on its partitions), a follower (replica id >= 0) CLUSTER_ACTION on
+the cluster (else every partition TOPIC_AUTHORIZATION_FAILED); decided once per request.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.quotas import CONSUMER_BYTE_RATE
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import TopicCheck
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import RequestContext, Wait
 from .registry import api
@@ -24,17 +30,35 @@ def handle(ctx: RequestContext, request: Message):
     # session; only an incremental fetch (epoch > 0) needs the session it names.
     if ctx.api_version >= 7 and request.session_id != 0 and request.session_epoch > 0:
         return ctx.response(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
-    response, size, errors = _build(ctx, request)
+    denied = _denied(ctx, request) if ctx.cluster.authorizer.enabled else False
+    response, size, errors = _build(ctx, request, denied)
     if size >= request.min_bytes or request.max_wait_ms <= 0 or errors:
         return response
     deadline = ctx.now_ms + request.max_wait_ms
 
     def poll(now_ms: int, final: bool) -> Message | None:
         ctx.now_ms = now_ms
-        again, size, errors = _build(ctx, request)
+        again, size, errors = _build(ctx, request, denied)
         return again if final or errors or size >= request.min_bytes else None
 
     return Wait(deadline, poll, _partitions(ctx, request))
+
+
+def _denied(ctx: RequestContext, request: Message) -> bool | frozenset[str]:
+    """What the request may not read (an authorizer configured), decided once as KafkaApis does
+    before reading: True, every partition, for a follower (a replica id >= 0) without
+    CLUSTER_ACTION on the cluster; else the topics without READ (a consumer's; a follower with
+    CLUSTER_ACTION reads every topic)."""
+    may_read = TopicCheck(ctx, Operation.READ)
+    replica = request.replica_id if ctx.api_version < 15 else request.replica_state.replica_id
+    if replica >= 0:
+        return not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    names = (
+        (t.topic for t in request.topics)
+        if ctx.api_version < 13
+        else (topic_name_by_id(ctx.cluster, t.topic_id) for t in request.topics)
+    )
+    return frozenset(name for name in names if name is not None and not may_read(name))
 
 
 def _partitions(ctx: RequestContext, request: Message) -> frozenset[tuple[str, int]]:
@@ -46,7 +70,9 @@ def _partitions(ctx: RequestContext, request: Message) -> frozenset[tuple[str, i
     return frozenset(keys)
 
 
-def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
+def _build(ctx: RequestContext, request: Message, denied: bool | frozenset[str] = False) -> tuple[Message, int, bool]:
+    """The answer as the log stands, its records' size, and whether a partition has an error;
+    ``denied`` says what may not be read (:func:`_denied`)."""
     v = ctx.api_version
     budget = request.max_bytes if v >= 3 else 2**31 - 1
     total = 0
@@ -66,6 +92,13 @@ def _build(ctx: RequestContext, request: Message) -> tuple[Message, int, bool]:
                 "records": b"",
                 "aborted_transactions": [] if request.isolation_level == READ_COMMITTED else None,
             }
+            if denied is True or (denied and name in denied):
+                # refused before reading, as an unknown topic id is: the aborted list's default, []
+                out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                out["aborted_transactions"] = []
+                parts.append(out)
+                any_error = True
+                continue
             if name is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
                 # an error found before reading carries the message's default, an empty list (Kafka 4.4)

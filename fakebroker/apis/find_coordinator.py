@@ -9,6 +9,11 @@ retry after their backoff. Ours is created at once and answered NONE, unless the
 :data:`FIRST_FIND_UNAVAILABLE` is true: then the request that creates the topic answers
 COORDINATOR_NOT_AVAILABLE for its keys and the next one finds the coordinator. It is off by
 default because every test on a fresh cluster would wait one client backoff (0.1-1 s) first.
+
+With an authorizer, a GROUP key needs DESCRIBE on the group and a TRANSACTION key DESCRIBE on
+the transactional id, checked first (``getCoordinator``): GROUP_ / TRANSACTIONAL_ID_AUTHORIZATION_
+FAILED for that key (v4+), the whole answer before v4. A SHARE key (brokers asking) needs
+CLUSTER_ACTION on the cluster, else the whole request fails CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ import binascii
 import re
 
 from ..core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import MESSAGES, denied
 from .context import RequestContext
 from .registry import api
 
@@ -38,8 +45,20 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     key_type = request.key_type if v >= 1 else GROUP
     keys = list(request.coordinator_keys) if v >= 4 else [request.key]
-    creating = key_type in (GROUP, TRANSACTION) and _creates_internal_topic(ctx, key_type)
-    found = [_unavailable(key, v) if creating else _find(ctx, key, key_type, v) for key in keys]
+    if key_type == SHARE and v >= 6 and denied(ctx, Operation.CLUSTER_ACTION, ResourceType.CLUSTER):
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED  # thrown: every key fails, with the default text
+        found = [{**_error(key, code, v), "error_message": MESSAGES[code]} for key in keys]
+        return ctx.response(coordinators=found, throttle_time_ms=0)
+    refused = {key: code for key in keys if (code := _authorization_error(ctx, key_type, key))}
+    creating = key_type in (GROUP, TRANSACTION) and len(refused) < len(keys) and _creates_internal_topic(ctx, key_type)
+    found = [
+        _error(key, refused[key], v)
+        if key in refused
+        else _unavailable(key, v)
+        if creating
+        else _find(ctx, key, key_type, v)
+        for key in keys
+    ]
     if v >= 4:
         return ctx.response(coordinators=found, throttle_time_ms=0)
     one = found[0]
@@ -82,13 +101,25 @@ def _share_key_valid(key: str) -> bool:
     return len(topic_id) == 16 and -(2**31) <= int(parts[2]) < 2**31
 
 
+def _authorization_error(ctx: RequestContext, key_type: int, key: str) -> ErrorCode:
+    """DESCRIBE on the key's group or transactional id, checked before anything else."""
+    if key_type == GROUP and denied(ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if key_type == TRANSACTION and denied(ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    return ErrorCode.NONE
+
+
+def _error(key: str, code: ErrorCode, version: int) -> dict:
+    """A key's error entry: no node; v4+ carry no text, v0-3 (one key: the whole answer) Kafka's
+    default text (``prepareOldResponse``)."""
+    message = "" if version >= 4 else MESSAGES.get(code, "")
+    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
+
+
 def _unavailable(key: str, version: int) -> dict:
     return {
-        "key": key,
-        "node_id": -1,
-        "host": "",
-        "port": -1,
-        "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        **_error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, version),
         "error_message": "" if version >= 4 else "The coordinator is not available.",
     }
 

@@ -1,22 +1,30 @@
-"""DescribeGroups (15), ListGroups (16), DeleteGroups (42) and OffsetDelete (47)."""
+"""DescribeGroups (15), ListGroups (16), DeleteGroups (42) and OffsetDelete (47).
+
+With an authorizer (as ``KafkaApis``): DescribeGroups needs DESCRIBE per group (the refused ones
+answered first, GROUP_AUTHORIZATION_FAILED; ``authorized_operations`` from the authorizer);
+ListGroups lists every group with DESCRIBE on the cluster, else only those the principal may
+DESCRIBE; DeleteGroups needs DELETE per group (the refused ones answered last); OffsetDelete
+DELETE on the group (the whole answer), then READ per topic (before the topic's existence)."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from . import authorized_operations as ops
+from .authz import allowed_names, denied, operations, split
 from .context import RequestContext
 from .registry import api
 
 AUTHORIZED_OPERATIONS_OMITTED = ops.OMITTED
-GROUP_OPERATIONS = ops.GROUP
 
 
 def describe(ctx: RequestContext, request: Message) -> Message:
+    allowed, refused = split(ctx, Operation.DESCRIBE, ResourceType.GROUP, request.groups, lambda g: g)
     out = []
-    for group_id in request.groups:
+    for group_id in [*refused, *allowed]:
         entry = {
             "group_id": group_id,
             "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
@@ -25,6 +33,9 @@ def describe(ctx: RequestContext, request: Message) -> Message:
             "protocol_type": "",
             "protocol_data": "",
         }
+        if group_id in refused:
+            out.append({**entry, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})
+            continue
         found = ctx.cluster.groups.describe(ctx.broker_id, group_id)
         if found.error and found.error != ErrorCode.GROUP_ID_NOT_FOUND:
             out.append({**entry, "error_code": found.error})
@@ -32,7 +43,7 @@ def describe(ctx: RequestContext, request: Message) -> Message:
         # v0-5 report a missing group as Dead, without an error
         error = found.error if ctx.api_version >= 6 else ErrorCode.NONE
         if ctx.api_version >= 3 and request.include_authorized_operations and not error:
-            entry["authorized_operations"] = GROUP_OPERATIONS  # no authorizer: everything a group supports
+            entry["authorized_operations"] = operations(ctx, ResourceType.GROUP, group_id)
         out.append(
             {
                 **entry,
@@ -52,24 +63,35 @@ def list_groups(ctx: RequestContext, request: Message) -> Message:
     error, hosted = ctx.cluster.groups.list_groups(
         ctx.broker_id, request.states_filter if v >= 4 else None, request.types_filter if v >= 5 else None
     )
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):
+        shown = allowed_names(ctx, Operation.DESCRIBE, ResourceType.GROUP, (g.group_id for g in hosted))
+        hosted = [g for g in hosted if g.group_id in shown]
     return ctx.response(error_code=error, groups=[dataclasses.asdict(g) for g in hosted], throttle_time_ms=0)
 
 
 def delete_groups(ctx: RequestContext, request: Message) -> Message:
+    names = list(dict.fromkeys(request.groups_names))  # duplicates dropped, order kept
+    allowed, refused = split(ctx, Operation.DELETE, ResourceType.GROUP, names, lambda g: g)
     results = []
-    for group_id in dict.fromkeys(request.groups_names):  # duplicates dropped, order kept
+    for group_id in allowed:
         error = ctx.cluster.groups.delete_group(ctx.broker_id, group_id)
         results.append({"group_id": group_id, "error_code": error})
+    results += [{"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in refused]
     return ctx.response(results=results, throttle_time_ms=0)
 
 
 def offset_delete(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
+    if denied(ctx, Operation.DELETE, ResourceType.GROUP, request.group_id):
+        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[], throttle_time_ms=0)
+    readable = allowed_names(ctx, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = []
     per: dict[tuple[str, int], ErrorCode] = {}
     for t in request.topics:
         for p in t.partitions:
-            if cluster.partition(t.name, p.partition_index) is None:
+            if t.name not in readable:
+                per[(t.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif cluster.partition(t.name, p.partition_index) is None:
                 per[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 wanted.append((t.name, p.partition_index))

@@ -1,12 +1,15 @@
 """InitProducerId (key 22): producer ids and epochs for idempotent and transactional producers.
 
-Checks in Kafka's order (KafkaApis then TransactionCoordinator): the id/epoch pair, the
-transactional id, the timeout (before the coordinator: an invalid timeout wins over
+Checks in Kafka's order (KafkaApis then TransactionCoordinator): with an authorizer, WRITE on
+the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), or for an idempotent producer
+IDEMPOTENT_WRITE on the cluster or WRITE on some topic (CLUSTER_AUTHORIZATION_FAILED); then the
+id/epoch pair, the transactional id, the timeout (before the coordinator: an invalid timeout wins over
 NOT_COORDINATOR), then the coordinator and its state.
 """
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -20,11 +23,20 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         return ctx.response(error_code=error, producer_id=pid, producer_epoch=epoch, throttle_time_ms=0)
 
     v = ctx.api_version
+    tid = request.transactional_id
+    cluster = ctx.cluster
+    if cluster.authorizer.enabled:
+        if tid is not None:
+            # (v6's Enable2Pc would need TWO_PHASE_COMMIT too; v6 is not served)
+            if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+                return answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        elif not ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER) and not ctx.allowed_any(
+            Operation.WRITE, ResourceType.TOPIC
+        ):
+            return answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     pid, epoch = (request.producer_id, request.producer_epoch) if v >= 3 else (-1, -1)
     if (pid == -1) != (epoch == -1):
         return answer(ErrorCode.INVALID_REQUEST)
-    tid = request.transactional_id
-    cluster = ctx.cluster
     if tid is None:
         return answer(*cluster.init_producer_id(None, now_ms=ctx.now_ms))
     if not tid:

@@ -1,18 +1,23 @@
 """JoinGroup (key 11): every group rule is in core/groups/ (the group service decides which
-coordinator answers)."""
+coordinator answers). With an authorizer, READ on the group first: GROUP_AUTHORIZATION_FAILED,
+member id "" (Kafka's ``getErrorResponse``)."""
 
 from __future__ import annotations
 
 from ..core.groups.requests import JoinRequest
 from ..core.groups.results import JoinResult
+from ..core.security.acls import Operation, ResourceType
 from ..core.timers import Pending
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import denied
 from .context import Parked, RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return respond(ctx, JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     result = ctx.cluster.groups.join(
         ctx.now_ms,
         ctx.broker_id,

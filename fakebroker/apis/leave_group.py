@@ -1,16 +1,21 @@
-"""LeaveGroup (key 13): one member (v0-2) or a batch with instance ids (v3+)."""
+"""LeaveGroup (key 13): one member (v0-2) or a batch with instance ids (v3+). With an authorizer,
+READ on the group first: GROUP_AUTHORIZATION_FAILED, no members."""
 
 from __future__ import annotations
 
 from ..core.groups.requests import LeaveRequest
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import denied
 from .context import RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[], throttle_time_ms=0)
     members: list[tuple[str, str | None]] = (
         [(request.member_id, None)] if v < 3 else [(m.member_id, m.group_instance_id) for m in request.members]
     )

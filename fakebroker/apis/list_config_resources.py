@@ -10,6 +10,7 @@ two types are always empty, as on a fresh Kafka.
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
@@ -19,6 +20,9 @@ TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):  # KafkaApis' first check
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return ctx.response(throttle_time_ms=0, error_code=denied, config_resources=[])
     supported = [CLIENT_METRICS] if ctx.api_version == 0 else [TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP]
     wanted = list(request.resource_types) if ctx.api_version >= 1 else []
     if not wanted:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import topic_check
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -24,12 +26,31 @@ READ_COMMITTED = 1
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     topics = []
+    # DESCRIBE on each topic (with an authorizer), before its existence; KafkaApis answers the
+    # topics it may not describe after the others, every offset and timestamp -1
+    may_describe = topic_check(ctx, Operation.DESCRIBE)
+    refused = []
     for topic in request.topics:
+        if may_describe is not None and not may_describe(topic.name):
+            refused.append({"name": topic.name, "partitions": [_denied(p) for p in topic.partitions]})
+            continue
         parts = []
         for p in topic.partitions:
             parts.append(_one(ctx, request, topic.name, p))
         topics.append({"name": topic.name, "partitions": parts})
-    return ctx.response(topics=topics, throttle_time_ms=0)
+    return ctx.response(topics=topics + refused, throttle_time_ms=0)
+
+
+def _denied(p: Message) -> dict:
+    """KafkaApis' ``buildErrorResponse`` for a partition of a topic the principal may not describe."""
+    return {
+        "partition_index": p.partition_index,
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "timestamp": -1,
+        "offset": -1,
+        "leader_epoch": -1,
+        "old_style_offsets": [],
+    }
 
 
 def _one(ctx: RequestContext, request: Message, name: str, p: Message) -> dict:

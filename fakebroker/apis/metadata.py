@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from ..core.cluster_state import Partition, Topic, TopicError, topic_name_error
+from ..core.security.acls import Operation, ResourceType
 from ..core.topics import MAX_PARTITIONS_PER_REQUEST
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
+from .authz_topics import INTERNAL_TOPICS, cluster_operations, topic_check, topic_operations
 from .context import STEP, RequestContext, in_steps
 from .registry import api
 
@@ -30,32 +32,48 @@ def _handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
     brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
     wanted = request.topics
-    # No authorizer: every operation of the resource type, when asked (v8+; the cluster's v8-10)
+    # Every operation of the resource type when asked without an authorizer (v8+; the
+    # cluster's v8-10); with one, those the principal may do, for the topics it may describe
     all_operations = v >= 8 and request.include_topic_authorized_operations
+    # DESCRIBE on each topic, with an authorizer (None: none, every topic may be described)
+    may_describe = topic_check(ctx, Operation.DESCRIBE)
     topics: list[Message] = []
 
     def add(topic: dict) -> None:
         """Typed now, slice by slice: coercing 100,000 topics at the end took most of a second."""
-        if all_operations:
-            topic.setdefault("topic_authorized_operations", TOPIC_OPERATIONS)
+        if all_operations and "topic_authorized_operations" not in topic:
+            topic["topic_authorized_operations"] = (
+                TOPIC_OPERATIONS if may_describe is None else topic_operations(ctx, topic["name"])
+            )
         topics.append(ctx.item("topics", topic))
 
     if _asks_every_topic(v, wanted):
         for done, topic in enumerate(sorted(cluster.topics.values(), key=lambda t: t.name), 1):
             if done % STEP == 0:
                 yield
+            if may_describe is not None and not may_describe(topic.name):
+                continue  # a topic the principal may not describe is left out of an all-topics answer
             add(_describe(ctx, topic))
     else:
         refused = False
         auto_create = (request.allow_auto_topic_creation or v < 4) and cluster.config.get_bool(
             "auto.create.topics.enable"
         )
+        uncreatable: set[str] = set()  # missing topics the principal may describe but not create
         if auto_create:
+            # the missing topics named (of those the principal may describe)
+            missing = {e.name for e in wanted if e.name and e.name not in cluster.topics}
+            if may_describe is not None:
+                missing = {name for name in missing if may_describe(name)}
+                if missing and not ctx.allowed(Operation.CREATE, ResourceType.CLUSTER):
+                    # KafkaApis: CREATE on the cluster, else CREATE on each topic, else no creation
+                    # and TOPIC_AUTHORIZATION_FAILED
+                    uncreatable = {n for n in missing if not ctx.allowed(Operation.CREATE, ResourceType.TOPIC, n)}
+                    missing -= uncreatable
             # Kafka's AutoTopicCreationManager asks its controller for every missing topic of the
             # request in one CreateTopics, which the controller refuses whole (POLICY_VIOLATION,
             # "Excessively large number of partitions per request.") above 10,000 partitions:
             # then nothing is created, and the answer is the same UNKNOWN_TOPIC_OR_PARTITION.
-            missing = {e.name for e in wanted if e.name and e.name not in cluster.topics}
             if len(missing) * max(cluster.config.get_int("num.partitions"), 1) > MAX_PARTITIONS_PER_REQUEST:
                 auto_create = False
                 refused = True
@@ -63,6 +81,7 @@ def _handle(ctx: RequestContext, request: Message):
             if done % STEP == 0:
                 yield
             name = entry.name
+            by_id = False
             # v10+ may name a topic by id: the Java client then sends an empty name, not a null one
             if v >= 10 and (name is None or (not name and entry.topic_id != ZERO_UUID)):
                 name = next((t.name for t in cluster.topics.values() if t.topic_id == entry.topic_id), None)
@@ -77,6 +96,33 @@ def _handle(ctx: RequestContext, request: Message):
                         }
                     )
                     continue
+                by_id = True
+            if may_describe is not None and not may_describe(name):
+                # Existence is not checked, so the answer does not tell; a topic asked by id keeps
+                # its id (ids are not secret) and loses its name, one asked by name gets no id
+                add(
+                    {
+                        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        "name": None if by_id else name,
+                        "topic_id": entry.topic_id if by_id else ZERO_UUID,
+                        "is_internal": False,
+                        "partitions": [],
+                        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+                    }
+                )
+                continue
+            if name in uncreatable:
+                add(
+                    {
+                        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        "name": name,
+                        "topic_id": ZERO_UUID,
+                        "is_internal": name in INTERNAL_TOPICS,
+                        "partitions": [],
+                        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+                    }
+                )
+                continue
             add(_lookup(ctx, name, auto_create, refused))
     asked_cluster = 8 <= v <= 10 and request.include_cluster_authorized_operations
     return ctx.response(
@@ -84,7 +130,7 @@ def _handle(ctx: RequestContext, request: Message):
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         topics=topics,
-        cluster_authorized_operations=CLUSTER_OPERATIONS if asked_cluster else AUTHORIZED_OPERATIONS_OMITTED,
+        cluster_authorized_operations=cluster_operations(ctx) if asked_cluster else AUTHORIZED_OPERATIONS_OMITTED,
     )
 
 

@@ -1,12 +1,16 @@
-"""OffsetCommit (key 8): group and member checks, then one stored offset per partition."""
+"""OffsetCommit (key 8): group and member checks, then one stored offset per partition. With an
+authorizer: READ on the group first (GROUP_AUTHORIZATION_FAILED on every partition named), then
+READ on each topic (TOPIC_AUTHORIZATION_FAILED on its partitions, before their existence)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ..core.groups.requests import CommitRequest
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import denied, refuse_checked
 from .common import checked_partitions, offsets_to_commit
 from .context import RequestContext
 from .registry import api
@@ -15,6 +19,10 @@ from .registry import api
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     checked = checked_partitions(ctx.cluster, request.topics, by_id=v >= 10)
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        checked = [(t, name, p, ErrorCode.GROUP_AUTHORIZATION_FAILED) for t, name, p, _ in checked]
+    else:
+        checked = refuse_checked(ctx, Operation.READ, checked)
     wanted = offsets_to_commit(checked)
     errors: Iterator[ErrorCode] = iter(())
     if wanted:  # unknown topics and partitions are answered without asking the group

@@ -3,8 +3,10 @@ detect log truncation after a leader change."""
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import topic_check
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -12,7 +14,21 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     topics = []
+    # With an authorizer: CLUSTER_ACTION on the cluster (a follower's) allows every topic, else
+    # DESCRIBE on each (KIP-320's consumers); the topics refused are answered after the others
+    may_describe = topic_check(ctx, Operation.DESCRIBE)
+    if may_describe is not None and ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER):
+        may_describe = None
+    refused = []
     for t in request.topics:
+        if may_describe is not None and not may_describe(t.topic):
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            parts = [
+                {"partition": p.partition, "error_code": denied, "leader_epoch": -1, "end_offset": -1}
+                for p in t.partitions
+            ]
+            refused.append({"topic": t.topic, "partitions": parts})
+            continue
         parts = []
         for p in t.partitions:
             out = {"partition": p.partition, "error_code": ErrorCode.NONE, "leader_epoch": -1, "end_offset": -1}
@@ -28,7 +44,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                     out.update(leader_epoch=p.leader_epoch, end_offset=partition.log.log_end_offset)
             parts.append(out)
         topics.append({"topic": t.topic, "partitions": parts})
-    return ctx.response(topics=topics, throttle_time_ms=0)
+    return ctx.response(topics=topics + refused, throttle_time_ms=0)
 
 
 API = api(ApiKey.OFFSET_FOR_LEADER_EPOCH, (0, 4), handle)

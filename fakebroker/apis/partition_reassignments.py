@@ -10,16 +10,32 @@ progress, of every partition (null topics) or of the named ones; an empty list a
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..core.topics import reassignments
 from ..core.topics.reassignments import ReassignmentError
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import cluster_denied
 from .context import RequestContext
 from .registry import api
 
 
 def handle_alter(ctx: RequestContext, request: Message) -> Message:
     allow = request.allow_replication_factor_change if ctx.api_version >= 1 else True
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER):
+        # the controller's first check: the error at the top and on every partition named
+        denied, text = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied(ctx, Operation.ALTER)
+        responses = [
+            {
+                "name": t.name,
+                "partitions": [
+                    {"partition_index": p.partition_index, "error_code": denied, "error_message": text}
+                    for p in t.partitions
+                ],
+            }
+            for t in request.topics
+        ]
+        return ctx.response(error_code=denied, error_message=text, responses=responses)
     if not request.topics:
         return ctx.response(error_code=ErrorCode.NONE, error_message="", responses=[])
     responses = []
@@ -51,6 +67,14 @@ def handle_alter(ctx: RequestContext, request: Message) -> Message:
 
 
 def handle_list(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):
+        # the controller's first check: the error at the top, the partitions named echoed
+        topics = [
+            {"name": t.name, "partitions": [{"partition_index": i} for i in t.partition_indexes]}
+            for t in request.topics or ()
+        ]
+        denied, text = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied(ctx, Operation.DESCRIBE)
+        return ctx.response(error_code=denied, error_message=text, topics=topics)
     if request.topics is not None and not request.topics:
         return ctx.response(error_code=ErrorCode.NONE, error_message=None, topics=[])
     wanted = None if request.topics is None else {t.name: list(t.partition_indexes) for t in request.topics}

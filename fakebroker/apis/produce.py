@@ -1,5 +1,8 @@
 """Produce (key 0): leadership and request checks here; validation, sequences and the append
-are the core's (``ClusterState.append``)."""
+are the core's (``ClusterState.append``). With an authorizer, KafkaApis' checks come first:
+transactional batches need WRITE on the transactional id (else every partition
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), each topic WRITE, before its existence (else
+TOPIC_AUTHORIZATION_FAILED on its partitions); an acks=0 request refused closes the connection."""
 
 from __future__ import annotations
 
@@ -7,11 +10,13 @@ import io
 
 from ..core.log.appends import Checked
 from ..core.quotas import PRODUCER_BYTE_RATE
+from ..core.security.acls import Operation, ResourceType
 from ..protocol import records as rec
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message, response_type
 from ..protocol.produce_peek import partition_entries
 from ..protocol.records.layout import ATTRIBUTES_OFFSET, MAGIC_OFFSET
+from .authz_topics import TopicCheck
 from .common import current_leader, led_partition, node_endpoints, topic_name_by_id
 from .context import NO_RESPONSE, STEP, CloseInstead, Job, RequestContext, in_steps
 from .registry import api
@@ -50,17 +55,28 @@ def _handle(ctx: RequestContext, request: Message):
     done = 0
     responses = []
     leaders: set[int] = set()
+    # With an authorizer (asked once per request: nothing more to pay without one), WRITE on
+    # each topic, checked before the topic's existence as KafkaApis does (an unknown topic id
+    # is answered before, having no name to check)
+    may_write = TopicCheck(ctx, Operation.WRITE) if ctx.cluster.authorizer.enabled else None
     # Request-wide refusals, before any partition: transactional batches without a transactional
-    # id (an authorization check in Kafka, which no id passes), or of more than one producer
+    # id or without WRITE on it (KafkaApis' first check), or of more than one producer
     producers: set[tuple[int, int]] = set()
     yield from _transactional_producers(request, producers)
     refused = ErrorCode.NONE
-    if producers and request.transactional_id is None:
+    if producers and (
+        request.transactional_id is None
+        or (
+            may_write is not None
+            and not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+        )
+    ):
         refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif len(producers) > 1:
         refused = ErrorCode.INVALID_PRODUCER_ID_MAPPING
     for topic_data in request.topic_data:
         name = topic_data.name if v < 13 else topic_name_by_id(ctx.cluster, topic_data.topic_id)
+        denied = may_write is not None and name is not None and not may_write(name)
         parts = []
         for pdata in topic_data.partition_data:
             done += 1
@@ -68,6 +84,9 @@ def _handle(ctx: RequestContext, request: Message):
                 yield
             if refused:
                 parts.append(_error(pdata.index, refused))
+                continue
+            if denied:
+                parts.append(_error(pdata.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
             try:
                 result = _append(ctx, request, name, pdata.index, pdata.records)

@@ -3,14 +3,17 @@ SCRAM credentials (``kafka-configs --entity-type users --describe`` and ``--alte
 --add-config 'SCRAM-SHA-512=[password=...]'``, the admin clients' ``describeUserScramCredentials``
 and ``alterUserScramCredentials``). The core (``core/security/users.py``) keeps them, checks
 each change as Kafka's controller does and records it; the client sends the salt and salted
-password, never the password. Without an authorizer, anyone may describe and alter them
-(Kafka checks DESCRIBE and ALTER on the cluster)."""
+password, never the password. Without an authorizer, anyone may describe and alter them; with
+one, describing needs DESCRIBE and altering ALTER on the cluster (else the request's error
+answer, CLUSTER_AUTHORIZATION_FAILED)."""
 
 from __future__ import annotations
 
+from ..core.security.acls import Operation, ResourceType
 from ..core.security.users import Deletion, Upsertion
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import cluster_denied
 from .context import RequestContext
 from .registry import api
 
@@ -18,6 +21,14 @@ SCRAM_METADATA_VERSION = 11  # MetadataVersion.IBP_3_5_IV2: the first with SCRAM
 
 
 def describe_user_scram_credentials(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):
+        # DescribeUserScramCredentialsRequest.getErrorResponse: the error at the top and once per
+        # user asked (with no name), no text (the error's default)
+        denied = {"user": "", "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None}
+        results = [dict(denied, credential_infos=[]) for _ in request.users or ()]
+        return ctx.response(
+            throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None, results=results
+        )
     names = [u.name for u in request.users] if request.users else None
     results = [
         {
@@ -32,6 +43,13 @@ def describe_user_scram_credentials(ctx: RequestContext, request: Message) -> Me
 
 
 def alter_user_scram_credentials(ctx: RequestContext, request: Message) -> Message:
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER):
+        # the controller's authorizeClusterOperation: every user named, in name order
+        message = cluster_denied(ctx, Operation.ALTER)
+        users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        results = [{"user": u, "error_code": denied, "error_message": message} for u in users]
+        return ctx.response(throttle_time_ms=0, results=results)
     deletions = [Deletion(d.name, d.mechanism) for d in request.deletions]
     upsertions = [Upsertion(u.name, u.mechanism, u.iterations, u.salt, u.salted_password) for u in request.upsertions]
     supported = ctx.cluster.features.finalized.get("metadata.version", 0) >= SCRAM_METADATA_VERSION

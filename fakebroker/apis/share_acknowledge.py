@@ -1,6 +1,11 @@
 """ShareAcknowledge (key 79): a share group member's acknowledgements sent alone (KIP-932):
 ACCEPT, RELEASE, REJECT, GAP and (v2) RENEW of acquired records. It needs the share session
-a ShareFetch opened; epoch -1 closes that session and releases the member's other records."""
+a ShareFetch opened; epoch -1 closes that session and releases the member's other records.
+
+With an authorizer (``handleShareAcknowledgeRequest``): READ on the group after the group id
+check and before the member id's (GROUP_AUTHORIZATION_FAILED, the whole answer); READ on each
+topic after the batches' validation and before the partition's existence (TOPIC_AUTHORIZATION_
+FAILED per partition)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from typing import Any
 
 from ..core.groups.share.records import AckBatch, validate_batches
 from ..core.groups.share.sessions import CLOSE_EPOCH
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import allowed_names, denied
 from .common import current_leader, node_endpoints, topic_name_by_id
 from .context import RequestContext
 from .registry import api
@@ -21,7 +28,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
     if not share_enabled(cluster):
         return top_error(ctx, ErrorCode.UNSUPPORTED_VERSION)
-    if request.group_id is None or not member_id_valid(request.member_id):
+    if request.group_id is None:
+        return top_error(ctx, ErrorCode.INVALID_REQUEST)
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return top_error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not member_id_valid(request.member_id):
         return top_error(ctx, ErrorCode.INVALID_REQUEST)
     shares = cluster.groups.shares
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -32,6 +43,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     max_type = 4 if v >= 2 else 3
     topics: list[dict[str, Any]] = []
     leaders: set[int] = set()
+    readable = allowed_names(
+        ctx, Operation.READ, ResourceType.TOPIC, (topic_name_by_id(cluster, t.topic_id) for t in request.topics)
+    )
     for t in request.topics:
         name = topic_name_by_id(cluster, t.topic_id)
         parts = []
@@ -46,6 +60,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 code = ErrorCode.UNKNOWN_TOPIC_ID
             elif invalid:
                 code = ErrorCode.INVALID_REQUEST  # Kafka sends no message with it
+            elif name not in readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif partition is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif not batches:

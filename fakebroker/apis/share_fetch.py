@@ -3,7 +3,12 @@ records are acquired for the member under a lock (core/groups/share/partitions.p
 answer names the acquired ranges with their delivery counts. A share session (epoch 0 opens
 it, -1 closes it) remembers the partitions, so a later fetch names only what changed; with
 nothing to acquire the request waits up to ``MaxWaitMs`` for records, woken by appends,
-releases and lock expiries on its partitions."""
+releases and lock expiries on its partitions.
+
+With an authorizer (``handleShareFetchRequest``): READ on the group after the group id check and
+before the member id's (GROUP_AUTHORIZATION_FAILED, the whole answer); READ on each topic, after
+its id is known and before its partition's existence (TOPIC_AUTHORIZATION_FAILED per partition,
+for the fetch and for the acknowledgements riding along)."""
 
 from __future__ import annotations
 
@@ -13,8 +18,10 @@ from ..core.groups.share.partitions import Fetched
 from ..core.groups.share.records import AckBatch, validate_batches
 from ..core.groups.share.sessions import CLOSE_EPOCH, OPEN_EPOCH, ShareSession
 from ..core.quotas import CONSUMER_BYTE_RATE
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import denied
 from .common import current_leader, node_endpoints, topic_name_by_id
 from .context import RequestContext, Wait
 from .registry import api
@@ -28,7 +35,11 @@ def handle(ctx: RequestContext, request: Message) -> Message | Wait:
     v = ctx.api_version
     if not share_enabled(cluster):
         return top_error(ctx, ErrorCode.UNSUPPORTED_VERSION)
-    if request.group_id is None or not member_id_valid(request.member_id):
+    if request.group_id is None:
+        return top_error(ctx, ErrorCode.INVALID_REQUEST)
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return top_error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not member_id_valid(request.member_id):
         return top_error(ctx, ErrorCode.INVALID_REQUEST)
     renew = v >= 2 and request.is_renew_ack
     if renew and (request.max_bytes or request.min_bytes or request.max_records or request.max_wait_ms):
@@ -113,6 +124,9 @@ def _acknowledge(ctx: RequestContext, request: Message, group_id: str, member_id
             if validate_batches(batches, max_type, renew):
                 out[key] = (ErrorCode.INVALID_REQUEST, None)  # Kafka sends no message with it
                 continue
+            if denied(ctx, Operation.READ, ResourceType.TOPIC, name):
+                out[key] = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+                continue
             partition = cluster.partition(name, p.partition_index)
             if partition is None:
                 out[key] = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
@@ -133,6 +147,8 @@ def _partition_error(ctx: RequestContext, topic_id: Any, index: int) -> tuple[Er
     name = topic_name_by_id(cluster, topic_id)
     if name is None:
         return ErrorCode.UNKNOWN_TOPIC_ID, None
+    if denied(ctx, Operation.READ, ResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
     partition = cluster.partition(name, index)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None

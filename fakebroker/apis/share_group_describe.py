@@ -1,13 +1,18 @@
-"""ShareGroupDescribe (key 77): share groups with their epochs, members and assignments."""
+"""ShareGroupDescribe (key 77): share groups with their epochs, members and assignments. With an
+authorizer, as ConsumerGroupDescribe: DESCRIBE per group (refused ones first), authorized
+operations from the authorizer, a group assigning a topic the principal may not DESCRIBE
+answered TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
 from . import authorized_operations as ops
-from .consumer_group_describe import _partitions
+from .authz import operations, split
+from .consumer_group_describe import _partitions, group_error, hide_undescribable
 from .context import RequestContext
 from .registry import api
 from .share_common import share_enabled
@@ -15,8 +20,12 @@ from .share_common import share_enabled
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
-    out = []
-    for group_id in request.group_ids:
+    out: list[dict] = []
+    groups = request.group_ids
+    if share_enabled(cluster):  # else UNSUPPORTED_VERSION for every group, first
+        groups, refused = split(ctx, Operation.DESCRIBE, ResourceType.GROUP, groups, lambda g: g)
+        out = [group_error(g or "", ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in refused]
+    for group_id in groups:
         entry: dict[str, Any] = {
             "group_id": group_id or "",
             "group_state": "",
@@ -55,10 +64,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
                 "assignment_epoch": group.assignment_epoch,
                 "assignor_name": "simple",
                 "members": members,
-                "authorized_operations": ops.GROUP if request.include_authorized_operations else ops.OMITTED,
+                "authorized_operations": operations(ctx, ResourceType.GROUP, group_id)
+                if request.include_authorized_operations
+                else ops.OMITTED,
             }
         )
-    return ctx.response(groups=out, throttle_time_ms=0)
+    return ctx.response(groups=hide_undescribable(ctx, out, ("assignment",)), throttle_time_ms=0)
 
 
 API = api(ApiKey.SHARE_GROUP_DESCRIBE, (1, 1), handle)

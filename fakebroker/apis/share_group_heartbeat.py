@@ -1,12 +1,16 @@
 """ShareGroupHeartbeat (key 76): share groups' membership and assignment (KIP-932); every rule
 is in core/groups/ (the group service, then share/coordinator.py). Here: the feature gate,
-the member id check, topic names <-> ids."""
+the member id check, topic names <-> ids, and with an authorizer Kafka's checks in its order:
+the feature gate, READ on the group (GROUP_AUTHORIZATION_FAILED), the member id, DESCRIBE on every
+subscribed topic (any refused: TOPIC_AUTHORIZATION_FAILED), all without a message."""
 
 from __future__ import annotations
 
 from ..core.groups.share.coordinator import ShareHeartbeatRequest
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import any_denied, denied
 from .common import heartbeat_assignment, heartbeat_error
 from .context import RequestContext
 from .registry import api
@@ -17,8 +21,12 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     if not share_enabled(cluster):
         return heartbeat_error(ctx, ErrorCode.UNSUPPORTED_VERSION)
+    if denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return heartbeat_error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if not member_id_valid(request.member_id):
         return heartbeat_error(ctx, ErrorCode.INVALID_REQUEST)
+    if any_denied(ctx, Operation.DESCRIBE, ResourceType.TOPIC, request.subscribed_topic_names or ()):
+        return heartbeat_error(ctx, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     result = cluster.groups.share_heartbeat(
         ctx.now_ms,
         ctx.broker_id,

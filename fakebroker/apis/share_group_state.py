@@ -8,7 +8,11 @@ The checks run in Kafka's order (ShareCoordinatorShard ``maybeGet*Error``): an e
 gets no results at all; then, per partition, a negative partition, negative epochs, an
 uninitialized key (Read and Write), the epoch fences, and last the topic's metadata (Read and
 Write check it only for initialized keys). Error entries carry Kafka's messages and the
-response's field defaults (start offset 0)."""
+response's field defaults (start offset 0).
+
+With an authorizer, they need CLUSTER_ACTION on the cluster, checked first (Kafka's
+``authorizeClusterOperation``): every partition CLUSTER_AUTHORIZATION_FAILED with Kafka's
+default text (``getErrorResponse``), whatever else is wrong."""
 
 from __future__ import annotations
 
@@ -23,8 +27,10 @@ from ..core.groups.share.state import (
     WRITE_UNINITIALIZED,
     ShareState,
 )
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import MESSAGES, denied
 from .context import RequestContext
 from .registry import api
 from .share_common import UNKNOWN_TOPIC_OR_PARTITION_MESSAGE, share_enabled
@@ -48,7 +54,8 @@ def _each(ctx: RequestContext, request: Message, answer: PartitionAnswer, error_
     """Run ``answer(partition, key, topic known)`` for every partition past the common checks;
     it raises :class:`Refused` for an error entry."""
     cluster = ctx.cluster
-    if share_enabled(cluster) and not request.group_id:
+    refused = denied(ctx, Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    if not refused and share_enabled(cluster) and not request.group_id:
         return ctx.response(results=[])
     topic = cluster.topics.get(SHARE_STATE_TOPIC)
     results = []
@@ -59,6 +66,9 @@ def _each(ctx: RequestContext, request: Message, answer: PartitionAnswer, error_
             out = {"partition": p.partition, "error_code": ErrorCode.NONE, "error_message": None}
             key = (request.group_id, t.topic_id, p.partition)
             try:
+                if refused:
+                    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                    raise Refused(code, MESSAGES[code])
                 if not share_enabled(cluster):
                     raise Refused(ErrorCode.UNSUPPORTED_VERSION, None)
                 if (

@@ -1,18 +1,25 @@
-"""SyncGroup (key 14)."""
+"""SyncGroup (key 14). With an authorizer, READ on the group, checked after v5+'s mandatory
+protocol type and name (their absence is INCONSISTENT_GROUP_PROTOCOL whoever asks, which the
+group service answers): GROUP_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from ..core.groups.requests import SyncRequest
 from ..core.groups.results import SyncResult
+from ..core.security.acls import Operation, ResourceType
 from ..core.timers import Pending
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz import denied
 from .context import Parked, RequestContext
 from .registry import api
 
 
 def handle(ctx: RequestContext, request: Message):
     v = ctx.api_version
+    shaped = v < 5 or (request.protocol_type is not None and request.protocol_name is not None)
+    if shaped and denied(ctx, Operation.READ, ResourceType.GROUP, request.group_id):
+        return respond(ctx, SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     result = ctx.cluster.groups.sync(
         ctx.now_ms,
         ctx.broker_id,

@@ -5,9 +5,12 @@ and the partitions it leads, as Kafka's do."""
 
 from __future__ import annotations
 
+from ..core.cluster_state import topic_name_error
+from ..core.security.acls import Operation, ResourceType
 from ..core.transactions.model import STATE_NAMES, TxnState
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import TOPIC_DENIED, topic_check
 from .common import led_partition
 from .context import RequestContext
 from .registry import api
@@ -18,10 +21,16 @@ UNKNOWN_PARTITION = "This server does not host this topic-partition."  # Kafka's
 def describe_transactions(ctx: RequestContext, request: Message) -> Message:
     cluster = ctx.cluster
     states = []
+    # With an authorizer: DESCRIBE on each transactional id, before anything else about it, and
+    # of its partitions only those of topics the principal may describe
+    may_describe = topic_check(ctx, Operation.DESCRIBE)
     for tid in request.transactional_ids:
         base = {"transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0}
         # an id with an error keeps the message's defaults (0), as Kafka answers it
         base.update(transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[])
+        if may_describe is not None and not ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid):
+            states.append({**base, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
+            continue
         error = cluster.transactions.placement.error_for(tid, ctx.broker_id) if tid else ErrorCode.INVALID_REQUEST
         txn = cluster.transactions.txns.get(tid) if not error else None
         if not error and txn is None:
@@ -31,7 +40,8 @@ def describe_transactions(ctx: RequestContext, request: Message) -> Message:
             continue
         topics: dict[str, list[int]] = {}
         for name, index in sorted(txn.partitions):
-            topics.setdefault(name, []).append(index)
+            if may_describe is None or may_describe(name):
+                topics.setdefault(name, []).append(index)
         states.append(
             {
                 **base,
@@ -71,8 +81,11 @@ def list_transactions(ctx: RequestContext, request: Message) -> Message:
     out = []
     if request.state_filters and not wanted_states:
         return ctx.response(error_code=ErrorCode.NONE, unknown_state_filters=unknown, transaction_states=[])
+    checked = cluster.authorizer.enabled  # with an authorizer, only the ids the principal may describe
     for tid, txn in sorted(cluster.transactions.txns.items()):
         if placement.coordinator_of(tid) != ctx.broker_id or txn.state == TxnState.DEAD:
+            continue
+        if checked and not ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid):
             continue
         if wanted_states and txn.state not in wanted_states:
             continue
@@ -92,7 +105,17 @@ def list_transactions(ctx: RequestContext, request: Message) -> Message:
 
 def describe_producers(ctx: RequestContext, request: Message) -> Message:
     topics = []
+    # With an authorizer, READ on each topic (a legal name's), before its existence
+    may_read = topic_check(ctx, Operation.READ)
     for t in request.topics:
+        if may_read is not None and not topic_name_error(t.name) and not may_read(t.name):
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            parts = [
+                {"partition_index": i, "error_code": denied, "error_message": TOPIC_DENIED, "active_producers": []}
+                for i in t.partition_indexes
+            ]
+            topics.append({"name": t.name, "partitions": parts})
+            continue
         parts = []
         for index in t.partition_indexes:
             partition, error = led_partition(ctx, t.name, index)

@@ -2,7 +2,11 @@
 against the group as the producer last saw it (KIP-447: a zombie whose generation or member
 is gone is refused), pending until the transaction's marker. v5 (transaction version 2)
 adds the group's offsets partition to the transaction itself; older versions need
-AddOffsetsToTxn first and are verified against it."""
+AddOffsetsToTxn first and are verified against it.
+
+With an authorizer, KafkaApis' checks come first: WRITE on the transactional id, then READ on
+the group (each failing every partition), then READ on each topic (after an unknown topic id,
+before the topic's existence: TOPIC_AUTHORIZATION_FAILED on its partitions)."""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ from collections.abc import Iterator
 from ..core import events as ev
 from ..core.groups.placement import OFFSETS_TOPIC
 from ..core.groups.requests import CommitRequest
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import topic_check
 from .common import checked_partitions, offsets_to_commit
 from .context import RequestContext
 from .registry import api
@@ -20,7 +26,18 @@ from .registry import api
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
+    may_read = topic_check(ctx, Operation.READ)
+    if may_read is not None:
+        if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+            return _refused(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+            return _refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     checked = checked_partitions(ctx.cluster, request.topics, by_id=v >= 6)  # v6: topics by id (KIP-1319)
+    if may_read is not None:
+        denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        checked = [
+            (t, name, p, denied if name is not None and not may_read(name) else error) for t, name, p, error in checked
+        ]
     wanted = offsets_to_commit(checked, leader_epochs=v >= 2)
     errors: Iterator[ErrorCode] = iter(())
     if wanted:  # unknown topics and partitions are answered without asking the group
@@ -53,6 +70,19 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             ctx.now_ms,
         )
     return ctx.response(topics=list(out.values()), throttle_time_ms=0)
+
+
+def _refused(ctx: RequestContext, request: Message, error: ErrorCode) -> Message:
+    """Every partition of the request with ``error`` (TxnOffsetCommitRequest.getErrorResponse)."""
+    topics = [
+        {
+            "name": t.name,
+            "topic_id": t.topic_id,
+            "partitions": [{"partition_index": p.partition_index, "error_code": error} for p in t.partitions],
+        }
+        for t in request.topics
+    ]
+    return ctx.response(topics=topics, throttle_time_ms=0)
 
 
 def _verify(ctx: RequestContext, request: Message) -> ErrorCode:

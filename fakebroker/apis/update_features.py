@@ -5,8 +5,10 @@ epoch are what ApiVersions then reports (``core/features.py``)."""
 from __future__ import annotations
 
 from ..core.features import UPGRADE
+from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
+from .authz_topics import cluster_denied
 from .context import RequestContext
 from .registry import api
 
@@ -15,6 +17,9 @@ FAILED_ALL = "The update failed for all features since the following feature had
 
 def handle(ctx: RequestContext, request: Message) -> Message:
     v = ctx.api_version
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER):  # the controller's first check
+        denied, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied(ctx, Operation.ALTER)
+        return ctx.response(throttle_time_ms=0, error_code=denied, error_message=message, results=[])
     features = ctx.cluster.features
     levels: dict[str, int] = {}
     for update in request.feature_updates:

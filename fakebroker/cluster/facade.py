@@ -40,6 +40,7 @@ from ..server.runtime import Runtime
 from ..server.ticker import Ticker
 from ..storage import DataDir, Journal, restore, snapshot
 from . import loops
+from .access import AclControl
 from .actions import BrokerActions, NetworkActions
 from .checks import check_options, quota_key_hint
 from .clock import ClockControl
@@ -211,6 +212,7 @@ class FakeCluster:
         self._ticker = Ticker(self.runtime)
         self.clock = ClockControl(self._proxy, clock, self._ticker)
         self.faults = FaultControl(self._proxy, self.runtime)
+        self.acls = AclControl(self._proxy, self.runtime)  # ACLs in code (cluster/access.py)
         """The fault rules: ``cluster.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS", times=3)``."""
         self._brokers = BrokerActions(self._proxy, self.runtime, self.servers)
         self._network = NetworkActions(self._proxy, self.runtime, self.servers)

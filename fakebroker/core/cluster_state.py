@@ -33,6 +33,7 @@ from .log.appends import AppendResult, Checked, append_batches, check_batches, p
 from .placement import CoordinatorPlacement
 from .quotas import ClientQuotas
 from .releases import DEFAULT_RELEASE, release
+from .security.authorizer import Authorizer
 from .security.users import Users
 from .timers import Timers
 from .topics import (
@@ -89,6 +90,7 @@ class ClusterState:
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
         self.events = EventLog(now_ms, wall, event_log_size)
         self.users = Users(self.events)  # PLAIN passwords and SCRAM credentials (core/security/users.py)
+        self.authorizer = Authorizer(self.config, self.events)  # ACLs (core/security/authorizer.py)
         self.timers = Timers()
         self.group_configs = GroupConfigs(self.config)
         self.groups = GroupService(

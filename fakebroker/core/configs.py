@@ -217,6 +217,15 @@ FAKEBROKER_KEYS: dict[str, tuple[str, str]] = {
     "fakebroker.share.late.assignment": ("false", "BOOLEAN"),
 }
 
+# settings Kafka passes on to its authorizer (StandardAuthorizer reads them; the broker's own config
+# does not define them, so DescribeConfigs does not list them): name -> (default, type)
+AUTHORIZER_KEYS: dict[str, tuple[str, str]] = {
+    "super.users": ("", "STRING"),  # principals separated by ';', allowed everything
+    "allow.everyone.if.no.acl.found": ("false", "BOOLEAN"),
+}
+# the one authorizer Kafka 4.x has (kafka.security.authorizer.AclAuthorizer, ZooKeeper's, went with 4.0)
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
 # Kafka's config types, as a user should write them
 TYPE_HINTS = {
     "INT": "INT (a whole number in -2147483648..2147483647)",
@@ -234,7 +243,9 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     a value not of the setting's type says the type, and a value out of Kafka's range for the setting
     (``socket.request.max.bytes=-5``) gets Kafka's own message, naming the range. (AlterConfigs answers
     with :func:`validate`, Kafka's own checks, unchanged.)"""
-    known: dict[str, tuple[Any, ...]] = dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS}
+    known: dict[str, tuple[Any, ...]] = (
+        dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS, **AUTHORIZER_KEYS}
+    )
     what = "topic config" if topic else "broker setting"
     if not isinstance(name, str) or name not in known:
         close = close_matches(str(name), known, n=3, cutoff=0.75)
@@ -249,7 +260,12 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
     kind = known[name][1]
     if not _of_type(kind, text.strip()):
         return f"{what} {name} must be of type {TYPE_HINTS[kind]}, not {value!r}"
-    reason = None if name in FAKEBROKER_KEYS else validate(name, text, topic=topic)
+    if not topic and name == "authorizer.class.name" and text.strip() not in ("", STANDARD_AUTHORIZER):
+        return (
+            f"broker setting authorizer.class.name must be {STANDARD_AUTHORIZER} (Kafka 4.4's one "
+            f"authorizer; empty: none), not {value!r}"
+        )
+    reason = None if name in FAKEBROKER_KEYS or name in AUTHORIZER_KEYS else validate(name, text, topic=topic)
     low, high = RANGES.get(name, (None, None))
     if reason and low is not None and high is not None and reason.endswith((f"at least {low}", f"than {high}")):
         reason += f" (valid: {low}..{high})"  # Kafka's text names only the bound that was crossed

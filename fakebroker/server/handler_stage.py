@@ -11,6 +11,7 @@ import anyio
 from ..apis import RequestContext, Wait, dispatch
 from ..apis.context import Parked, Result, Steps
 from ..core import events as ev
+from ..core.security.acls import ANONYMOUS
 from ..protocol.messages import Message
 from .exchange import CloseConnection, Exchange, note_errors
 from .runtime import Runtime
@@ -38,6 +39,7 @@ class HandlerStage:
             runtime.clock.now_ms(),
             exchange.client_host,
             connection=exchange.peer,
+            principal=(exchange.auth.principal if exchange.auth is not None else None) or ANONYMOUS,
         )
         try:
             result = dispatch(ctx, body)

@@ -95,7 +95,7 @@ from .log import (
     EventLog,
     make,
 )
-from .security import AuthenticationFailed, ClientAuthenticated
+from .security import AclsCreated, AclsDeleted, AuthenticationFailed, ClientAuthenticated
 from .share import (
     ShareOffsetsDeleted,
     ShareOffsetsReset,
@@ -126,6 +126,8 @@ for _cls in (Event, *KINDS.values()):
     _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
+    "AclsCreated",
+    "AclsDeleted",
     "AuthenticationFailed",
     "ClientAuthenticated",
     "ShareOffsetsDeleted",

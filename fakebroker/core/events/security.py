@@ -1,4 +1,4 @@
-"""Event kinds of authentication (a SASL listener's connections)."""
+"""Event kinds of security: authentication (a SASL listener's connections) and the ACLs."""
 
 from __future__ import annotations
 
@@ -25,3 +25,18 @@ class AuthenticationFailed(Event):
     client_id: str | None
     mechanism: str | None
     reason: str
+
+
+@_kind
+class AclsCreated(Event):
+    """CreateAcls (or a test, in code) added ``acls``, each as ``ALLOW User:alice READ
+    TOPIC:LITERAL:orders from *``; one already there is not added again, nor listed."""
+
+    acls: list[str]
+
+
+@_kind
+class AclsDeleted(Event):
+    """DeleteAcls (or a test, in code) removed ``acls``, written as in ``acls_created``."""
+
+    acls: list[str]
