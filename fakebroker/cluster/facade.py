@@ -47,7 +47,14 @@ from .clock import ClockControl
 from .errors import ClusterUsageError
 from .faults import FaultControl
 from .proxy import LoopProxy
-from .security import DEFAULT_MECHANISMS, TlsFiles, check_security, listener_security, remove_when_gone
+from .security import (
+    DEFAULT_MECHANISMS,
+    ClientCertificate,
+    TlsFiles,
+    check_security,
+    listener_security,
+    remove_when_gone,
+)
 from .shares import ShareGroupView, share_group_view
 from .topics import TopicActions
 from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
@@ -195,10 +202,10 @@ class FakeCluster:
             self.runtime.state.users.add(name, password)
         self.security_protocol = security_protocol
         hosts = list(dict.fromkeys([advertised_host or advertised_for(host), "localhost", "127.0.0.1"]))
-        security, tls_files = listener_security(security_protocol, broker_config.get("sasl.enabled.mechanisms"), hosts)
-        self.tls_files: TlsFiles | None = tls_files
-        if self.tls_files is not None:
-            remove_when_gone(self, self.tls_files)
+        security, self._tls = listener_security(security_protocol, broker_config, hosts)
+        self.tls_files: TlsFiles | None = self._tls.files if self._tls is not None else None
+        if self._tls is not None:
+            remove_when_gone(self, self._tls)
         self.servers = [
             BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host, security)
             for i in range(brokers)
@@ -357,6 +364,15 @@ class FakeCluster:
         (``ssl.ca.location``, ``ssl.truststore.location`` with ``ssl.truststore.type=PEM``,
         ``ssl_cafile``); None without TLS."""
         return self.tls_files.ca_file if self.tls_files is not None else None
+
+    def client_certificate(self, name: str, organization_unit: str | None = None) -> ClientCertificate:
+        """A client certificate for ``CN=<name>`` signed by this cluster's CA, for mutual TLS
+        (``ssl.client.auth=required`` or ``requested`` on an SSL cluster): the broker's principal
+        for it is ``User:`` and its subject (``cert.subject``), through
+        ``ssl.principal.mapping.rules``."""
+        if self._tls is None:
+            raise ClusterUsageError("client_certificate(): this cluster has no TLS (security_protocol SSL or SASL_SSL)")
+        return self._tls.issue_client(name, organization_unit)
 
     @property
     def bootstrap_servers(self) -> str:

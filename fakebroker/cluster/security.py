@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.security.mechanisms import MECHANISMS
+from ..core.security.principal import MappingRuleError, parse_rules
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError
 
@@ -36,6 +37,13 @@ def check_security(protocol: str, users: Mapping[str, str] | None, config: dict[
     for name, password in (users or {}).items():
         if not isinstance(name, str) or not name or not isinstance(password, str) or not password:
             raise ClusterUsageError(f"users: {name!r} needs a non-empty name and password (strings)")
+    client_auth = str(config.get("ssl.client.auth", "none"))
+    if client_auth not in CLIENT_AUTH:
+        raise ClusterUsageError(f"ssl.client.auth={client_auth!r}: the values are {', '.join(CLIENT_AUTH)}")
+    try:
+        parse_rules(str(config.get("ssl.principal.mapping.rules", "DEFAULT")))
+    except MappingRuleError as exc:
+        raise ClusterUsageError(f"ssl.principal.mapping.rules: {exc}") from None
     given = config.get("sasl.enabled.mechanisms")
     if given is not None:
         names = [m.strip() for m in str(given).split(",") if m.strip()]
@@ -50,32 +58,78 @@ def mechanisms(config_value: str) -> tuple[str, ...]:
     return tuple(m.strip() for m in config_value.split(",") if m.strip())
 
 
-def make_tls(hosts: list[str]) -> tuple[Any, TlsFiles]:
-    """A server TLS context and its PEM files: a new CA, and a certificate for ``hosts``."""
-    import ssl
+@dataclass(frozen=True)
+class ClientCertificate:
+    """A client certificate the cluster's CA signed, for mutual TLS: PEM files of the certificate
+    and its key (PKCS#8), one file holding both (a Java ``ssl.keystore.type=PEM`` keystore), and
+    the principal the broker will see (``User:CN=alice,...``, before the mapping rules)."""
 
-    import trustme  # imported when a cluster uses TLS: it brings cryptography
-
-    ca = trustme.CA(organization_name="fakebroker test CA")
-    cert = ca.issue_cert(*dict.fromkeys(hosts))
-    folder = Path(tempfile.mkdtemp(prefix="fakebroker-tls-"))
-    ca.cert_pem.write_to_path(str(folder / "ca.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(folder / "broker.pem"))
-    cert.private_key_pem.write_to_path(str(folder / "broker.key"))
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    cert.configure_cert(context)
-    files = TlsFiles(str(folder / "ca.pem"), str(folder / "broker.pem"), str(folder / "broker.key"))
-    return context, files
+    cert_file: str
+    key_file: str
+    keystore_file: str
+    subject: str
 
 
-def listener_security(
-    protocol: str, mechanisms_value: str, hosts: list[str]
-) -> tuple[ListenerSecurity, TlsFiles | None]:
-    context, files = make_tls(hosts) if protocol in ("SSL", "SASL_SSL") else (None, None)
-    sasl = mechanisms(mechanisms_value) if protocol.startswith("SASL_") else ()
-    return ListenerSecurity(protocol, context, sasl), files
+class TlsMaterial:
+    """A cluster's throwaway CA, its broker certificate, and the client certificates issued."""
+
+    def __init__(self, hosts: list[str]):
+        import trustme  # imported when a cluster uses TLS: it brings cryptography
+
+        self._ca = trustme.CA(organization_name="fakebroker test CA")
+        cert = self._ca.issue_cert(*dict.fromkeys(hosts))
+        self.folder = Path(tempfile.mkdtemp(prefix="fakebroker-tls-"))
+        self._ca.cert_pem.write_to_path(str(self.folder / "ca.pem"))
+        cert.cert_chain_pems[0].write_to_path(str(self.folder / "broker.pem"))
+        cert.private_key_pem.write_to_path(str(self.folder / "broker.key"))
+        self._broker = cert
+        self.files = TlsFiles(
+            str(self.folder / "ca.pem"), str(self.folder / "broker.pem"), str(self.folder / "broker.key")
+        )
+
+    def server_context(self, client_auth: str) -> Any:
+        """The broker side's context; ``client_auth`` is Kafka's ``ssl.client.auth``."""
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._broker.configure_cert(context)
+        if client_auth in ("required", "requested"):
+            self._ca.configure_trust(context)
+            context.verify_mode = ssl.CERT_REQUIRED if client_auth == "required" else ssl.CERT_OPTIONAL
+        return context
+
+    def issue_client(self, name: str, organization_unit: str | None = None) -> ClientCertificate:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+
+        cert = self._ca.issue_cert(name, common_name=name, organization_unit_name=organization_unit)
+        key = serialization.load_pem_private_key(cert.private_key_pem.bytes(), password=None)
+        pkcs8 = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        stem = self.folder / f"client-{len(list(self.folder.glob('client-*.pem')))}"
+        chain = b"".join(pem.bytes() for pem in cert.cert_chain_pems)
+        Path(f"{stem}.pem").write_bytes(chain)
+        Path(f"{stem}.key").write_bytes(pkcs8)
+        Path(f"{stem}-keystore.pem").write_bytes(pkcs8 + chain)
+        subject = x509.load_pem_x509_certificate(cert.cert_chain_pems[0].bytes()).subject.rfc4514_string()
+        return ClientCertificate(f"{stem}.pem", f"{stem}.key", f"{stem}-keystore.pem", subject)
 
 
-def remove_when_gone(owner: object, files: TlsFiles) -> None:
+CLIENT_AUTH = ("none", "requested", "required")
+
+
+def listener_security(protocol: str, config: Any, hosts: list[str]) -> tuple[ListenerSecurity, TlsMaterial | None]:
+    """The listeners' security from ``security_protocol`` and the broker settings."""
+    material = TlsMaterial(hosts) if protocol in ("SSL", "SASL_SSL") else None
+    # as on Kafka, a SASL_SSL listener takes no client certificates from the broker-wide setting
+    client_auth = config.get("ssl.client.auth") if protocol == "SSL" else "none"
+    context = material.server_context(client_auth) if material is not None else None
+    sasl = mechanisms(config.get("sasl.enabled.mechanisms")) if protocol.startswith("SASL_") else ()
+    rules = tuple(parse_rules(config.get("ssl.principal.mapping.rules") or "DEFAULT"))
+    return ListenerSecurity(protocol, context, sasl, rules), material
+
+
+def remove_when_gone(owner: object, material: TlsMaterial) -> None:
     """The TLS files go with their cluster (or at the interpreter's exit)."""
-    weakref.finalize(owner, shutil.rmtree, str(Path(files.ca_file).parent), True)
+    weakref.finalize(owner, shutil.rmtree, str(material.folder), True)

@@ -17,13 +17,15 @@ import anyio
 import sniffio
 import trio
 from anyio.abc import ByteStream, Listener, SocketListener, SocketStream, TaskGroup, TaskStatus
+from anyio.streams.tls import TLSStream
 
 from ..core import events as ev
+from ..core.security.acls import ANONYMOUS
 from ..core.security.authenticator import Authenticator
 from .connection import Connection
 from .pipeline import Pipeline
 from .runtime import Runtime
-from .security import ListenerSecurity, start_tls
+from .security import ListenerSecurity, client_principal, start_tls
 
 log = logging.getLogger("fakebroker")
 
@@ -183,6 +185,24 @@ class BrokerServer:
                     await stream.aclose()
                 return
         conn = Connection(self.pipeline, served)
+        if security.protocol == "SSL" and isinstance(served, TLSStream):
+            principal = client_principal(served, security.mapping_rules)
+            if principal is None:
+                self._tls_failed(stream, ValueError("no ssl.principal.mapping.rules rule maps the certificate"))
+                with anyio.CancelScope(shield=True):
+                    await served.aclose()
+                return
+            conn.peer.principal = principal
+            if principal != ANONYMOUS:  # a client certificate: the connection is authenticated
+                self.runtime.emit(
+                    ev.ClientAuthenticated(
+                        broker=self.node_id,
+                        peer=conn.peer.address,
+                        client_id=None,
+                        principal=principal,
+                        mechanism="SSL",
+                    )
+                )
         if security.sasl:
             config = self.runtime.state.config
             conn.peer.auth = Authenticator(

@@ -39,7 +39,7 @@ class HandlerStage:
             runtime.clock.now_ms(),
             exchange.client_host,
             connection=exchange.peer,
-            principal=(exchange.auth.principal if exchange.auth is not None else None) or ANONYMOUS,
+            principal=(exchange.auth.principal if exchange.auth is not None else exchange.principal) or ANONYMOUS,
         )
         try:
             result = dispatch(ctx, body)

@@ -55,6 +55,7 @@ class Peer:
     park: Callable[[], None] | None = None  # called as a request starts to wait: the connection watches its socket
     flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
     auth: Authenticator | None = None  # a SASL listener's connection: its authentication
+    principal: str | None = None  # an SSL listener's connection: its client certificate's principal
 
 
 class CutStage:
@@ -142,6 +143,7 @@ class Pipeline:
             flush=peer.flush,
             peer=peer.address,
             auth=peer.auth,
+            principal=peer.principal,
         )
         on_loop = declared.decode_on_loop
         if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):

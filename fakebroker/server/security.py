@@ -9,7 +9,10 @@ from dataclasses import dataclass
 
 import anyio
 from anyio.abc import SocketStream
-from anyio.streams.tls import TLSStream
+from anyio.streams.tls import TLSAttribute, TLSStream
+
+from ..core.security.acls import ANONYMOUS
+from ..core.security.principal import Rule, certificate_principal
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 TLS_HANDSHAKE_S = 10.0  # a client that starts TLS and never finishes it is dropped after this
@@ -20,6 +23,7 @@ class ListenerSecurity:
     protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None  # the server side's (SSL, SASL_SSL)
     mechanisms: tuple[str, ...] = ()  # the SASL mechanisms enabled (SASL_PLAINTEXT, SASL_SSL)
+    mapping_rules: tuple[Rule, ...] = ()  # ssl.principal.mapping.rules (an SSL listener's client certificates)
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -41,3 +45,16 @@ async def start_tls(stream: SocketStream, context: ssl.SSLContext) -> TLSStream:
     later does not wait for the client's close_notify (Kafka's does not either)."""
     with anyio.fail_after(TLS_HANDSHAKE_S):
         return await TLSStream.wrap(stream, server_side=True, ssl_context=context, standard_compatible=False)
+
+
+def client_principal(stream: TLSStream, rules: tuple[Rule, ...]) -> str | None:
+    """An SSL listener's connection's principal from its client certificate: ``User:`` and the
+    subject's RFC 2253 name through the mapping rules; ``User:ANONYMOUS`` without a certificate;
+    None when no rule maps it (Kafka then fails the connection)."""
+    der = stream.extra(TLSAttribute.peer_certificate_binary, None)
+    if not der:
+        return ANONYMOUS
+    from cryptography import x509  # with TLS only: trustme brings it
+
+    name = x509.load_der_x509_certificate(der).subject.rfc4514_string()
+    return certificate_principal(name, list(rules))

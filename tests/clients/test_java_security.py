@@ -157,3 +157,29 @@ def test_a_client_that_does_not_trust_the_clusters_ca_fails_its_tls_handshake(ja
         )  # the JVM's alert, seen by the broker
         assert closed.reason.startswith("TLS handshake failed") and "certificate unknown" in closed.reason, closed
         assert not [e for e in cluster.events if e.kind in ("client_authenticated", "authentication_failed")]
+
+
+def test_java_with_a_client_certificate_is_the_certificates_principal(java_client_jar):  # noqa: F811
+    """Mutual TLS (``ssl.client.auth=required``): the Java client's PEM keystore (a PKCS#8 key and
+    its chain, ``ssl.keystore.type=PEM``) is accepted, and the broker's principal for it is the
+    certificate's subject through ``ssl.principal.mapping.rules``."""
+    topic, group = f"orders-{uuid.uuid4().hex[:6]}", f"billing-{uuid.uuid4().hex[:6]}"
+    config = {"ssl.client.auth": "required", "ssl.principal.mapping.rules": "RULE:^CN=([^,]+),.*$/$1/,DEFAULT"}
+    with FakeCluster(brokers=2, security_protocol="SSL", config=config).run_in_thread() as cluster:
+        cluster.create_topic(topic, 2)
+        cert = cluster.client_certificate("java-app")
+        lines = run_scenario(
+            java_client_jar,
+            cluster,
+            "round-trip",
+            topic=topic,
+            group=group,
+            n=N,
+            protocol="SSL",
+            ca=cluster.tls_ca_file,
+            keystore=cert.keystore_file,
+        )
+        assert len(of_type(lines, "record")) == N
+        assert cluster.committed(group)
+        seen = {(e.principal, e.mechanism) for e in cluster.events if e.kind == "client_authenticated"}
+        assert seen == {("User:java-app", "SSL")}

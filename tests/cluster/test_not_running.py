@@ -20,6 +20,7 @@ READABLE_ANY_TIME = {
     "cluster_id",
     "coordinator_load_time_ms",
     "tls_ca_file",
+    "client_certificate",
     "events",
     "events_since",
     "event_count",

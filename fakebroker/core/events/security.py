@@ -7,7 +7,8 @@ from .base import Event, _kind
 
 @_kind
 class ClientAuthenticated(Event):
-    """A connection authenticated (or re-authenticated) as ``principal`` with ``mechanism``."""
+    """A connection authenticated (or re-authenticated) as ``principal`` with ``mechanism`` (a
+    SASL mechanism, or ``SSL`` for a client certificate on an SSL listener)."""
 
     peer: str
     client_id: str | None

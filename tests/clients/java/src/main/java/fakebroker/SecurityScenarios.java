@@ -50,7 +50,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * The connection settings are key=value arguments too: protocol= (default SASL_SSL), mechanism=
  * (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), user=, password=, ca= (a PEM file: the truststore, with
- * ssl.truststore.type=PEM; hostname verification stays Kafka's default, https). The first line
+ * ssl.truststore.type=PEM; hostname verification stays Kafka's default, https), keystore= (a PEM
+ * file holding a PKCS#8 key and its certificate chain: mutual TLS, ssl.keystore.type=PEM). The first line
  * after the version, {"type":"settings",...}, shows the settings as the client resolved them.
  *
  * One JSON object per stdout line (see {@link Lines#emit}); the last is {"type":"end"}. A failure
@@ -128,6 +129,10 @@ public final class SecurityScenarios {
             p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM");
             p.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, a.get("ca"));
             // ssl.endpoint.identification.algorithm is left at its default, https
+        }
+        if (protocol.endsWith("SSL") && a.containsKey("keystore")) {  // mutual TLS: key and chain in one PEM file
+            p.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PEM");
+            p.put(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, a.get("keystore"));
         }
         return p;
     }
