@@ -42,6 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[_DIR_VARIABLE] = tempfile.mkdtemp(prefix="fakebroker-hangs-")
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ[_STARTED_VARIABLE] = repr(time.time())
+        # A run started by a test under xdist inherits its worker's ignored SIGINT, which would
+        # make the limit's interrupt (and Ctrl-C) do nothing: take Python's own handler back.
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         limit = float(os.environ.get(_SESSION_LIMIT_VARIABLE, SESSION_LIMIT_S))
         threading.Thread(target=_end_session_after, args=(limit,), name="session-limit", daemon=True).start()
 

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     consumer_group_heartbeat,
     create_partitions,
     create_topics,
+    delegation_tokens,
     delete_records,
     delete_topics,
     describe_cluster,

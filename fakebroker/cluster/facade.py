@@ -50,9 +50,11 @@ from .proxy import LoopProxy
 from .security import (
     DEFAULT_MECHANISMS,
     ClientCertificate,
+    OAuthValidator,
     TlsFiles,
     check_security,
     listener_security,
+    oauth_token_validator,
     remove_when_gone,
 )
 from .shares import ShareGroupView, share_group_view
@@ -117,11 +119,21 @@ class FakeCluster:
         default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``. With TLS, a throwaway CA and a
         certificate for the advertised host, ``localhost`` and 127.0.0.1 are made at start;
         clients trust ``cluster.tls_ca_file`` (PEM). With SASL, ``sasl.enabled.mechanisms``
-        (``config``) is PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 unless set; a failed
+        (``config``) is PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER unless set; a failed
         authentication is answered as Kafka answers it, ``connection.failed.authentication.delay.ms``
         late, and ``connections.max.reauth.ms`` bounds a session (KIP-368).
     :param users: SASL users, name -> password: each gets a PLAIN password and SCRAM-SHA-256/512
         credentials (4096 iterations). More can be added with AlterUserScramCredentials.
+    :param oauth_validator: how OAUTHBEARER tokens are checked. By default as Kafka's default
+        validator checks them: unsigned JWS tokens (``alg`` ``none``) with an ``exp`` in the
+        future and a ``sub``. A mapping sets that validator's options, under Kafka's JAAS names
+        (``{"unsecuredValidatorPrincipalClaimName": "client_id",
+        "unsecuredValidatorRequiredScope": "kafka", "unsecuredValidatorScopeClaimName": "scp",
+        "unsecuredValidatorAllowableClockSkewMs": 1000}``). A function ``(token: str) ->
+        OAuthToken(principal, expiry_ms, scopes)`` checks them the test's way instead, raising to
+        refuse one (:class:`~fakebroker.cluster.security.InvalidOAuthToken` chooses the status
+        the client is told, anything else is ``invalid_token``). The session ends at the
+        token's expiry.
 
     A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
     a value not of its type, a topic with an illegal name, no partitions or a replication factor
@@ -162,6 +174,7 @@ class FakeCluster:
         warm: bool = False,
         security_protocol: str = "PLAINTEXT",
         users: Mapping[str, str] | None = None,
+        oauth_validator: OAuthValidator | None = None,
     ):
         check_options(brokers, port, topics, config, racks)  # ClusterUsageError naming what is valid
         posed = release(kafka_version)  # UnknownRelease names the valid ones
@@ -169,6 +182,7 @@ class FakeCluster:
         check_security(security_protocol, users, config)
         if security_protocol.startswith("SASL_"):
             config.setdefault("sasl.enabled.mechanisms", DEFAULT_MECHANISMS)
+        oauth = oauth_token_validator(oauth_validator, security_protocol, config)
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
@@ -202,7 +216,7 @@ class FakeCluster:
             self.runtime.state.users.add(name, password)
         self.security_protocol = security_protocol
         hosts = list(dict.fromkeys([advertised_host or advertised_for(host), "localhost", "127.0.0.1"]))
-        security, self._tls = listener_security(security_protocol, broker_config, hosts)
+        security, self._tls = listener_security(security_protocol, broker_config, hosts, oauth)
         self.tls_files: TlsFiles | None = self._tls.files if self._tls is not None else None
         if self._tls is not None:
             remove_when_gone(self, self._tls)

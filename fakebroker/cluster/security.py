@@ -1,24 +1,34 @@
 """A cluster's security, as a test asks for it: ``FakeCluster(security_protocol="SASL_SSL",
 users={"alice": "secret"})``. TLS material is made at start with ``trustme`` (a throwaway CA
 and a certificate for the broker's addresses), written as PEM files clients can be pointed at;
-SASL users get PLAIN passwords and SCRAM-SHA-256/512 credentials."""
+SASL users get PLAIN passwords and SCRAM-SHA-256/512 credentials; OAUTHBEARER tokens are
+checked by Kafka's unsecured JWS validator, with its options, or by the test's own function
+(``oauth_validator``)."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.security.mechanisms import MECHANISMS
+from ..core.security.oauthbearer import InvalidOAuthToken as InvalidOAuthToken  # re-exported for tests
+from ..core.security.oauthbearer import OAuthToken as OAuthToken
+from ..core.security.oauthbearer import TokenValidator, UnsecuredJwsValidator
 from ..core.security.principal import MappingRuleError, parse_rules
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError
 
 DEFAULT_MECHANISMS = ",".join(MECHANISMS)  # Kafka's default is GSSAPI, which is not served here
+log = logging.getLogger("fakebroker")
+
+# FakeCluster(oauth_validator=...): the test's function, or the unsecured validator's options
+OAuthValidator = Callable[[str], OAuthToken] | Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,64 @@ def check_security(protocol: str, users: Mapping[str, str] | None, config: dict[
             raise ClusterUsageError(
                 f"sasl.enabled.mechanisms={given!r}: the mechanisms served are {', '.join(MECHANISMS)}"
             )
+
+
+class _TestsValidator:
+    """A test's function as OAUTHBEARER's validator: what it returns is accepted, what it raises
+    refuses the token (an :class:`InvalidOAuthToken`'s status, else ``invalid_token``)."""
+
+    def __init__(self, validate: Callable[[str], OAuthToken]):
+        self._validate = validate
+
+    def validate(self, token: str, now_ms: int) -> OAuthToken:
+        try:
+            accepted = self._validate(token)
+        except InvalidOAuthToken:
+            raise
+        except Exception as exc:
+            log.debug("oauth_validator refused a token: %r", exc)
+            raise InvalidOAuthToken(f"oauth_validator raised {exc!r}") from exc
+        expiry = getattr(accepted, "expiry_ms", None)
+        if not isinstance(accepted, OAuthToken) or isinstance(expiry, bool) or not isinstance(expiry, (int, float)):
+            log.warning("oauth_validator returned %r, not an OAuthToken: the token is refused", accepted)
+            raise InvalidOAuthToken(f"oauth_validator returned {accepted!r}, not an OAuthToken")
+        if expiry <= now_ms:
+            log.warning(
+                "oauth_validator accepted a token with expiry_ms=%r, before now (%d ms since the epoch): its "
+                "session ends at once (expiry_ms is in ms, not seconds)",
+                expiry,
+                now_ms,
+            )
+        return OAuthToken(str(accepted.principal), int(expiry), accepted.scopes)
+
+
+def oauth_token_validator(
+    given: OAuthValidator | None, protocol: str, config: Mapping[str, Any]
+) -> TokenValidator | None:
+    """OAUTHBEARER's validator from ``FakeCluster(oauth_validator=...)``: None (Kafka's default,
+    the unsecured validator), a mapping of that validator's options (Kafka's JAAS names,
+    ``unsecuredValidatorPrincipalClaimName`` ...) or the test's function; a ClusterUsageError
+    naming what is valid."""
+    if given is None:
+        return None
+    if not protocol.startswith("SASL_"):
+        raise ClusterUsageError(
+            f"oauth_validator needs a SASL listener: security_protocol is {protocol!r} (SASL_PLAINTEXT or SASL_SSL)"
+        )
+    enabled = mechanisms(str(config.get("sasl.enabled.mechanisms", DEFAULT_MECHANISMS)))
+    if "OAUTHBEARER" not in enabled:
+        raise ClusterUsageError(f"oauth_validator: OAUTHBEARER is not in sasl.enabled.mechanisms ({','.join(enabled)})")
+    if isinstance(given, Mapping):
+        try:
+            return UnsecuredJwsValidator.from_options(given)
+        except ValueError as exc:
+            raise ClusterUsageError(f"oauth_validator: {exc}") from None
+    if callable(given):
+        return _TestsValidator(given)
+    raise ClusterUsageError(
+        f"oauth_validator={given!r}: a function (token: str) -> OAuthToken, or a mapping of the unsecured "
+        "validator's options"
+    )
 
 
 def mechanisms(config_value: str) -> tuple[str, ...]:
@@ -119,15 +187,18 @@ class TlsMaterial:
 CLIENT_AUTH = ("none", "requested", "required")
 
 
-def listener_security(protocol: str, config: Any, hosts: list[str]) -> tuple[ListenerSecurity, TlsMaterial | None]:
-    """The listeners' security from ``security_protocol`` and the broker settings."""
+def listener_security(
+    protocol: str, config: Any, hosts: list[str], oauth: TokenValidator | None = None
+) -> tuple[ListenerSecurity, TlsMaterial | None]:
+    """The listeners' security from ``security_protocol``, the broker settings and
+    OAUTHBEARER's validator (:func:`oauth_token_validator`)."""
     material = TlsMaterial(hosts) if protocol in ("SSL", "SASL_SSL") else None
     # as on Kafka, a SASL_SSL listener takes no client certificates from the broker-wide setting
     client_auth = config.get("ssl.client.auth") if protocol == "SSL" else "none"
     context = material.server_context(client_auth) if material is not None else None
     sasl = mechanisms(config.get("sasl.enabled.mechanisms")) if protocol.startswith("SASL_") else ()
     rules = tuple(parse_rules(config.get("ssl.principal.mapping.rules") or "DEFAULT"))
-    return ListenerSecurity(protocol, context, sasl, rules), material
+    return ListenerSecurity(protocol, context, sasl, rules, oauth), material
 
 
 def remove_when_gone(owner: object, material: TlsMaterial) -> None:

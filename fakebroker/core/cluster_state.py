@@ -34,6 +34,7 @@ from .placement import CoordinatorPlacement
 from .quotas import ClientQuotas
 from .releases import DEFAULT_RELEASE, release
 from .security.authorizer import Authorizer
+from .security.tokens import EXPIRY_CHECK_INTERVAL, DelegationTokens
 from .security.users import Users
 from .timers import Timers
 from .topics import (
@@ -55,6 +56,7 @@ RETENTION_CHECK = ("retention",)
 OFFSETS_EXPIRY_CHECK = ("offsets-expiry",)
 TXN_TIMEOUT_CHECK = ("txn-timeouts",)
 TXN_EXPIRY_CHECK = ("txn-id-expiry",)
+TOKEN_EXPIRY_CHECK = ("delegation-token-expiry",)
 
 
 class ClusterState:
@@ -89,7 +91,11 @@ class ClusterState:
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
         self.events = EventLog(now_ms, wall, event_log_size)
-        self.users = Users(self.events)  # PLAIN passwords and SCRAM credentials (core/security/users.py)
+        # delegation tokens (core/security/tokens.py), which SCRAM's tokenauth logins check
+        self.tokens = DelegationTokens(
+            self.config, self.events, metadata_version=lambda: self.features.finalized.get("metadata.version", 0)
+        )
+        self.users = Users(self.events, tokens=self.tokens)  # PLAIN passwords, SCRAM credentials (users.py)
         self.authorizer = Authorizer(self.config, self.events)  # ACLs (core/security/authorizer.py)
         self.timers = Timers()
         self.group_configs = GroupConfigs(self.config)
@@ -169,6 +175,7 @@ class ClusterState:
         every(OFFSETS_EXPIRY_CHECK, "offsets.retention.check.interval.ms", self.expire_offsets)
         every(TXN_TIMEOUT_CHECK, "transaction.abort.timed.out.transaction.cleanup.interval.ms", self.abort_timed_out)
         every(TXN_EXPIRY_CHECK, "transaction.remove.expired.transaction.cleanup.interval.ms", self.expire_txn_ids)
+        every(TOKEN_EXPIRY_CHECK, EXPIRY_CHECK_INTERVAL, self.tokens.sweep)
 
     def run_periodic_checks(self, now_ms: int) -> None:
         """Every periodic check at once (after a virtual-time jump)."""
@@ -176,6 +183,7 @@ class ClusterState:
         self.expire_offsets(now_ms)
         self.abort_timed_out(now_ms)
         self.expire_txn_ids(now_ms)
+        self.tokens.sweep(now_ms)
 
     def expire_offsets(self, now_ms: int) -> int:
         dropped = self.groups.expire_offsets(now_ms)

@@ -185,6 +185,7 @@ class BrokerServer:
                     await stream.aclose()
                 return
         conn = Connection(self.pipeline, served)
+        conn.peer.security_protocol = security.protocol
         if security.protocol == "SSL" and isinstance(served, TLSStream):
             principal = client_principal(served, security.mapping_rules)
             if principal is None:
@@ -210,6 +211,7 @@ class BrokerServer:
                 self.runtime.state.users,
                 reauth_ms=config.get_int("connections.max.reauth.ms"),
                 scram_nonce_may_repeat=self.runtime.state.kafka_version.startswith("3."),
+                oauth=security.oauth,
             )
         self.connections.add(conn)
         try:

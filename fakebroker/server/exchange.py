@@ -42,6 +42,7 @@ class Exchange:
     peer: str = ""  # the client's address and port: names the connection (share sessions live on it)
     auth: Authenticator | None = None  # the connection's SASL authentication (a SASL listener's)
     principal: str | None = None  # an SSL listener's connection's, from its client certificate
+    security_protocol: str = "PLAINTEXT"  # the connection's listener's
 
     async def waiting(self) -> None:
         """The request is about to wait: its connection watches for the client leaving meanwhile,

@@ -40,6 +40,8 @@ class HandlerStage:
             exchange.client_host,
             connection=exchange.peer,
             principal=(exchange.auth.principal if exchange.auth is not None else exchange.principal) or ANONYMOUS,
+            security_protocol=exchange.security_protocol,
+            token_authenticated=exchange.auth is not None and exchange.auth.token_authenticated,
         )
         try:
             result = dispatch(ctx, body)

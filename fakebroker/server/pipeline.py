@@ -56,6 +56,7 @@ class Peer:
     flush: Callable[[], Awaitable[None]] | None = None  # sends the answers the connection holds (before a wait)
     auth: Authenticator | None = None  # a SASL listener's connection: its authentication
     principal: str | None = None  # an SSL listener's connection: its client certificate's principal
+    security_protocol: str = "PLAINTEXT"  # its listener's
 
 
 class CutStage:
@@ -144,6 +145,7 @@ class Pipeline:
             peer=peer.address,
             auth=peer.auth,
             principal=peer.principal,
+            security_protocol=peer.security_protocol,
         )
         on_loop = declared.decode_on_loop
         if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):

@@ -52,7 +52,7 @@ class SaslStage:
             return answer
         if route is Route.CLOSE:
             reason = (
-                "SASL session expired (connections.max.reauth.ms)"
+                "SASL session expired (connections.max.reauth.ms or its credential's expiry)"
                 if auth.state is State.COMPLETE
                 else f"Unexpected Kafka request of type {exchange.api_name} during SASL handshake"
             )
@@ -72,6 +72,9 @@ class SaslStage:
             return response_type(exchange.api_key).new(error_code=shake.error_code, mechanisms=shake.mechanisms)
         assert exchange.api_key == SASL_AUTHENTICATE
         result = auth.authenticate(bytes(body.auth_bytes), now)
+        if result.close_now:  # the mechanism failed unexpectedly: Kafka closes at once, unanswered
+            self._emit_failed(exchange, auth, result.error_message or "")
+            raise CloseConnection(f"SASL authentication failed: {result.error_message}")
         if result.close_after:
             await self._failed(exchange, auth, result.error_message or "")
         elif result.completed:
@@ -84,6 +87,10 @@ class SaslStage:
         )
 
     async def _failed(self, exchange: Exchange, auth: Authenticator, reason: str) -> None:
+        self._emit_failed(exchange, auth, reason)
+        await anyio.sleep(failed_delay_s(self.runtime))  # then answered; the connection closes after it
+
+    def _emit_failed(self, exchange: Exchange, auth: Authenticator, reason: str) -> None:
         self.runtime.emit(
             ev.AuthenticationFailed(
                 broker=self.broker_id,
@@ -93,7 +100,6 @@ class SaslStage:
                 reason=reason,
             )
         )
-        await anyio.sleep(failed_delay_s(self.runtime))  # then answered; the connection closes after it
 
     def _authenticated(self, exchange: Exchange, auth: Authenticator, lifetime_ms: int) -> None:
         self.runtime.emit(

@@ -12,6 +12,7 @@ from anyio.abc import SocketStream
 from anyio.streams.tls import TLSAttribute, TLSStream
 
 from ..core.security.acls import ANONYMOUS
+from ..core.security.oauthbearer import TokenValidator
 from ..core.security.principal import Rule, certificate_principal
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -24,6 +25,7 @@ class ListenerSecurity:
     ssl_context: ssl.SSLContext | None = None  # the server side's (SSL, SASL_SSL)
     mechanisms: tuple[str, ...] = ()  # the SASL mechanisms enabled (SASL_PLAINTEXT, SASL_SSL)
     mapping_rules: tuple[Rule, ...] = ()  # ssl.principal.mapping.rules (an SSL listener's client certificates)
+    oauth: TokenValidator | None = None  # OAUTHBEARER's token validator (None: Kafka's default, the unsecured one)
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

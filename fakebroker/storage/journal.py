@@ -21,11 +21,12 @@ among them, so an answered commit whose markers were still to be written survive
 after any event of the group once the coordinator has a new record of it;
 ``["kgroup", group, entry|null]`` a KIP-848 consumer group (``storage.consumer_group_state``),
 written once per settled batch of events (:meth:`Journal.flush`) that named the group;
-``["gconf", group, settings|null]`` a group's configs (resource type GROUP: any id, also one
-that names no group); ``["sgroup", group, entry|null]`` a share group and ``["sstate", group,
-topic id, partition, entry|null]`` a share partition's state (``storage.share_group_state``),
-written at the flush after they changed. A torn last line (a
-crash in the middle of a write) is ignored; any other line that cannot be read refuses the
+``["acls", rows]`` every ACL and ``["scram", user, mechanism, entry|null]`` one SCRAM
+credential (``storage.security_state``); ``["gconf", group, settings|null]`` a group's configs
+(resource type GROUP: any id, also one that names no group); ``["sgroup", group, entry|null]``
+a share group and ``["sstate", group, topic id, partition, entry|null]`` a share partition's
+state (``storage.share_group_state``), written at the flush after they changed. A torn last line
+(a crash in the middle of a write) is ignored; any other line that cannot be read refuses the
 directory.
 """
 
@@ -37,7 +38,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.events import Event
-from . import consumer_group_state, group_state, share_group_state, txn_state
+from . import consumer_group_state, group_state, security_state, share_group_state, txn_state
 from . import snapshot as snap
 
 JOURNAL_VERSION = 1
@@ -165,6 +166,17 @@ class Journal:
     def group_configs(self, event: Any) -> None:
         self.write(["gconf", event.group, self.state.group_configs.stored(event.group) or None])
 
+    def acls(self, event: Any) -> None:
+        self.write(["acls", security_state.acl_rows(self.state)])
+
+    def scram(self, event: Any) -> None:
+        self.write(
+            ["scram", event.user, event.mechanism, security_state.scram_entry(self.state, event.user, event.mechanism)]
+        )
+
+    def token(self, event: Any) -> None:
+        self.write(["token", event.token_id, security_state.token_entry(self.state, event.token_id)])
+
     def offset(self, event: Any) -> None:
         stored = (self.state.groups.offsets.offsets.get(event.group) or {}).get((event.topic, event.partition))
         row = None if stored is None else snap.offset_row(event.topic, event.partition, stored)
@@ -196,6 +208,12 @@ _HANDLERS: dict[str, Callable[[Journal, Any], None]] = {
     "partition_reassigned": Journal.partition,
     "configs_altered": Journal.configs,
     "group_configs_altered": Journal.group_configs,
+    "acls_created": Journal.acls,
+    "acls_deleted": Journal.acls,
+    "scram_credentials_altered": Journal.scram,
+    "token_created": Journal.token,
+    "token_renewed": Journal.token,
+    "token_expired": Journal.token,
     "offset_committed": Journal.offset,
     "offset_deleted": Journal.offset,
     "group_deleted": Journal.group,
@@ -343,6 +361,28 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
             if found:
                 raise ValueError(f"share group {found}")
             meta.setdefault("share_groups", {})[group] = entry
+    elif kind == "acls":
+        (rows,) = args
+        found = security_state.acls_problem(rows)
+        if found:
+            raise ValueError(f"acls {found}")
+        meta["acls"] = rows
+    elif kind == "scram":
+        user, mechanism, entry = args
+        if entry is None:
+            meta.setdefault("scram", {}).get(user, {}).pop(mechanism, None)
+        elif security_state.entry_problem(mechanism, entry) is not None:
+            raise ValueError(f"scram {user}.{mechanism} {security_state.entry_problem(mechanism, entry)}")
+        else:
+            meta.setdefault("scram", {}).setdefault(user, {})[mechanism] = entry
+    elif kind == "token":
+        token_id, entry = args
+        if entry is None:
+            meta.setdefault("tokens", {}).pop(token_id, None)
+        elif security_state.entry_token_problem(token_id, entry) is not None:
+            raise ValueError(f"token {token_id} {security_state.entry_token_problem(token_id, entry)}")
+        else:
+            meta.setdefault("tokens", {})[token_id] = entry
     elif kind == "gconf":
         group, settings = args
         if settings is None:

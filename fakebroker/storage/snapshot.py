@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
-from . import consumer_group_state, group_state, share_group_state, txn_state
+from . import consumer_group_state, group_state, security_state, share_group_state, txn_state
 from .rows import is_count, offset_row, row_problem
 
 __all__ = ["offset_row", "problem", "restore", "row_problem", "snapshot"]
@@ -76,6 +76,9 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "consumer_groups": consumer_group_state.group_entries(state),
         "share_groups": share_group_state.group_entries(state),
         "share_states": share_group_state.state_entries(state),
+        "acls": security_state.acl_rows(state),
+        "scram": security_state.scram_entries(state),
+        "tokens": security_state.token_entries(state),
     }
 
 
@@ -88,6 +91,7 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
     for group, settings in (meta.get("group_configs") or {}).items():
         state.group_configs.replace(group, settings)
     state.producer_ids.skip_to(int(meta.get("next_producer_id", 0)))
+    security_state.restore(state, meta)
     txn_state.restore(state, meta.get("transactions") or {})  # before the logs: their open transactions
     for name, spec in (meta.get("topics") or {}).items():
         parts = spec["partitions"]
@@ -168,6 +172,15 @@ def problem(meta: Any) -> str | None:
     found = consumer_group_state.problem(meta.get("consumer_groups", {}))
     if found:
         return f"consumer_groups {found}"
+    found = security_state.acls_problem(meta.get("acls", []))
+    if found:
+        return f"acls {found}"
+    found = security_state.scram_problem(meta.get("scram", {}))
+    if found:
+        return f"scram {found}"
+    found = security_state.tokens_problem(meta.get("tokens", {}))
+    if found:
+        return f"tokens {found}"
     found = share_group_state.groups_problem(meta.get("share_groups", {}))
     if found:
         return f"share_groups {found}"

@@ -30,6 +30,9 @@ CLUSTER_PARAMS = frozenset(
         "advertised_host",
         "event_log_size",
         "warm",
+        "security_protocol",
+        "users",
+        "oauth_validator",
     }
 )
 MARKER = "fakebroker"

@@ -65,7 +65,8 @@ def test_serve_over_sasl_ssl_names_its_ca_and_takes_a_scram_client(tmp_path, fro
         (["--user", "alice"], "'alice': give NAME:PASSWORD, e.g. --user alice:alice-secret"),
         (
             ["--security-protocol", "SASL_SSL", "--set", "sasl.enabled.mechanisms=GSSAPI"],
-            "sasl.enabled.mechanisms='GSSAPI': the mechanisms served are PLAIN, SCRAM-SHA-256, SCRAM-SHA-512",
+            "sasl.enabled.mechanisms='GSSAPI': the mechanisms served are PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+            "OAUTHBEARER",
         ),
     ],
 )

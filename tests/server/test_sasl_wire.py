@@ -19,6 +19,7 @@ from ..raw_client import RawClient
 API_VERSIONS, METADATA, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 17, 36
 USERS = {"alice": "alice-secret"}
 VERSIONS = {"client_software_name": "raw", "client_software_version": "1"}
+ENABLED = ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256", "OAUTHBEARER"]  # the default mechanisms, in HashSet order
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +42,14 @@ def test_mechanisms_come_back_in_java_hash_set_order():
         "SCRAM-SHA-512",
         "SCRAM-SHA-256",
     ]
+    assert java_hash_set_order(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]) == ENABLED
 
 
 def test_plain_over_saslauthenticate_then_requests_are_served(cluster):
     with RawClient(cluster.servers[0].port) as client:
         assert client.request(API_VERSIONS, 3, VERSIONS).error_code == 0
         shake = client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
-        assert shake.error_code == 0 and shake.mechanisms == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
+        assert shake.error_code == 0 and shake.mechanisms == ENABLED
         done = client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"})
         assert (done.error_code, done.auth_bytes, done.session_lifetime_ms) == (0, b"", 0)
         assert client.request(METADATA, 12, {"topics": None}).brokers[0].node_id == 0
@@ -83,7 +85,7 @@ def test_an_unknown_mechanism_gets_the_enabled_list_and_a_close(cluster):
     with RawClient(cluster.servers[0].port) as client:
         shake = client.request(SASL_HANDSHAKE, 1, {"mechanism": "GSSAPI"})
         assert shake.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
-        assert shake.mechanisms == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
+        assert shake.mechanisms == ENABLED
         assert closed_unanswered(client)
 
 

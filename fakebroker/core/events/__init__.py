@@ -95,7 +95,15 @@ from .log import (
     EventLog,
     make,
 )
-from .security import AclsCreated, AclsDeleted, AuthenticationFailed, ClientAuthenticated
+from .security import (
+    AclsCreated,
+    AclsDeleted,
+    AuthenticationFailed,
+    ClientAuthenticated,
+    TokenCreated,
+    TokenExpired,
+    TokenRenewed,
+)
 from .share import (
     ShareOffsetsDeleted,
     ShareOffsetsReset,
@@ -193,6 +201,9 @@ __all__ = [
     "TargetAssignmentComputed",
     "TopicCreated",
     "TopicDeleted",
+    "TokenCreated",
+    "TokenExpired",
+    "TokenRenewed",
     "TopicRestored",
     "TxnAborted",
     "TxnBegan",

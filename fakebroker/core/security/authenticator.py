@@ -5,7 +5,8 @@ then a SaslHandshake naming its mechanism, then SaslAuthenticate requests carryi
 mechanism's tokens (or, after a v0 handshake, the raw tokens themselves, each a frame without
 a request header). Anything else closes the connection at once, unanswered. A failure is
 answered (SASL_AUTHENTICATION_FAILED with Kafka's text, UNSUPPORTED_SASL_MECHANISM with the
-enabled list), and the connection closes ``connection.failed.authentication.delay.ms`` later.
+enabled list), and the connection closes ``connection.failed.authentication.delay.ms`` later;
+a mechanism's unexpected error (Kafka's runtime exceptions) closes it at once, unanswered.
 Once authenticated, a session with an end (``connections.max.reauth.ms``, or a credential's
 own expiry) is closed at its first request after that end, unless the client has started a
 re-authentication: a SaslHandshake on the authenticated connection, at most one a second,
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from ...protocol.error_codes import ErrorCode
 from .mechanisms import MECHANISMS, SaslFailure, SaslServer, new_server
+from .oauthbearer import OAuthBearerServer, TokenValidator, UnexpectedServerError
 from .users import Users
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
@@ -91,6 +93,8 @@ class AuthenticateAnswer:
     session_lifetime_ms: int
     close_after: bool
     completed: bool = False  # this answer completes the exchange: the connection is authenticated
+    # no answer: close the connection at once (the mechanism failed unexpectedly; error_message says how)
+    close_now: bool = False
 
 
 class Authenticator:
@@ -104,6 +108,7 @@ class Authenticator:
         reauth_ms: int = 0,
         nonce: Callable[[], str] = random_nonce,
         scram_nonce_may_repeat: bool = False,
+        oauth: TokenValidator | None = None,
     ):
         unknown = [m for m in mechanisms if m not in MECHANISMS]
         if unknown or not mechanisms:
@@ -113,9 +118,11 @@ class Authenticator:
         self.reauth_ms = reauth_ms
         self._nonce = nonce
         self._nonce_may_repeat = scram_nonce_may_repeat  # a Kafka 3.8-3.9 broker's SCRAM (ScramServer)
+        self._oauth = oauth  # OAUTHBEARER's token validator (None: Kafka's default, the unsecured one)
         self.state = State.INITIAL
         self.mechanism: str | None = None
         self.principal: str | None = None  # "User:<name>" once authenticated
+        self.token_authenticated = False  # logged in with a delegation token (SCRAM tokenauth)
         self.session_end_ms: int | None = None  # None: the session does not end
         self._server: SaslServer | None = None
         self._reauthenticating = False
@@ -178,22 +185,28 @@ class Authenticator:
             if mechanism != self.mechanism:  # answered, then the next token fails (Kafka's REAUTH_BAD_MECHANISM)
                 self._server = None
                 return HandshakeAnswer(ErrorCode.NONE, enabled, close_after=False)
-            self._server = new_server(
-                mechanism, self.users, now_ms, self._nonce, nonce_may_repeat=self._nonce_may_repeat
-            )
+            self._server = self._new_server(mechanism, now_ms)
             return HandshakeAnswer(ErrorCode.NONE, enabled, close_after=False)
         if mechanism not in self.mechanisms:
             self.state = State.FAILED
             return HandshakeAnswer(ErrorCode.UNSUPPORTED_SASL_MECHANISM, enabled, close_after=True)
         self.mechanism = mechanism
-        self._server = new_server(mechanism, self.users, now_ms, self._nonce, nonce_may_repeat=self._nonce_may_repeat)
+        self._server = self._new_server(mechanism, now_ms)
         self.state = State.AUTHENTICATE if version >= 1 else State.RAW
         return HandshakeAnswer(ErrorCode.NONE, enabled, close_after=False)
+
+    def _new_server(self, mechanism: str, now_ms: int) -> SaslServer:
+        return new_server(
+            mechanism, self.users, now_ms, self._nonce, nonce_may_repeat=self._nonce_may_repeat, oauth=self._oauth
+        )
 
     def authenticate(self, token: bytes, now_ms: int) -> AuthenticateAnswer:
         """The answer to a SaslAuthenticate carrying ``token``."""
         was_complete = self.state is State.COMPLETE and not self._reauthenticating
-        reply, failure = self._evaluate(token, now_ms)
+        try:
+            reply, failure = self._evaluate(token, now_ms)
+        except UnexpectedServerError as error:
+            return AuthenticateAnswer(ErrorCode.NONE, str(error), b"", 0, close_after=True, close_now=True)
         if failure is not None:
             return AuthenticateAnswer(ErrorCode.SASL_AUTHENTICATION_FAILED, failure, b"", 0, close_after=True)
         done_now = not was_complete and self.authenticated
@@ -203,7 +216,10 @@ class Authenticator:
 
     def raw_token(self, token: bytes, now_ms: int) -> bytes | None:
         """The raw answer to a raw token (after a v0 handshake); None: fail, close."""
-        reply, failure = self._evaluate(token, now_ms)
+        try:
+            reply, failure = self._evaluate(token, now_ms)
+        except UnexpectedServerError:
+            return None
         return None if failure is not None else reply
 
     def _evaluate(self, token: bytes, now_ms: int) -> tuple[bytes, str | None]:
@@ -216,8 +232,13 @@ class Authenticator:
                 f"SASL mechanism '{self._reauth_mechanism}' requested by client is not supported for "
                 f"re-authentication of mechanism '{mechanism}'"
             )
+        if isinstance(server, OAuthBearerServer):
+            server.now_ms = now_ms  # tokens are checked when they arrive
         try:
             reply = server.evaluate(token)
+        except UnexpectedServerError:
+            self.state = State.FAILED
+            raise
         except SaslFailure as failure:
             self.state = State.FAILED
             if failure.passthrough:
@@ -234,6 +255,7 @@ class Authenticator:
                 after = principal.replace(":", ".", 1)
                 return b"", f"Cannot change principals during re-authentication from {before}: {after}"
             self.principal = principal
+            self.token_authenticated = bool(getattr(server, "token_authenticated", False))
             self.state = State.COMPLETE
             self._reauthenticating = False
             self._server = None

@@ -15,6 +15,12 @@ Messages are read as Kafka reads them: whole-string patterns over the UTF-8 text
 nonces and extension values are ASCII), the client-first-bare rebuilt from its parts and the
 client-final-without-proof from the channel binding decoded and encoded again (what the proof
 is checked against). The ``c=`` channel binding itself is never checked, as in Kafka.
+
+With the ``tokenauth=true`` extension the name is a delegation token's id and the password its
+HMAC in base64: the token's credential (both mechanisms, 4096 iterations) is checked, the
+session's principal is the token's owner (``User:<owner name>``), marked token-authenticated
+(``token_authenticated``: the token APIs refuse it), and it ends at the token's expiry
+(``expiry_ms``). An unknown token fails at the first round, with the generic text.
 """
 
 from __future__ import annotations
@@ -68,10 +74,24 @@ class ScramCredential:
     iterations: int
 
 
+class TokenLogin(Protocol):
+    """What a ``tokenauth`` login reads of a delegation token (``tokens.TokenLogin``)."""
+
+    @property
+    def credential(self) -> ScramCredential: ...
+    @property
+    def owner_name(self) -> str: ...
+    @property
+    def expiry_ms(self) -> int: ...
+
+
 class ScramCredentials(Protocol):
-    """Where a :class:`ScramServer` looks credentials up (the cluster's ``Users``)."""
+    """Where a :class:`ScramServer` looks credentials up (the cluster's ``Users``): a user's,
+    or a delegation token's for a ``tokenauth=true`` login."""
 
     def scram_credential(self, name: str, mechanism: str) -> ScramCredential | None: ...
+
+    def token_login(self, token_id: str, mechanism: str) -> TokenLogin | None: ...
 
 
 def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
@@ -150,6 +170,7 @@ class ScramServer:
         self._server_first = ""
         self._nonce_sent = ""
         self._authorization_id = ""
+        self._token_expiry_ms: int | None = None  # a delegation token's expiry (a tokenauth login)
         # the client-first's extensions (name -> value); ``tokenauth=true`` asks for a
         # delegation token's credential (``token_authenticated``)
         self.extensions: dict[str, str] = {}
@@ -171,7 +192,9 @@ class ScramServer:
 
     @property
     def expiry_ms(self) -> int | None:
-        return None  # a delegation token's expiry, once tokens are served
+        """A delegation token's expiry once a ``tokenauth`` login completed (the session ends
+        there); None for a user's login."""
+        return self._token_expiry_ms if self.complete else None
 
     def evaluate(self, token: bytes) -> bytes:
         state = self._state
@@ -204,13 +227,20 @@ class ScramServer:
             user = username(name)
         except ValueError as e:
             raise SaslFailure("Authentication failed: Credentials could not be obtained", passthrough=False) from e
-        if self.token_authenticated:
-            # delegation tokens are not served yet: every token id is unknown
-            raise SaslFailure(f"Token Authentication failed: Invalid tokenId : {user}", passthrough=False)
+        authorization_id, token_expiry_ms = user, None
+        login: TokenLogin | None = None
         try:
-            credential = self._users.scram_credential(user, self.mechanism)
+            if self.token_authenticated:  # a delegation token: its id and base64 HMAC
+                login = self._users.token_login(user, self.mechanism)
+                credential = None if login is None else login.credential
+            else:
+                credential = self._users.scram_credential(user, self.mechanism)
         except Exception as e:  # Kafka: any error of the callback handler
             raise SaslFailure("Authentication failed: Credentials could not be obtained", passthrough=False) from e
+        if self.token_authenticated:
+            if login is None:
+                raise SaslFailure(f"Token Authentication failed: Invalid tokenId : {user}", passthrough=False)
+            authorization_id, token_expiry_ms = login.owner_name, login.expiry_ms  # the session is the owner's
         if credential is None:
             raise SaslFailure("Authentication failed: Invalid user credentials", passthrough=False)
         authzid = match["authzid"] or ""
@@ -224,7 +254,8 @@ class ScramServer:
                 passthrough=False,
             )
         self._credential = credential
-        self._authorization_id = user
+        self._authorization_id = authorization_id
+        self._token_expiry_ms = token_expiry_ms
         self._nonce_sent = client_nonce + self._nonce()
         self._server_first = f"r={self._nonce_sent},s={_b64(credential.salt)},i={credential.iterations}"
         self._state = "RECEIVE_CLIENT_FINAL_MESSAGE"

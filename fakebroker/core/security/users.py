@@ -8,6 +8,9 @@ controller and broker do (``ScramControlManager.alterCredentials``, ``ScramImage
 their checks, texts and the Java ``HashMap`` order of their results. Each credential
 AlterUserScramCredentials sets or removes records a ``scram_credentials_altered`` event.
 New credentials count from the next authentication; sessions already open stay, as in Kafka.
+
+A SCRAM login with ``tokenauth=true`` is checked against a delegation token instead
+(:meth:`Users.token_login`, the cluster's ``DelegationTokens`` in ``core/security/tokens.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from .scram import (
 
 if TYPE_CHECKING:
     from ..events import EventLog
+    from .tokens import DelegationTokens, TokenLogin
 
 SCRAM_MECHANISMS = tuple(HASHES)
 MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)  # what a user may log in with (mechanisms.MECHANISMS)
@@ -92,10 +96,12 @@ def _java_hash_map_order(keys: Iterable[str], peak: int | None = None) -> list[s
 
 class Users:
     """The users of one cluster. ``events``: where AlterUserScramCredentials' changes are
-    recorded (none without it)."""
+    recorded (none without it); ``tokens``: the delegation tokens a SCRAM ``tokenauth`` login
+    is checked against (none without them: every token is unknown)."""
 
-    def __init__(self, events: EventLog | None = None) -> None:
+    def __init__(self, events: EventLog | None = None, *, tokens: DelegationTokens | None = None) -> None:
         self._events = events
+        self.tokens = tokens
         self._passwords: dict[str, str] = {}  # PLAIN
         self._scram: dict[str, dict[str, ScramCredential]] = {m: {} for m in SCRAM_MECHANISMS}
 
@@ -141,6 +147,11 @@ class Users:
 
     def scram_credential(self, name: str, mechanism: str) -> ScramCredential | None:
         return self._scram.get(mechanism, {}).get(name)
+
+    def token_login(self, token_id: str, mechanism: str) -> TokenLogin | None:
+        """A delegation token's SCRAM credential for ``mechanism``, its owner's name and its
+        expiry, for a ``tokenauth=true`` login as ``token_id`` (None: no such token)."""
+        return self.tokens.login(token_id, mechanism) if self.tokens is not None else None
 
     def scram_users(self) -> list[str]:
         """Every user with a SCRAM credential of any mechanism."""

@@ -40,8 +40,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <pre>
  *   java -cp fakebroker-java-client.jar fakebroker.SecurityScenarios BOOTSTRAP SCENARIO key=value...
  *
- *   round-trip      topic= group= n=   produce n records (key-i, value-i on partition i % partitions),
- *                                      then subscribe in group, poll until n are read, commitSync
+ *   round-trip      topic= group= n=   produce n records (key-i, value-i on partition i % partitions,
+ *                  [gap=]              gap ms apart), then subscribe in group, poll until n are read, commitSync
  *   wrong-password  topic= group=      a producer (partitionsFor) and a consumer (poll) with the
  *                                      credentials given, each reporting the exception it gets
  *   untrusted       topic=             a producer (partitionsFor) without ca=: the JDK's own trust
@@ -49,7 +49,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </pre>
  *
  * The connection settings are key=value arguments too: protocol= (default SASL_SSL), mechanism=
- * (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), user=, password=, ca= (a PEM file: the truststore, with
+ * (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER: an unsecured token for user= living lifetime= s),
+ * user=, password=, ca= (a PEM file: the truststore, with
  * ssl.truststore.type=PEM; hostname verification stays Kafka's default, https), keystore= (a PEM
  * file holding a PKCS#8 key and its certificate chain: mutual TLS, ssl.keystore.type=PEM). The first line
  * after the version, {"type":"settings",...}, shows the settings as the client resolved them.
@@ -116,7 +117,13 @@ public final class SecurityScenarios {
         p.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
         String protocol = a.getOrDefault("protocol", "SASL_SSL");
         p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, protocol);
-        if (protocol.startsWith("SASL_")) {
+        if (protocol.startsWith("SASL_") && a.get("mechanism").equals("OAUTHBEARER")) {
+            // Kafka's unsecured token (alg none), refreshed by the login module at 80-85 % of lifetime=
+            p.put(SaslConfigs.SASL_MECHANISM, "OAUTHBEARER");
+            p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+                    + " required unsecuredLoginStringClaim_sub=\"" + a.get("user") + "\" unsecuredLoginLifetimeSeconds=\""
+                    + a.getOrDefault("lifetime", "3600") + "\";");
+        } else if (protocol.startsWith("SASL_")) {
             String mechanism = a.get("mechanism");
             String module = mechanism.equals("PLAIN")
                     ? "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -154,6 +161,7 @@ public final class SecurityScenarios {
             List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 sent.add(producer.send(new ProducerRecord<>(topic, i % partitions, utf8("key-" + i), utf8("value-" + i))));
+                Thread.sleep(Long.parseLong(a.getOrDefault("gap", "0")));  // records spread over time (re-authentication)
             }
             producer.flush();
             for (int i = 0; i < n; i++) {
