@@ -41,20 +41,20 @@ KAFKA_TEXT = {
 }
 
 
-def run_scenario(jar: Path, cluster: FakeCluster, scenario: str, **args: Any) -> list[dict]:
+def run_scenario(jar: Path, cluster: FakeCluster, scenario: str, *, main: str = MAIN, **args: Any) -> list[dict]:
     """Run one scenario to its end; its JSON lines. Fails the test (with the client's log and the
     broker's events) on a non-zero exit, an error line or a timeout."""
     cmd = java_command(
-        "-cp", str(jar), MAIN, cluster.bootstrap_servers, scenario, *(f"{k}={v}" for k, v in args.items())
+        "-cp", str(jar), main, cluster.bootstrap_servers, scenario, *(f"{k}={v}" for k, v in args.items())
     )
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"{MAIN} {scenario} ran over {RUN_TIMEOUT} s\nstderr:\n{exc.stderr}{broker_log(cluster)}")
+        pytest.fail(f"{main} {scenario} ran over {RUN_TIMEOUT} s\nstderr:\n{exc.stderr}{broker_log(cluster)}")
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 or not lines or lines[-1]["type"] != "end":
         pytest.fail(
-            f"{MAIN} {scenario} exited {out.returncode}: {lines[-3:]}\n"
+            f"{main} {scenario} exited {out.returncode}: {lines[-3:]}\n"
             f"stderr:\n{out.stderr[-8000:]}{broker_log(cluster)}"
         )
     assert (lines[0]["type"], lines[0]["kafka_clients"]) == ("version", KAFKA_CLIENTS_VERSION)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,9 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 
-from .test_java_client import KAFKA_CLIENTS_VERSION, java_client_jar, java_command  # noqa: F401 (fixture)
+from . import test_java_security as security
+from .test_java_client import java_client_jar  # noqa: F401 (fixture)
+from .test_java_security import of_type
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
@@ -38,29 +38,7 @@ SCRAM_TEXT = "Authentication failed during authentication due to invalid credent
 
 
 def run_scenario(jar: Path, cluster: FakeCluster, scenario: str, **args: Any) -> list[dict]:
-    cmd = java_command(
-        "-cp", str(jar), MAIN, cluster.bootstrap_servers, scenario, *(f"{k}={v}" for k, v in args.items())
-    )
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"{MAIN} {scenario} ran over {RUN_TIMEOUT} s\nstderr:\n{exc.stderr}{broker_log(cluster)}")
-    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    if out.returncode != 0 or not lines or lines[-1]["type"] != "end":
-        pytest.fail(
-            f"{MAIN} {scenario} exited {out.returncode}: {lines[-3:]}\n"
-            f"stderr:\n{out.stderr[-8000:]}{broker_log(cluster)}"
-        )
-    assert (lines[0]["type"], lines[0]["kafka_clients"]) == ("version", KAFKA_CLIENTS_VERSION)
-    return lines
-
-
-def broker_log(cluster: FakeCluster) -> str:
-    return "\nbroker events:\n" + "\n".join(e.describe() for e in cluster.events[-80:])
-
-
-def of_type(lines: list[dict], kind: str) -> list[dict]:
-    return [line for line in lines if line["type"] == kind]
+    return security.run_scenario(jar, cluster, scenario, main=MAIN, **args)
 
 
 def test_java_admin_token_lifecycle_and_a_producer_logged_in_with_the_token(java_client_jar):  # noqa: F811
