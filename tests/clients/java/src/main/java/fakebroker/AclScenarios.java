@@ -38,31 +38,12 @@ public final class AclScenarios {
     }
 
     public static void main(String[] args) {
-        if (args.length < 2) {
-            System.err.println("usage: BOOTSTRAP SCENARIO key=value...");
-            System.exit(2);
-        }
-        Map<String, String> a = new HashMap<>();
-        for (int i = 2; i < args.length; i++) {
-            int eq = args[i].indexOf('=');
-            a.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-        }
-        int status = 0;
-        try {
-            emit(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
-            if (!args[1].equals("txn")) {
-                throw new IllegalArgumentException("unknown scenario " + args[1]);
+        Lines.runScenario(args, (bootstrap, name, a) -> {
+            if (!name.equals("txn")) {
+                throw new IllegalArgumentException("unknown scenario " + name);
             }
-            txn(args[0], a);
-            emit(obj("type", "end"));
-        } catch (Throwable t) {
-            emit(obj("type", "error", "error", t.getClass().getName(), "message", String.valueOf(t.getMessage()),
-                    "trace", Lines.describe(t)));
-            t.printStackTrace();
-            status = 1;
-        }
-        System.out.flush();
-        System.exit(status);
+            txn(bootstrap, a);
+        });
     }
 
     private static Properties secured(String bootstrap, Map<String, String> a, String clientId) {

@@ -98,6 +98,40 @@ final class Lines {
     // -- output -----------------------------------------------------------------------------
 
     /** One JSON line with "t", the milliseconds since this class was loaded, first. */
+    /** One scenario of a one-shot program: the bootstrap servers, the scenario's name and its key=value arguments. */
+    interface Scenario {
+        void run(String bootstrap, String name, Map<String, String> a) throws Exception;
+    }
+
+    /**
+     * The main of a one-shot scenario program ({@code BOOTSTRAP SCENARIO key=value...}): a version line,
+     * the scenario, {@code {"type":"end"}}; any failure a {@code {"type":"error",...}} line and exit 1.
+     */
+    static void runScenario(String[] args, Scenario scenario) {
+        if (args.length < 2) {
+            System.err.println("usage: BOOTSTRAP SCENARIO key=value...");
+            System.exit(2);
+        }
+        Map<String, String> a = new HashMap<>();
+        for (int i = 2; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            a.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        int status = 0;
+        try {
+            emit(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
+            scenario.run(args[0], args[1], a);
+            emit(obj("type", "end"));
+        } catch (Throwable t) {
+            emit(obj("type", "error", "error", t.getClass().getName(), "message", String.valueOf(t.getMessage()),
+                    "trace", describe(t)));
+            t.printStackTrace();
+            status = 1;
+        }
+        System.out.flush();
+        System.exit(status);
+    }
+
     static synchronized void emit(Map<String, Object> m) {
         Map<String, Object> withTime = obj("t", (System.nanoTime() - T0) / 1_000_000);
         withTime.putAll(m);

@@ -65,19 +65,8 @@ public final class SecurityScenarios {
     }
 
     public static void main(String[] args) {
-        if (args.length < 2) {
-            System.err.println("usage: BOOTSTRAP SCENARIO key=value...");
-            System.exit(2);
-        }
-        Map<String, String> a = new HashMap<>();
-        for (int i = 2; i < args.length; i++) {
-            int eq = args[i].indexOf('=');
-            a.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-        }
-        int status = 0;
-        try {
-            emit(obj("type", "version", "kafka_clients", kafkaVersion(), "java", System.getProperty("java.version")));
-            Properties settings = secured(args[0], a, "settings");
+        Lines.runScenario(args, (bootstrap, name, a) -> {
+            Properties settings = secured(bootstrap, a, "settings");
             settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             ProducerConfig resolved = new ProducerConfig(settings);
@@ -86,28 +75,20 @@ public final class SecurityScenarios {
                     "sasl_mechanism", resolved.getString(SaslConfigs.SASL_MECHANISM),
                     "truststore_type", resolved.getString(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG),
                     "endpoint_identification", resolved.getString(SslConfigs.SSL_ENDPOINT_IDENTIFICATION_ALGORITHM_CONFIG)));
-            switch (args[1]) {
+            switch (name) {
                 case "round-trip":
-                    roundTrip(args[0], a);
+                    roundTrip(bootstrap, a);
                     break;
                 case "wrong-password":
-                    wrongPassword(args[0], a);
+                    wrongPassword(bootstrap, a);
                     break;
                 case "untrusted":
-                    untrusted(args[0], a);
+                    untrusted(bootstrap, a);
                     break;
                 default:
-                    throw new IllegalArgumentException("unknown scenario " + args[1]);
+                    throw new IllegalArgumentException("unknown scenario " + name);
             }
-            emit(obj("type", "end"));
-        } catch (Throwable t) {
-            emit(obj("type", "error", "error", t.getClass().getName(), "message", String.valueOf(t.getMessage()),
-                    "trace", Lines.describe(t)));
-            t.printStackTrace();
-            status = 1;
-        }
-        System.out.flush();
-        System.exit(status);
+        });
     }
 
     /** The security settings every client of a scenario shares. */
