@@ -2,7 +2,9 @@
 
 The decisions are the core's (``core/security/authenticator.py``); this stage answers them:
 SaslHandshake and SaslAuthenticate during authentication, ILLEGAL_SASL_STATE in the shape of
-the request's own answer, a closed connection for a request not allowed yet. A failed
+the request's own answer, a closed connection for a request not allowed yet. The exchange's
+own requests go through the fault rules (``api="SaslAuthenticate", error=..., times=N`` fails
+the next N authentications as the broker would answer them). A failed
 authentication is answered ``connection.failed.authentication.delay.ms`` late (Kafka's default
 100 ms: a client retrying a wrong password is slowed down), and its connection then closes.
 """
@@ -19,6 +21,7 @@ from ..faults.responses import error_response
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message, response_type
 from .exchange import Answer, CloseConnection, Exchange, Proceed
+from .fault_stage import FaultStage
 from .runtime import Runtime
 
 
@@ -35,6 +38,7 @@ class SaslStage:
     def __init__(self, runtime: Runtime, broker_id: int):
         self.runtime = runtime
         self.broker_id = broker_id
+        self._faults = FaultStage(runtime, broker_id)
 
     def __call__(self, exchange: Exchange, body: Message, proceed: Proceed) -> Awaitable[Answer]:
         auth = exchange.auth
@@ -65,12 +69,23 @@ class SaslStage:
             if hasattr(refusal, "error_message"):
                 refusal.error_message = unexpected
             return refusal
-        if route is Route.HANDSHAKE:
+        # the exchange itself goes through the fault rules: a test can fail the next handshakes
+        # or authentications, delay or drop them, as any other request's
+        answer = await self._faults(exchange, body, self._exchange)
+        if auth.state is not State.FAILED and getattr(answer, "error_code", ErrorCode.NONE) != ErrorCode.NONE:
+            auth.state = State.FAILED  # a fault's error: the connection closes after it, as after any failure
+        return answer
+
+    async def _exchange(self, exchange: Exchange, body: Message) -> Answer:
+        """The answer to a SaslHandshake or SaslAuthenticate while authenticating."""
+        auth = exchange.auth
+        assert auth is not None
+        now = self.runtime.clock.now_ms()
+        if exchange.api_key != SASL_AUTHENTICATE:
             shake = auth.handshake(body.mechanism, exchange.api_version, now)
             if shake.close_after:
                 await self._failed(exchange, auth, f"Unsupported SASL mechanism {body.mechanism}")
             return response_type(exchange.api_key).new(error_code=shake.error_code, mechanisms=shake.mechanisms)
-        assert exchange.api_key == SASL_AUTHENTICATE
         result = auth.authenticate(bytes(body.auth_bytes), now)
         if result.close_now:  # the mechanism failed unexpectedly: Kafka closes at once, unanswered
             self._emit_failed(exchange, auth, result.error_message or "")
