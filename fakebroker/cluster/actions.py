@@ -7,6 +7,8 @@ asked of the brokers' servers.
 
 from __future__ import annotations
 
+import fnmatch
+
 import anyio
 
 from ..core import events as ev
@@ -232,6 +234,24 @@ class NetworkActions:
                     server.cut()
 
         self._proxy.act(cut)
+
+    def expire_sessions(self, client_id: str | None) -> int:
+        self._proxy.check_running()
+        clock = self._runtime.clock
+
+        def expire() -> int:
+            ended, now = 0, clock.now_ms()
+            for server in self._servers:
+                for conn in server.connections:
+                    auth = conn.peer.auth
+                    if auth is None or not auth.authenticated:
+                        continue
+                    if client_id is None or fnmatch.fnmatchcase(conn.peer.client_id or "", client_id):
+                        auth.session_end_ms = now  # its next request closes it, unless it re-authenticates
+                        ended += 1
+            return ended
+
+        return self._proxy.act(expire)
 
     def heal(self, client_id: str | None, broker: int | None) -> None:
         runtime = self._runtime

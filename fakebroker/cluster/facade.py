@@ -645,6 +645,13 @@ class FakeCluster:
         """Undo ``cut`` for that client (default: every cut) and broker (default: any)."""
         self._network.heal(client_id, broker)
 
+    def expire_sessions(self, client_id: str | None = None) -> int:
+        """End the SASL sessions of the authenticated connections of clients whose id matches
+        ``client_id`` (a glob; default: every client) now, as ``connections.max.reauth.ms``
+        would: each is closed at its next request unless its client re-authenticates first
+        (KIP-368). Returns how many sessions it ended."""
+        return self._network.expire_sessions(client_id)
+
     def cuts(self) -> list[tuple[str, int | None]]:
         """The network cuts in force: (client id glob, broker or None for every broker)."""
         return self._network.cuts()

@@ -36,3 +36,32 @@ def test_the_next_authentication_fails_then_the_client_logs_in_again():
         assert len(fired) == 1 and fired[0].action == "error"
         assert [e.principal for e in cluster.events if e.kind == "client_authenticated"]
         assert len(cluster.records("orders")) == 1
+
+
+def test_a_session_ended_now_is_closed_at_its_next_request_and_the_client_logs_in_again():
+    with FakeCluster(
+        security_protocol="SASL_PLAINTEXT", users={"alice": "a-secret"}, topics={"orders": 1}
+    ).run_in_thread() as cluster:
+        producer = Producer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512",
+                "sasl.username": "alice",
+                "sasl.password": "a-secret",
+                "client.id": "billing-1",
+                "reconnect.backoff.ms": 50,
+                "log_level": 3,
+            }
+        )
+        producer.produce("orders", value=b"first")
+        assert producer.flush(15) == 0
+        logins = len([e for e in cluster.events if e.kind == "client_authenticated"])
+        assert cluster.expire_sessions("billing-*") >= 1
+        assert cluster.expire_sessions("nobody") == 0
+        producer.produce("orders", value=b"second")
+        assert producer.flush(15) == 0  # its expired connection was closed; it logged in again
+        closed = [e for e in cluster.events if e.kind == "connection_closed" and "SASL session expired" in e.reason]
+        assert closed
+        assert len([e for e in cluster.events if e.kind == "client_authenticated"]) > logins
+        assert [v for *_, v in cluster.records("orders")] == [b"first", b"second"]

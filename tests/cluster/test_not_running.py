@@ -70,6 +70,7 @@ SYNC_CALLS: dict[str, Callable[[FakeCluster], Any]] = {
     "cut": lambda c: c.cut("svc", 1),
     "heal": lambda c: c.heal("svc", 1),
     "cuts": lambda c: c.cuts(),
+    "expire_sessions": lambda c: c.expire_sessions(),
     "wait_for_sync": lambda c: c.wait_for_sync(lambda cluster: True, timeout=0.1),
     "start_task": lambda c: c.start_task(_task),
     "call": lambda c: c.call(lambda: 1),
