@@ -14,8 +14,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -25,10 +23,10 @@ import pytest
 from fakebroker.cluster import FakeCluster
 from fakebroker.protocol.error_codes import ErrorCode
 
+from .test_franz_go_transactions import go_build
+
 pytestmark = [pytest.mark.clients, pytest.mark.go]
 
-GO_DIR = Path(__file__).parent / "go"
-BUILD_TIMEOUT = 300
 RUN_TIMEOUT = 90
 FRANZ_GO_VERSION = "v1.22.2"  # as in go.mod
 SECRET = "token-secret-key"
@@ -38,24 +36,7 @@ SCRAM_TEXT = "Authentication failed during authentication due to invalid credent
 
 @pytest.fixture(scope="session")
 def fbtokens(tmp_path_factory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("go is not installed: the franz-go tests need the Go toolchain (scripts/setup.sh installs it)")
-    binary = tmp_path_factory.mktemp("fbtokens") / "fbtokens"
-    env = {**os.environ, "GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -mod=mod -buildvcs=false".strip()}
-    try:
-        out = subprocess.run(
-            [go, "build", "-o", str(binary), "./tokens"],
-            cwd=GO_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"go build ./tokens took over {BUILD_TIMEOUT} s")
-    assert out.returncode == 0 and binary.exists(), f"go build failed:\n{out.stdout[-6000:]}\n{out.stderr[-6000:]}"
-    return binary
+    return go_build(tmp_path_factory, "./tokens", "fbtokens")
 
 
 def test_franz_go_logs_in_with_a_token_and_is_refused_once_it_expired(fbtokens):

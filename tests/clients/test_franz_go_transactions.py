@@ -44,16 +44,16 @@ BROKER_CONFIG = {
 }
 
 
-@pytest.fixture(scope="session")
-def fbtxn(tmp_path_factory) -> Path:
+def go_build(tmp_path_factory: pytest.TempPathFactory, package: str, name: str) -> Path:
+    """``go build`` of one program of tests/clients/go (``./txn``, ``./tokens``) into a session folder."""
     go = shutil.which("go")
     if go is None:
         pytest.fail("go is not installed: the franz-go tests need the Go toolchain (scripts/setup.sh installs it)")
-    binary = tmp_path_factory.mktemp("fbtxn") / "fbtxn"
+    binary = tmp_path_factory.mktemp(name) / name
     env = {**os.environ, "GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -mod=mod -buildvcs=false".strip()}
     try:
         out = subprocess.run(
-            [go, "build", "-o", str(binary), "./txn"],
+            [go, "build", "-o", str(binary), package],
             cwd=GO_DIR,
             env=env,
             capture_output=True,
@@ -61,9 +61,14 @@ def fbtxn(tmp_path_factory) -> Path:
             timeout=BUILD_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"go build ./txn took over {BUILD_TIMEOUT} s")
+        pytest.fail(f"go build {package} took over {BUILD_TIMEOUT} s")
     assert out.returncode == 0 and binary.exists(), f"go build failed:\n{out.stdout[-6000:]}\n{out.stderr[-6000:]}"
     return binary
+
+
+@pytest.fixture(scope="session")
+def fbtxn(tmp_path_factory) -> Path:
+    return go_build(tmp_path_factory, "./txn", "fbtxn")
 
 
 class Driver(LineDriver):
