@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState, Partition
 from ..core.groups.service import OffsetToCommit
+from ..core.topics.model import BrokerInfo
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import Message
 from .context import RequestContext
@@ -76,15 +77,18 @@ def current_leader(partition: Partition | None) -> dict[str, int]:
     return {"leader_id": partition.leader, "leader_epoch": partition.leader_epoch}
 
 
-def node_endpoints(cluster: ClusterState, node_ids: set[int]) -> list[dict]:
-    """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951)."""
+def node_endpoints(cluster: ClusterState, node_ids: set[int], listener: str = "") -> list[dict]:
+    """``NodeEndpoints`` for the leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951), at
+    the addresses of the client's ``listener``."""
     if not node_ids:  # nearly every answer: no need to list the brokers
         return []
-    return [
-        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-        for b in cluster.alive_brokers()
-        if b.node_id in node_ids
-    ]
+    return [broker_endpoint(b, listener) for b in cluster.alive_brokers() if b.node_id in node_ids]
+
+
+def broker_endpoint(broker: BrokerInfo, listener: str = "") -> dict:
+    """A broker as Metadata names it to a client of ``listener``: node id, host, port, rack."""
+    host, port = broker.endpoint(listener)
+    return {"node_id": broker.node_id, "host": host, "port": port, "rack": broker.rack}
 
 
 def heartbeat_assignment(

@@ -149,7 +149,8 @@ def _entries(ctx: RequestContext, kind: int, name: str) -> tuple[list[ConfigEntr
 def _identity(ctx: RequestContext) -> dict[str, str]:
     """The settings a broker is started with (a KRaft node that is broker and controller)."""
     info = ctx.cluster.brokers.get(ctx.broker_id)
-    listener = f"PLAINTEXT://{info.host}:{info.port}" if info else ""
+    endpoints = (info.endpoints or {"PLAINTEXT": (info.host, info.port)}) if info else {}
+    listener = ",".join(f"{name}://{host}:{port}" for name, (host, port) in endpoints.items())
     return {
         "node.id": str(ctx.broker_id),
         "broker.id": str(ctx.broker_id),

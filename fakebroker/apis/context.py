@@ -48,6 +48,7 @@ class RequestContext:
     connection: str = ""  # the client's address and port (a share session belongs to its connection)
     principal: str = ANONYMOUS  # who the connection authenticated as (User:ANONYMOUS on PLAINTEXT)
     security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    listener: str = ""  # the listener's name ("": the broker's first): the addresses its clients are told
     token_authenticated: bool = False  # the connection logged in with a delegation token (SCRAM tokenauth)
 
     def allowed(self, operation: Operation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:

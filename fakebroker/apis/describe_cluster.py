@@ -31,8 +31,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             endpoint_type=BROKERS_ENDPOINT,
         )
     brokers = [
-        {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": False}
+        {"broker_id": b.node_id, "host": host, "port": port, "rack": b.rack, "is_fenced": False}
         for b in cluster.alive_brokers()
+        for host, port in [b.endpoint(ctx.listener)]
     ]
     # when asked: every cluster operation without an authorizer; with one, those the principal
     # may do, or 0 without DESCRIBE on the cluster (the request itself needs no permission)

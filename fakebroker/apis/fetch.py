@@ -154,7 +154,7 @@ def _build(ctx: RequestContext, request: Message, denied: bool | frozenset[str] 
         session_id=0,
         responses=topics,
         throttle_time_ms=0,
-        node_endpoints=node_endpoints(ctx.cluster, leaders),
+        node_endpoints=node_endpoints(ctx.cluster, leaders, ctx.listener),
     )
     return response, total, any_error
 

@@ -141,11 +141,12 @@ def _find(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     broker = cluster.brokers.get(partition.leader)
     if broker is None or not broker.alive:
         return _unavailable(key, version)
+    host, port = broker.endpoint(ctx.listener)
     return {
         "key": key,
         "node_id": broker.node_id,
-        "host": broker.host,
-        "port": broker.port,
+        "host": host,
+        "port": port,
         "error_code": ErrorCode.NONE,
         "error_message": "",
     }

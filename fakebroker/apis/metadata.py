@@ -10,6 +10,7 @@ from ..protocol.messages import ApiKey, Message
 from ..protocol.primitives import ZERO_UUID
 from . import authorized_operations as ops
 from .authz_topics import INTERNAL_TOPICS, cluster_operations, topic_check, topic_operations
+from .common import broker_endpoint
 from .context import STEP, RequestContext, in_steps
 from .registry import api
 
@@ -30,7 +31,7 @@ def _handle(ctx: RequestContext, request: Message):
     connections run)."""
     cluster = ctx.cluster
     v = ctx.api_version
-    brokers = [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack} for b in cluster.alive_brokers()]
+    brokers = [broker_endpoint(b, ctx.listener) for b in cluster.alive_brokers()]
     wanted = request.topics
     # Every operation of the resource type when asked without an authorizer (v8+; the
     # cluster's v8-10); with one, those the principal may do, for the topics it may describe

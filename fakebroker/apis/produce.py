@@ -110,7 +110,9 @@ def _handle(ctx: RequestContext, request: Message):
         if failed:
             return CloseInstead(f"acks=0 produce failed: {failed[:3]}")
         return NO_RESPONSE
-    return _RESPONSE(responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders))
+    return _RESPONSE(
+        responses=responses, throttle_time_ms=0, node_endpoints=node_endpoints(ctx.cluster, leaders, ctx.listener)
+    )
 
 
 def _transactional_producers(request: Message, found: set[tuple[int, int]]):

@@ -96,7 +96,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         error_message=None,
         acquisition_lock_timeout_ms=cluster.group_configs.get_int(group_id, "share.record.lock.duration.ms"),
         responses=topics,
-        node_endpoints=node_endpoints(cluster, leaders),
+        node_endpoints=node_endpoints(cluster, leaders, ctx.listener),
     )
 
 

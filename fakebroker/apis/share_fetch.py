@@ -274,7 +274,7 @@ def _answer(ctx: RequestContext, request: Message, fetched: dict, acks: dict, li
         error_message=None,
         acquisition_lock_timeout_ms=cluster.group_configs.get_int(request.group_id, "share.record.lock.duration.ms"),
         responses=[{"topic_id": tid, "partitions": parts} for tid, parts in by_topic.items()],
-        node_endpoints=node_endpoints(cluster, leaders),
+        node_endpoints=node_endpoints(cluster, leaders, ctx.listener),
     )
 
 

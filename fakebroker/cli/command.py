@@ -34,6 +34,7 @@ from ..cluster.settings import (
     check_feature,
     check_options,
     check_security,
+    listener_specs,
     release,
     topic_name_error,
 )
@@ -201,6 +202,14 @@ def apis() -> None:
     "trust; with SASL, give users with --user.",
 )
 @click.option(
+    "--listeners",
+    default=None,
+    help="Kafka's listeners: NAME://HOST:PORT,... (an empty HOST is --host, PORT 0 a free one; broker i "
+    "listens on PORT+i). A name's protocol comes from --set listener.security.protocol.map=NAME:PROTOCOL,... "
+    "(by default the protocol of the same name). The first is the one the bootstrap line names; a line "
+    "`listener NAME: HOST:PORT,...` follows for each other one.",
+)
+@click.option(
     "--user",
     "users",
     multiple=True,
@@ -226,14 +235,16 @@ def serve(
     control_token: str | None,
     data_dir: str | None,
     security_protocol: str | None,
+    listeners: str | None,
     users: tuple[str, ...],
     json_logs: bool,
     color: bool | None,
 ) -> None:
     """Run a fake Kafka cluster until Ctrl-C or SIGTERM.
 
-    The first line is `bootstrap: HOST:PORT,...`; with TLS the next is `tls-ca: PATH`; with
-    --control-port the next is `control: URL token=TOKEN`; then one line per event.
+    The first line is `bootstrap: HOST:PORT,...`; with several --listeners, a line `listener NAME:
+    HOST:PORT,...` for each other one; with TLS the next is `tls-ca: PATH`; with --control-port the
+    next is `control: URL token=TOKEN`; then one line per event.
     """
     try:
         file = load_config(config_file) if config_file else ServeConfig()
@@ -250,6 +261,10 @@ def serve(
     control_token = control_token if control_token is not None else file.control_token
     topic_map: dict[str, Any] = {**file.topics, **dict(_parse_topic(t) for t in topics)}
     config = {**file.settings, **dict(_parse_setting(s) for s in settings)}
+    if listeners is not None:
+        config["listeners"] = listeners
+    if config.get("listeners") and not given("port"):
+        port = 0  # the ports are the listeners'
     rack_list = list(racks) if racks else file.racks
     if control_token is not None and control_port is None:
         raise click.UsageError("--control-token needs --control-port")
@@ -287,6 +302,7 @@ def serve(
     try:  # what FakeCluster would refuse, refused before anything starts
         check_options(brokers, port, topic_map, config, rack_list)
         check_security(str(options["security_protocol"]), user_map, config)
+        listener_specs(config, str(options["security_protocol"]), port, advertised_host, brokers)
     except ClusterUsageError as exc:
         message = str(exc)
         if racks and message.startswith("racks"):  # in the words of the command line
@@ -353,6 +369,8 @@ async def _serve(
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with cluster:
             printer.plain(f"bootstrap: {cluster.bootstrap_servers}")
+            for name in cluster.listener_names[1:]:
+                printer.plain(f"listener {name}: {cluster.bootstrap_for(name)}")
             if cluster.tls_ca_file is not None:
                 printer.plain(f"tls-ca: {cluster.tls_ca_file}")
             if control is not None:  # the control endpoint runs beside the cluster, in its task group

@@ -181,7 +181,9 @@ class BrokerActions:
                 await server.stopped.wait()
             assert self._proxy.task_group is not None
             await self._proxy.task_group.start(server.serve)
-            self._proxy.act(state.broker_started, broker, server.advertised_host, server.port, self._now())
+            endpoints = server.advertised()
+            first_host, first_port = endpoints[server.endpoints[0].name]
+            self._proxy.act(state.broker_started, broker, first_host, first_port, self._now(), None, endpoints)
         finally:
             turns.done()
 

@@ -46,6 +46,7 @@ from .checks import check_options, quota_key_hint
 from .clock import ClockControl
 from .errors import ClusterUsageError
 from .faults import FaultControl
+from .listeners import broker_endpoints, listener_specs
 from .proxy import LoopProxy
 from .security import (
     DEFAULT_MECHANISMS,
@@ -53,7 +54,7 @@ from .security import (
     OAuthValidator,
     TlsFiles,
     check_security,
-    listener_security,
+    listeners_security,
     oauth_token_validator,
     remove_when_gone,
 )
@@ -121,7 +122,11 @@ class FakeCluster:
         clients trust ``cluster.tls_ca_file`` (PEM). With SASL, ``sasl.enabled.mechanisms``
         (``config``) is PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER unless set; a failed
         authentication is answered as Kafka answers it, ``connection.failed.authentication.delay.ms``
-        late, and ``connections.max.reauth.ms`` bounds a session (KIP-368).
+        late, and ``connections.max.reauth.ms`` bounds a session (KIP-368). For several
+        listeners per broker, give Kafka's ``listeners``, ``listener.security.protocol.map`` and
+        ``advertised.listeners`` in ``config`` instead: a client is told the addresses of the
+        listener it came in on; ``bootstrap_servers`` names the first, ``bootstrap_for(name)``
+        any.
     :param users: SASL users, name -> password: each gets a PLAIN password and SCRAM-SHA-256/512
         credentials (4096 iterations). More can be added with AlterUserScramCredentials.
     :param oauth_validator: how OAUTHBEARER tokens are checked. By default as Kafka's default
@@ -180,9 +185,11 @@ class FakeCluster:
         posed = release(kafka_version)  # UnknownRelease names the valid ones
         config = dict(config or {})
         check_security(security_protocol, users, config)
-        if security_protocol.startswith("SASL_"):
+        specs = listener_specs(config, security_protocol, port, advertised_host, brokers)
+        sasl_protocol = next((s.protocol for s in specs if s.protocol.startswith("SASL_")), specs[0].protocol)
+        if sasl_protocol.startswith("SASL_"):
             config.setdefault("sasl.enabled.mechanisms", DEFAULT_MECHANISMS)
-        oauth = oauth_token_validator(oauth_validator, security_protocol, config)
+        oauth = oauth_token_validator(oauth_validator, sasl_protocol, config)
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
@@ -214,14 +221,15 @@ class FakeCluster:
             self.runtime.state.features.set(name, level)  # FeatureError names the valid levels
         for name, password in (users or {}).items():
             self.runtime.state.users.add(name, password)
-        self.security_protocol = security_protocol
-        hosts = list(dict.fromkeys([advertised_host or advertised_for(host), "localhost", "127.0.0.1"]))
-        security, self._tls = listener_security(security_protocol, broker_config, hosts, oauth)
+        self.security_protocol = specs[0].protocol  # the first (client-facing) listener's
+        named = [s.advertised_host or advertised_for(s.host or host) for s in specs]
+        hosts = list(dict.fromkeys([*named, "localhost", "127.0.0.1"]))  # the TLS certificate's names
+        securities, self._tls = listeners_security({s.name: s.protocol for s in specs}, broker_config, hosts, oauth)
         self.tls_files: TlsFiles | None = self._tls.files if self._tls is not None else None
         if self._tls is not None:
             remove_when_gone(self, self._tls)
         self.servers = [
-            BrokerServer(i, self.runtime, host, port + i if port else 0, advertised_host, security)
+            BrokerServer(i, self.runtime, endpoints=broker_endpoints(specs, securities, host, i))
             for i in range(brokers)
         ]
         self.bind_host = host
@@ -261,9 +269,11 @@ class FakeCluster:
         proxy.started = True
         try:
             for server in self.servers:
-                port = await tg.start(server.serve)
+                await tg.start(server.serve)
                 rack = self._racks[server.node_id]
-                self.state.broker_started(server.node_id, self.host, port, self.clock.now_ms(), rack)
+                endpoints = server.advertised()
+                first_host, first_port = endpoints[server.endpoints[0].name]
+                self.state.broker_started(server.node_id, first_host, first_port, self.clock.now_ms(), rack, endpoints)
             if self._saved_meta:
                 restore(self.state, self._saved_meta, self.clock.now_ms())
             if self._data_dir is not None:
@@ -393,7 +403,24 @@ class FakeCluster:
         """``"127.0.0.1:P1,127.0.0.1:P2,..."`` for the clients' bootstrap setting (of a running
         cluster: before the start its ports are not yet chosen, after the stop they are closed)."""
         self._proxy.check_running()
-        return ",".join(f"{self.host}:{s.port}" for s in self.servers)
+        return self.bootstrap_for(self.servers[0].endpoints[0].name)
+
+    @property
+    def listener_names(self) -> list[str]:
+        """The listeners' names, the first (``bootstrap_servers``') first: one named for
+        ``security_protocol`` unless ``config`` gives ``listeners``."""
+        return [e.name for e in self.servers[0].endpoints]
+
+    def bootstrap_for(self, listener: str) -> str:
+        """``bootstrap_servers`` of one listener by name (``config={"listeners": ...}``): its
+        clients are told that listener's addresses."""
+        self._proxy.check_running()
+        names = self.listener_names
+        wanted = listener.upper()
+        if wanted not in names:
+            raise ClusterUsageError(f"bootstrap_for({listener!r}): the listeners are {', '.join(names)}")
+        addresses = [s.endpoints[names.index(wanted)].advertised for s in self.servers]
+        return ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in addresses)
 
     @property
     def cluster_id(self) -> str:

@@ -23,6 +23,7 @@ from ..core.security.oauthbearer import TokenValidator, UnsecuredJwsValidator
 from ..core.security.principal import MappingRuleError, parse_rules
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError
+from .listeners import listener_setting
 
 DEFAULT_MECHANISMS = ",".join(MECHANISMS)  # Kafka's default is GSSAPI, which is not served here
 log = logging.getLogger("fakebroker")
@@ -190,15 +191,47 @@ CLIENT_AUTH = ("none", "requested", "required")
 def listener_security(
     protocol: str, config: Any, hosts: list[str], oauth: TokenValidator | None = None
 ) -> tuple[ListenerSecurity, TlsMaterial | None]:
-    """The listeners' security from ``security_protocol``, the broker settings and
-    OAUTHBEARER's validator (:func:`oauth_token_validator`)."""
-    material = TlsMaterial(hosts) if protocol in ("SSL", "SASL_SSL") else None
-    # as on Kafka, a SASL_SSL listener takes no client certificates from the broker-wide setting
-    client_auth = config.get("ssl.client.auth") if protocol == "SSL" else "none"
-    context = material.server_context(client_auth) if material is not None else None
-    sasl = mechanisms(config.get("sasl.enabled.mechanisms")) if protocol.startswith("SASL_") else ()
-    rules = tuple(parse_rules(config.get("ssl.principal.mapping.rules") or "DEFAULT"))
-    return ListenerSecurity(protocol, context, sasl, rules, oauth), material
+    """One listener's security, named for its protocol (see :func:`listeners_security`)."""
+    securities, material = listeners_security({protocol: protocol}, config, hosts, oauth)
+    return securities[protocol], material
+
+
+def listeners_security(
+    protocols: Mapping[str, str], config: Any, hosts: list[str], oauth: TokenValidator | None = None
+) -> tuple[dict[str, ListenerSecurity], TlsMaterial | None]:
+    """Each listener's security (``protocols``: listener name -> protocol) from the broker
+    settings, a listener's own (``listener.name.<name>.<setting>``) first, and OAUTHBEARER's
+    validator (:func:`oauth_token_validator`); one TLS material for them all."""
+    tls = any(p in ("SSL", "SASL_SSL") for p in protocols.values())
+    material = TlsMaterial(hosts) if tls else None
+    securities = {}
+    for name, protocol in protocols.items():
+        # as on Kafka (KIP-684), a SASL_SSL listener asks for client certificates only when its
+        # own listener.name.<name>.ssl.client.auth says so, not from the broker-wide setting
+        own_auth = config.get(f"listener.name.{name.lower()}.ssl.client.auth")
+        client_auth = listener_setting(config, name, "ssl.client.auth") if protocol == "SSL" else own_auth
+        client_auth = str(client_auth or "none")
+        if client_auth not in CLIENT_AUTH:
+            raise ClusterUsageError(
+                f"listener {name}: ssl.client.auth={client_auth!r}: the values are {', '.join(CLIENT_AUTH)}"
+            )
+        context = material.server_context(client_auth) if material is not None and protocol.endswith("SSL") else None
+        sasl: tuple[str, ...] = ()
+        if protocol.startswith("SASL_"):
+            sasl = mechanisms(str(listener_setting(config, name, "sasl.enabled.mechanisms") or DEFAULT_MECHANISMS))
+            unknown = [m for m in sasl if m not in MECHANISMS]
+            if unknown or not sasl:
+                raise ClusterUsageError(
+                    f"listener {name}: sasl.enabled.mechanisms={','.join(sasl)!r}: the mechanisms served are "
+                    f"{', '.join(MECHANISMS)}"
+                )
+        rules_text = listener_setting(config, name, "ssl.principal.mapping.rules") or "DEFAULT"
+        try:
+            rules = tuple(parse_rules(str(rules_text)))
+        except MappingRuleError as exc:
+            raise ClusterUsageError(f"listener {name}: ssl.principal.mapping.rules: {exc}") from None
+        securities[name] = ListenerSecurity(protocol, context, sasl, rules, oauth)
+    return securities, material
 
 
 def remove_when_gone(owner: object, material: TlsMaterial) -> None:

@@ -22,12 +22,14 @@ from ..protocol.suggest import close_matches
 from ..server.broker import advertised_for
 from ..server.security import PROTOCOLS
 from .checks import PARTITIONS_RULE, TOPIC_NAME_RULE, check_options
+from .listeners import listener_specs
 from .security import check_security
 
 DEFAULT_EVENT_LOG_SIZE = DEFAULT_CAPACITY  # events a cluster's log keeps (``event_log_size``)
 FAULT_ACTIONS = ACTIONS  # what a fault rule can do (``action=``) -> what that does
 
 __all__ = [
+    "listener_specs",
     "DEFAULT_EVENT_LOG_SIZE",
     "DEFAULT_RELEASE",
     "FAULT_ACTIONS",

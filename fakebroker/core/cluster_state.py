@@ -192,21 +192,39 @@ class ClusterState:
         return dropped
 
     # -- brokers ---------------------------------------------------------------------------
-    def add_broker(self, node_id: int, host: str, port: int, rack: str | None = None) -> BrokerInfo:
-        info = self.brokers[node_id] = BrokerInfo(node_id, host, port, rack)
+    def add_broker(
+        self,
+        node_id: int,
+        host: str,
+        port: int,
+        rack: str | None = None,
+        endpoints: dict[str, tuple[str, int]] | None = None,
+    ) -> BrokerInfo:
+        info = self.brokers[node_id] = BrokerInfo(node_id, host, port, rack, endpoints=dict(endpoints or {}))
         return info
 
-    def broker_started(self, node_id: int, host: str, port: int, now_ms: int, rack: str | None = None) -> None:
+    def broker_started(
+        self,
+        node_id: int,
+        host: str,
+        port: int,
+        now_ms: int,
+        rack: str | None = None,
+        endpoints: dict[str, tuple[str, int]] | None = None,
+    ) -> None:
         """A broker listens (first start or restart): offline partitions it replicates get it as
-        leader; leadership moved away while it was down stays moved. A restart keeps its rack."""
+        leader; leadership moved away while it was down stays moved. A restart keeps its rack.
+        ``host`` and ``port`` are its first listener's; ``endpoints`` every listener's by name
+        (when it has several)."""
         known = self.brokers.get(node_id)
         if known is not None and known.alive:
             return
         if known is None:
-            self.add_broker(node_id, host, port, rack)
+            self.add_broker(node_id, host, port, rack, endpoints)
             self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port), now_ms)
             return
         known.alive, known.host, known.port = True, host, port
+        known.endpoints = dict(endpoints or {})
         if not self.brokers[self.controller_id].alive:
             self.controller_id = node_id
         self.events.append(ev.BrokerStarted(broker=node_id, host=host, port=port, restarted=True), now_ms)

@@ -14,6 +14,7 @@ changing semantics; they are listed in ``TEST_FRIENDLY`` and shown as settings g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -236,6 +237,9 @@ TYPE_HINTS = {
 }
 
 
+LISTENER_PREFIXED = re.compile(r"listener\.name\.([A-Za-z0-9_]+)\.((?:ssl|sasl)\..+)")
+
+
 def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | None:
     """Why a setting given at start (``FakeCluster(config=...)``, ``serve --set``, the TOML file; with
     ``topic``, a topic config) is refused, or None. Stricter than Kafka, which starts with an unknown
@@ -247,6 +251,10 @@ def start_setting_error(name: str, value: Any, *, topic: bool = False) -> str | 
         dict(TOPIC_KEYS) if topic else {**BROKER_KEYS, **FAKEBROKER_KEYS, **AUTHORIZER_KEYS}
     )
     what = "topic config" if topic else "broker setting"
+    listener = LISTENER_PREFIXED.fullmatch(name) if not topic and isinstance(name, str) else None
+    if listener:  # listener.name.<listener>.<setting>: that listener's own value of the setting
+        reason = start_setting_error(listener[2], value)
+        return f"{name}: {reason}" if reason else None
     if not isinstance(name, str) or name not in known:
         close = close_matches(str(name), known, n=3, cutoff=0.75)
         listed = "topic-configs" if topic else "broker-settings"

@@ -1,5 +1,6 @@
-"""One broker: a loopback listener whose connections live in the broker's own task group, a
-few hundred to a task group of their own inside it."""
+"""One broker: its listeners (loopback by default; one per name in Kafka's ``listeners``, each
+with its own security), whose connections live in the broker's own task group, a few hundred
+to a task group of their own inside it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import socket
 import ssl
 import sys
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -93,6 +96,28 @@ class _ConnectionGroup:
             self.full.set()  # its task stops waiting: the group ends once its connections have
 
 
+@dataclass
+class Endpoint:
+    """One listener of a broker, as Kafka's ``listeners`` names it: its name, its security, the
+    address it binds (port 0: a free one, kept for restarts once bound) and the one it advertises
+    (its clients are told the addresses of this listener on every broker)."""
+
+    name: str
+    security: ListenerSecurity
+    host: str = "127.0.0.1"
+    port: int = 0
+    advertised_host: str | None = None
+    advertised_port: int = 0  # 0: the bound port
+
+    def __post_init__(self) -> None:
+        self.advertised_host = self.advertised_host or advertised_for(self.host)
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        assert self.advertised_host is not None
+        return self.advertised_host, self.advertised_port or self.port
+
+
 class BrokerServer:
     def __init__(
         self,
@@ -102,36 +127,68 @@ class BrokerServer:
         port: int = 0,
         advertised_host: str | None = None,
         security: ListenerSecurity | None = None,
+        endpoints: list[Endpoint] | None = None,
     ):
+        """One broker, listening on ``endpoints`` (the first is the client-facing one that
+        ``port``, ``advertised_host`` and ``security`` name), or on one listener made of
+        ``host``, ``port``, ``advertised_host`` and ``security``, named for its protocol."""
         self.node_id = node_id
-        self.security = security or ListenerSecurity()
-        self.advertised_host = advertised_host or advertised_for(host)
+        if not endpoints:
+            security = security or ListenerSecurity()
+            endpoints = [Endpoint(security.protocol, security, host, port, advertised_host)]
+        self.endpoints = endpoints
         self.runtime = runtime
         self.pipeline = Pipeline(runtime, node_id)
-        self.host = host
-        self.port = port
         self.connections: set[Connection] = set()
         self._scope: anyio.CancelScope | trio.CancelScope | None = None
         self.stopped: anyio.Event | None = None  # set once a stopped broker has closed everything
         self.accept_errors = 0  # resource errors met while accepting (EMFILE, ...)
 
+    @property
+    def port(self) -> int:
+        """The first listener's port (bound once the broker has started)."""
+        return self.endpoints[0].port
+
+    @property
+    def host(self) -> str:
+        return self.endpoints[0].host
+
+    @property
+    def advertised_host(self) -> str:
+        return self.endpoints[0].advertised[0]
+
+    @property
+    def security(self) -> ListenerSecurity:
+        return self.endpoints[0].security
+
+    def advertised(self) -> dict[str, tuple[str, int]]:
+        """Every listener's advertised address by name (ports bound)."""
+        return {e.name: e.advertised for e in self.endpoints}
+
     async def serve(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Listen until cancelled or stopped; reports the bound port through ``task_status``.
-        A restart binds the same port again."""
+        """Listen until cancelled or stopped; reports the first listener's bound port through
+        ``task_status``. A restart binds the same ports again."""
         self.stopped = anyio.Event()
         # Under trio, trio's own scope and nursery: anyio's cost a 3-broker start 65 us more.
         under_trio = sniffio.current_async_library() == "trio"
+        listeners: list[tuple[Endpoint, Listener[SocketStream]]] = []
         try:
-            listener = await listen(self.host, self.port)
-            self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+            for endpoint in self.endpoints:
+                listener = await listen(endpoint.host, endpoint.port)
+                listeners.append((endpoint, listener))
+                endpoint.port = listener.extra(anyio.abc.SocketAttribute.local_port)
             with trio.CancelScope() if under_trio else anyio.CancelScope() as scope:
                 self._scope = scope
-                async with listener, trio.open_nursery() if under_trio else anyio.create_task_group() as tg:
+                async with trio.open_nursery() if under_trio else anyio.create_task_group() as tg:
                     task_status.started(self.port)
-                    for one in getattr(listener, "listeners", [listener]):
-                        tg.start_soon(self._accept_loop, one, tg)
+                    for endpoint, listener in listeners:
+                        for one in getattr(listener, "listeners", [listener]):
+                            tg.start_soon(self._accept_loop, one, tg, endpoint)
                     tg.start_soon(self._reap_idle)
         finally:
+            with anyio.CancelScope(shield=True):
+                for _, listener in listeners:
+                    await listener.aclose()
             self.stopped.set()
 
     async def _connection_group(self, *, task_status: TaskStatus[_ConnectionGroup]) -> None:
@@ -142,7 +199,7 @@ class BrokerServer:
             task_status.started(_ConnectionGroup(tasks, full))
             await full.wait()
 
-    async def _accept_loop(self, listener: SocketListener, tg: TaskGroup | trio.Nursery) -> None:
+    async def _accept_loop(self, listener: SocketListener, tg: TaskGroup | trio.Nursery, endpoint: Endpoint) -> None:
         pause = ACCEPT_BACKOFF_S[0]
         group: _ConnectionGroup | None = None
         while True:
@@ -171,10 +228,10 @@ class BrokerServer:
                     with anyio.CancelScope(shield=True):
                         await stream.aclose()
                     raise
-            group.start(self._serve_one, stream)
+            group.start(partial(self._serve_one, endpoint=endpoint), stream)
 
-    async def _serve_one(self, stream: SocketStream) -> None:
-        security = self.security
+    async def _serve_one(self, stream: SocketStream, endpoint: Endpoint) -> None:
+        security = endpoint.security
         served: ByteStream = stream
         if security.ssl_context is not None:
             try:
@@ -186,6 +243,7 @@ class BrokerServer:
                 return
         conn = Connection(self.pipeline, served)
         conn.peer.security_protocol = security.protocol
+        conn.peer.listener = endpoint.name
         if security.protocol == "SSL" and isinstance(served, TLSStream):
             principal = client_principal(served, security.mapping_rules)
             if principal is None:

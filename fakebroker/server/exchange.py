@@ -43,6 +43,7 @@ class Exchange:
     auth: Authenticator | None = None  # the connection's SASL authentication (a SASL listener's)
     principal: str | None = None  # an SSL listener's connection's, from its client certificate
     security_protocol: str = "PLAINTEXT"  # the connection's listener's
+    listener: str = ""  # the connection's listener's name (the addresses its client is told)
 
     async def waiting(self) -> None:
         """The request is about to wait: its connection watches for the client leaving meanwhile,

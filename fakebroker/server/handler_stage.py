@@ -41,6 +41,7 @@ class HandlerStage:
             connection=exchange.peer,
             principal=(exchange.auth.principal if exchange.auth is not None else exchange.principal) or ANONYMOUS,
             security_protocol=exchange.security_protocol,
+            listener=exchange.listener,
             token_authenticated=exchange.auth is not None and exchange.auth.token_authenticated,
         )
         try:

@@ -57,6 +57,7 @@ class Peer:
     auth: Authenticator | None = None  # a SASL listener's connection: its authentication
     principal: str | None = None  # an SSL listener's connection: its client certificate's principal
     security_protocol: str = "PLAINTEXT"  # its listener's
+    listener: str = ""  # its listener's name
 
 
 class CutStage:
@@ -146,6 +147,7 @@ class Pipeline:
             auth=peer.auth,
             principal=peer.principal,
             security_protocol=peer.security_protocol,
+            listener=peer.listener,
         )
         on_loop = declared.decode_on_loop
         if len(payload) >= OFF_LOOP_BYTES and not (on_loop and on_loop(stream, api_version, len(payload))):

@@ -41,11 +41,19 @@ KAFKA_TEXT = {
 }
 
 
-def run_scenario(jar: Path, cluster: FakeCluster, scenario: str, *, main: str = MAIN, **args: Any) -> list[dict]:
-    """Run one scenario to its end; its JSON lines. Fails the test (with the client's log and the
-    broker's events) on a non-zero exit, an error line or a timeout."""
+def run_scenario(
+    jar: Path, cluster: FakeCluster, scenario: str, *, main: str = MAIN, bootstrap: str | None = None, **args: Any
+) -> list[dict]:
+    """Run one scenario to its end (bootstrapping on ``bootstrap``, by default the cluster's
+    first listener); its JSON lines. Fails the test (with the client's log and the broker's
+    events) on a non-zero exit, an error line or a timeout."""
     cmd = java_command(
-        "-cp", str(jar), main, cluster.bootstrap_servers, scenario, *(f"{k}={v}" for k, v in args.items())
+        "-cp",
+        str(jar),
+        main,
+        bootstrap or cluster.bootstrap_servers,
+        scenario,
+        *(f"{k}={v}" for k, v in args.items()),
     )
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)

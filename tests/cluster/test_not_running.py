@@ -20,6 +20,7 @@ READABLE_ANY_TIME = {
     "cluster_id",
     "coordinator_load_time_ms",
     "tls_ca_file",
+    "listener_names",
     "client_certificate",
     "events",
     "events_since",
@@ -35,6 +36,7 @@ READABLE_ANY_TIME = {
 # Every other public member, with a call of it as a test would make it.
 SYNC_CALLS: dict[str, Callable[[FakeCluster], Any]] = {
     "bootstrap_servers": lambda c: c.bootstrap_servers,
+    "bootstrap_for": lambda c: c.bootstrap_for("PLAINTEXT"),
     "create_topic": lambda c: c.create_topic("new", 2),
     "delete_topic": lambda c: c.delete_topic("orders"),
     "add_partitions": lambda c: c.add_partitions("orders", 4),

@@ -75,10 +75,17 @@ def manual_assignment_error(replicas: list[int], registered: set[int], replicati
 @dataclass
 class BrokerInfo:
     node_id: int
-    host: str
+    host: str  # the first listener's advertised address (the client-facing one)
     port: int
     rack: str | None = None
     alive: bool = True
+    # every listener's advertised address by listener name; empty when the broker has one
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def endpoint(self, listener: str = "") -> tuple[str, int]:
+        """The address clients of ``listener`` are told (a connection on one listener sees that
+        listener's addresses, as on Kafka); the first listener's for ``""`` or an unknown name."""
+        return self.endpoints.get(listener) or (self.host, self.port)
 
 
 @dataclass
