@@ -4,12 +4,10 @@ authorizer, Kafka's checks before the coordinator's: READ on the group (GROUP_AU
 FAILED), then DESCRIBE on every name in ``SubscribedTopicNames`` (any refused: TOPIC_AUTHORIZATION_
 FAILED for the whole request), both without a message. (Kafka answers UNSUPPORTED_VERSION first
 when the consumer protocol is off; here the group service answers that, so after these checks.)
-
-Not done here: Kafka resolves a regex subscription to the topics the member may DESCRIBE
-(``TopicRegexResolver``); fakebroker resolves regexes inside the coordinator for every member at
-once (``_resolve_regexes``), with no principal to ask for, so a regex subscription still matches
-topics the principal may not describe (it then fails reading them, with TOPIC_AUTHORIZATION_FAILED
-from Fetch or OffsetCommit)."""
+A regex subscription resolves to the topics the member's principal may DESCRIBE (the coordinator
+asks the authorizer at each resolution, so a grant shows at the member's next heartbeat); Kafka
+filters a group's regexes by the principal of the member whose heartbeat started the refresh,
+which is the same when a group's members share a principal."""
 
 from __future__ import annotations
 
@@ -54,6 +52,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             client_id=ctx.client_id or "",
             client_host=f"/{ctx.client_host}",
             version=version,
+            principal=ctx.principal,
         ),
     )
     if result.error:

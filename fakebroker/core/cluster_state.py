@@ -33,6 +33,7 @@ from .log.appends import AppendResult, Checked, append_batches, check_batches, p
 from .placement import CoordinatorPlacement
 from .quotas import ClientQuotas
 from .releases import DEFAULT_RELEASE, release
+from .security.acls import Operation, ResourceType
 from .security.authorizer import Authorizer
 from .security.tokens import EXPIRY_CHECK_INTERVAL, DelegationTokens
 from .security.users import Users
@@ -113,6 +114,7 @@ class ClusterState:
             lambda topic_id: self.topics_by_id[topic_id].name if topic_id in self.topics_by_id else None,
             lambda: int(wall() * 1000),
         )
+        self.groups.consumer.may_describe = self._may_describe_topic
         self.groups.shares.dead_letters = DeadLetters(
             self.config,
             self.group_configs,
@@ -190,6 +192,13 @@ class ClusterState:
         if dropped:
             self.events.append(ev.OffsetsExpired(count=dropped), now_ms)
         return dropped
+
+    def _may_describe_topic(self, principal: str, host: str, topic: str) -> bool:
+        """DESCRIBE on a topic, for the group coordinator's regex subscriptions."""
+        authorizer = self.authorizer
+        return not authorizer.enabled or authorizer.authorize(
+            principal, host, Operation.DESCRIBE, ResourceType.TOPIC, topic
+        )
 
     # -- brokers ---------------------------------------------------------------------------
     def add_broker(

@@ -370,6 +370,16 @@ def test_consumer_group_heartbeat_needs_read_on_the_group_and_describe_on_every_
     assert joined.error_code == E.NONE and joined.member_epoch > 0
 
 
+def test_a_regex_resolves_to_the_topics_the_members_principal_may_describe(state):
+    acl(state, "READ", ResourceType.GROUP, "cg")
+    acl(state, "READ", ResourceType.TOPIC, "orders")
+    alice = consumer_heartbeat(state, "cg", None, regex=".*")
+    assert alice.error_code == E.NONE
+    assert state.groups.consumer.groups["cg"].members[alice.member_id].subscribed_names == ("orders",)
+    admin = consumer_heartbeat(state, "cg", None, ADMIN, regex=".*")  # a super user: every topic
+    assert state.groups.consumer.groups["cg"].members[admin.member_id].subscribed_names == ("orders", "secret")
+
+
 def test_consumer_group_describe_hides_groups_with_undescribable_topics(state):
     consumer_heartbeat(state, "cg", ["orders", "secret"], ADMIN)
     consumer_heartbeat(state, "other", ["orders"], ADMIN)

@@ -76,6 +76,7 @@ class ConsumerHeartbeatRequest:
     client_id: str
     client_host: str
     version: int
+    principal: str | None = None  # who sent it: a regex resolves to the topics it may describe
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,10 @@ class ConsumerCoordinator:
         # The groups' own configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms
         # override the broker's group.consumer.* for their group); None: the broker's for all.
         self.group_configs: GroupConfigs | None = None
+        # May (principal, client host) describe the topic? Set when an authorizer can say no:
+        # a regex subscription then resolves to the topics its member's principal may describe,
+        # as Kafka's coordinator filters them (TopicRegexResolver)
+        self.may_describe: Callable[[str, str, str], bool] | None = None
 
     def session_timeout_ms(self, group_id: str) -> int:
         """The group's ``consumer.session.timeout.ms``, else the broker's (Kafka's GMM
@@ -265,6 +269,7 @@ class ConsumerCoordinator:
             member.subscribed_names, changed = tuple(sorted(names)), True
         if regex is not None and regex != (member.subscribed_regex or ""):
             member.subscribed_regex, changed = regex or None, True
+        member.principal = req.principal
         if assignor is not None and assignor != member.server_assignor:
             member.server_assignor, changed = assignor, True
         if self._resolve_regexes(group):
@@ -348,11 +353,16 @@ class ConsumerCoordinator:
         """Regex subscriptions become the topics they match now; True when that changed a member's topics."""
         changed = False
         names = [t for t in self.topics() if not t.startswith("__")]
+        may_describe = self.may_describe
         for member in group.members.values():
             if member.subscribed_regex is None:
                 continue
             pattern = compile_regex(member.subscribed_regex)
             matched = tuple(sorted(t for t in names if pattern.fullmatch(t)))
+            principal = member.principal
+            if may_describe is not None and principal is not None and matched:
+                host = member.client_host.lstrip("/")
+                matched = tuple(t for t in matched if may_describe(principal, host, t))
             if matched != member.subscribed_names:
                 member.subscribed_names, changed = matched, True
         return changed

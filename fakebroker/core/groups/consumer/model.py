@@ -56,6 +56,7 @@ class ConsumerMember:
     classic_protocols: list[tuple[str, bytes]] | None = None
     session_timeout_ms: int | None = None
     classic_version: int = 0  # the consumer-protocol version its subscription used
+    principal: str | None = None  # of its last heartbeat: its regex matches the topics it may describe
 
     @property
     def is_classic(self) -> bool:
