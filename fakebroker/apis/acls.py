@@ -11,6 +11,13 @@ them (v1-3: Kafka 4.0 removed v0, KIP-896).
   creates, lists and removes the ACLs. DescribeAcls lists them grouped by resource pattern;
   DeleteAcls lists what each filter removed, and (as DeleteAclsResponse.filterResult does) sends
   a filter's error code without its message.
+- A creation Kafka's broker cannot even build as an ``AclBinding`` (``ResourcePattern`` refuses
+  an ANY resource type and a MATCH or ANY pattern type, ``AccessControlEntry`` an ANY operation
+  or permission) fails the whole CreateAcls request: every creation UNKNOWN_SERVER_ERROR without
+  a message, nothing created (Kafka 4.4, seen by the secured conformance probes). The other
+  invalid bindings are refused one by one with INVALID_REQUEST and Kafka's text.
+- Answers without an error carry the message Kafka leaves at its default: "" in CreateAcls'
+  results and DescribeAcls, null in DeleteAcls' filter results.
 """
 
 from __future__ import annotations
@@ -45,6 +52,16 @@ def _codes(
         from_code(Permission, permission),
     )
     return None if any(c == 0 for c in codes) else codes
+
+
+def _unbuildable(acl: Acl) -> bool:
+    """Kafka's broker cannot make an ``AclBinding`` of it (an IllegalArgumentException)."""
+    return (
+        acl.resource_type == ResourceType.ANY
+        or acl.pattern_type in (PatternType.MATCH, PatternType.ANY)
+        or acl.operation == Operation.ANY
+        or acl.permission == Permission.ANY
+    )
 
 
 def describe_acls(ctx: RequestContext, request: Message) -> Message | CloseInstead:
@@ -91,6 +108,7 @@ def describe_acls(ctx: RequestContext, request: Message) -> Message | CloseInste
         }
         for (rt, name, pattern), acls in grouped.items()
     ]
+    message = "" if message is None else message  # Kafka's default
     return ctx.response(error_code=code, error_message=message, resources=resources, throttle_time_ms=0)
 
 
@@ -107,9 +125,13 @@ def create_acls(ctx: RequestContext, request: Message) -> Message | CloseInstead
         results = [{"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": denied} for _ in acls]
     elif not ctx.cluster.authorizer.enabled:
         results = [{"error_code": ErrorCode.SECURITY_DISABLED, "error_message": NO_AUTHORIZER_SHORT} for _ in acls]
+    elif any(_unbuildable(acl) for acl in acls):  # the whole request fails (ApiError.fromThrowable)
+        results = [{"error_code": ErrorCode.UNKNOWN_SERVER_ERROR, "error_message": None} for _ in acls]
     else:
         created = ctx.cluster.authorizer.create(acls, ctx.now_ms)
-        results = [{"error_code": code, "error_message": message} for code, message in created]
+        results = [
+            {"error_code": code, "error_message": "" if message is None else message} for code, message in created
+        ]
     return ctx.response(results=results, throttle_time_ms=0)
 
 

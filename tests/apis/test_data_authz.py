@@ -6,6 +6,7 @@ of tests/apis runs without one. The decisions themselves are tested in tests/cor
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -267,6 +268,36 @@ def test_metadata_refuses_named_topics_without_telling_whether_they_exist():
         assert t.topic_authorized_operations == OMITTED
     assert got["orders"].error_code == E.NONE and len(got["orders"].partitions) == 2
     assert got["orders"].topic_authorized_operations == 1 << O.DESCRIBE  # DESCRIBE alone
+
+
+def test_metadata_answers_named_topics_described_then_refused_create_then_refused_describe():
+    """Kafka 4.4's KafkaApis (seen by the secured conformance probes): ``unknownTopicIdsTopicMetadata
+    ++ topicMetadata ++ unauthorizedForCreateTopicMetadata ++ unauthorizedForDescribeTopicMetadata``,
+    each group in the order asked."""
+    state = state_with(
+        (ALICE, O.DESCRIBE, R.TOPIC, "orders"),
+        (ALICE, O.DESCRIBE, R.TOPIC, "new", PatternType.PREFIXED),
+        topics={"audit": 1, "orders": 2, "zeta": 1},
+        auto_create_topics_enable="true",
+    )
+    grant(state, (ALICE, O.DESCRIBE, R.TOPIC, "zeta"))
+    answer = metadata(state, ["audit", "new-a", "orders", "hidden", "zeta"], auto_create=True).topics
+    assert [(t.name, t.error_code) for t in answer] == [
+        ("orders", E.NONE),
+        ("zeta", E.NONE),
+        ("new-a", E.TOPIC_AUTHORIZATION_FAILED),  # may describe, may not create
+        ("audit", E.TOPIC_AUTHORIZATION_FAILED),  # may not describe
+        ("hidden", E.TOPIC_AUTHORIZATION_FAILED),
+    ]
+    # by id: the ids nobody knows first
+    ids = [state.topics["audit"].topic_id, uuid.UUID(int=7), state.topics["orders"].topic_id]
+    topics = [{"name": None, "topic_id": i} for i in ids]
+    by_id = call(state, METADATA, 12, topics=topics, allow_auto_topic_creation=False).topics
+    assert [(t.name, t.topic_id, t.error_code) for t in by_id] == [
+        (None, uuid.UUID(int=7), E.UNKNOWN_TOPIC_ID),
+        ("orders", ids[2], E.NONE),
+        (None, ids[0], E.TOPIC_AUTHORIZATION_FAILED),
+    ]
 
 
 def test_metadata_by_topic_id_refused_keeps_the_id_not_the_name():

@@ -9,6 +9,14 @@ kills the JVM's whole process group and removes the folder. The JVM also gets SI
 the kernel if the process that started it dies (``PR_SET_PDEATHSIG``), so an interrupted or
 killed pytest leaves no broker behind. While it runs, it holds a machine-wide lock: at most
 one of these brokers runs at a time on a machine (a second waits for the first to stop).
+
+``KafkaBroker(secured=Secured.make())`` starts the secured broker of the secured probes
+instead: its clients' listener is SASL_SSL (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, a TLS
+certificate from a throwaway CA) and StandardAuthorizer checks every request
+(:data:`SECURED_SETTINGS`, shared with the matching fakebroker). KRaft's controller and the
+inter-broker listener stay PLAINTEXT on loopback (``INTERNAL``); their principal,
+``User:ANONYMOUS``, is a super user so the broker can register with its controller, and the
+readiness checks run there. Probes use only the SASL_SSL listener.
 """
 
 from __future__ import annotations
@@ -25,9 +33,12 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tests.raw_client import RawClient
+from tests.raw_client import RawClient, tls_context
 
 from . import kafka_jars
 
@@ -59,6 +70,18 @@ KAFKA_ONLY_SETTINGS = {
 # (a new share group's partitions are assigned at the second heartbeat, epoch 3, as on Kafka).
 FAKEBROKER_ONLY_SETTINGS = {
     "fakebroker.share.late.assignment": True,
+}
+# The secured pair: users (a PLAIN password and SCRAM-SHA-256/512 credentials each, 4096
+# iterations), and the settings both brokers run with.
+SECURED_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+SCRAM_ITERATIONS = 4096
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+SECURED_SETTINGS = {
+    "authorizer.class.name": STANDARD_AUTHORIZER,
+    "super.users": "User:admin",
+    "allow.everyone.if.no.acl.found": False,
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    "delegation.token.secret.key": "conformance-token-secret",
 }
 LOG4J2 = """\
 rootLogger.level=INFO
@@ -117,6 +140,72 @@ def one_key_per_partition(prefix: str, partitions: int = PARTITIONS) -> list[str
     return list(found.values())
 
 
+@dataclass(frozen=True)
+class Secured:
+    """What a secured broker is started with: its users (PLAIN through the listener's JAAS
+    ``user_NAME``, SCRAM credentials added when the folder is formatted) and its TLS identity,
+    PEM (the key PKCS#8, unencrypted: Kafka's ``ssl.keystore.type=PEM`` inline). ``ca_file``
+    is what clients trust."""
+
+    ca_file: str
+    certificate_chain: str
+    private_key: str
+    users: Mapping[str, str]
+
+    @classmethod
+    def make(cls, folder: Path, users: Mapping[str, str] = SECURED_USERS) -> Secured:
+        """A throwaway CA (its PEM written to ``folder``) and a certificate from it for
+        ``localhost`` and 127.0.0.1."""
+        import trustme
+        from cryptography.hazmat.primitives import serialization
+
+        ca = trustme.CA()
+        leaf = ca.issue_cert("localhost", "127.0.0.1")
+        key = serialization.load_pem_private_key(leaf.private_key_pem.bytes(), password=None)
+        pkcs8 = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        ca_file = folder / "kafka-ca.pem"
+        ca.cert_pem.write_to_path(str(ca_file))
+        chain = "".join(blob.bytes().decode() for blob in leaf.cert_chain_pems)
+        return cls(str(ca_file), chain, pkcs8.decode(), dict(users))
+
+    def kafka_settings(self) -> dict[str, Any]:
+        """The listener's SASL and TLS settings (the listener is named ``SASL_SSL``)."""
+        plain_users = " ".join(f'user_{name}="{password}"' for name, password in self.users.items())
+        prefix = "listener.name.sasl_ssl."
+        scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        return {
+            **SECURED_SETTINGS,
+            # KRaft's own PLAINTEXT listeners (controller, inter-broker) come in as ANONYMOUS
+            "super.users": f"{SECURED_SETTINGS['super.users']};User:ANONYMOUS",
+            f"{prefix}plain.sasl.jaas.config": (
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};"
+            ),
+            f"{prefix}scram-sha-256.sasl.jaas.config": scram,
+            f"{prefix}scram-sha-512.sasl.jaas.config": scram,
+            f"{prefix}ssl.keystore.type": "PEM",
+            f"{prefix}ssl.keystore.certificate.chain": self.certificate_chain,
+            f"{prefix}ssl.keystore.key": self.private_key,
+        }
+
+    def format_arguments(self) -> list[str]:
+        """``kafka-storage format``'s ``--add-scram`` for every user and both mechanisms."""
+        out = []
+        for name, password in self.users.items():
+            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+                entry = f"{mechanism}=[name={name},password={password},iterations={SCRAM_ITERATIONS}]"
+                out += ["--add-scram", entry]
+        return out
+
+
+def _property(key: str, value: Any) -> str:
+    """One line of a Java properties file (booleans as Java writes them, line breaks escaped)."""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    text = text.replace("\\", "\\\\").replace("\n", "\\n")
+    return f"{key}={text}\n"
+
+
 class BrokerExited(RuntimeError):
     pass
 
@@ -128,10 +217,12 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 class KafkaBroker:
-    def __init__(self) -> None:
+    def __init__(self, secured: Secured | None = None) -> None:
+        self.secured = secured
         self.folder: Path | None = None
         self.process: subprocess.Popen | None = None
-        self.port = 0
+        self.port = 0  # the clients' listener: PLAINTEXT, or SASL_SSL when secured
+        self.internal_port = 0  # PLAINTEXT: the same as ``port`` unless secured
         self.startup_seconds = 0.0
         self._lock = None
 
@@ -157,16 +248,31 @@ class KafkaBroker:
         try:
             self.folder = Path(tempfile.mkdtemp(prefix="fakebroker-kafka-"))
             self.port, controller = free_port(), free_port()
+            self.internal_port = self.port
+            listeners = f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}"
+            secured: dict[str, Any] = {}
+            if self.secured is not None:
+                self.internal_port = free_port()
+                listeners = (
+                    f"SASL_SSL://127.0.0.1:{self.port},INTERNAL://127.0.0.1:{self.internal_port},"
+                    f"CONTROLLER://127.0.0.1:{controller}"
+                )
+                secured = {
+                    "inter.broker.listener.name": "INTERNAL",
+                    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,SASL_SSL:SASL_SSL",
+                    **self.secured.kafka_settings(),
+                }
             properties = self.folder / "server.properties"
             settings = {
                 **KAFKA_ONLY_SETTINGS,
                 **SHARED_SETTINGS,
+                **secured,
                 "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-                "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
+                "listeners": listeners,
+                "advertised.listeners": listeners,
                 "log.dirs": str(self.folder / "data"),
             }
-            properties.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+            properties.write_text("".join(_property(k, v) for k, v in settings.items()))
             log4j = self.folder / "log4j2.properties"
             log4j.write_text(LOG4J2.format(log=self.folder / "server.log"))
             base = [java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*"]
@@ -180,6 +286,7 @@ class KafkaBroker:
                     _cluster_id(),
                     "-c",
                     str(properties),
+                    *(self.secured.format_arguments() if self.secured is not None else []),
                 ],
                 capture_output=True,
                 text=True,
@@ -262,7 +369,7 @@ class KafkaBroker:
         while client is None:  # 1. the listener answers ApiVersions
             check_alive()
             try:
-                client = RawClient(self.port, client_id="conformance-ready", timeout=10)
+                client = RawClient(self.internal_port, client_id="conformance-ready", timeout=10)
                 client.request(
                     18, 3, {"client_software_name": "fakebroker-conformance", "client_software_version": "1"}
                 )
@@ -289,8 +396,18 @@ class KafkaBroker:
                 t = client.request(65, 0, {"transactional_ids": txn_ids})
                 codes = {x.error_code for x in g.groups} | {x.error_code for x in t.transaction_states}
                 if not codes & RETRIABLE:
-                    return
+                    break
                 time.sleep(0.1)
+        if self.secured is not None:  # 4. the SASL_SSL listener takes a login
+            context = tls_context(self.secured.ca_file)
+            while True:
+                check_alive()
+                try:
+                    with RawClient(self.port, client_id="conformance-ready", timeout=10, tls=context) as secured:
+                        secured.login("PLAIN", "admin", self.secured.users["admin"])
+                        return
+                except OSError:
+                    time.sleep(0.1)
 
 
 def _cluster_id() -> str:

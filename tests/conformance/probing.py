@@ -13,21 +13,29 @@ map's order are sorted (:data:`SORTED_BY`).
 
 A step may carry expectations (``expect={"error_code": "INVALID_TXN_STATE"}``; keys are dotted
 paths into the normalised answer): every mode checks them. :func:`compare` lists the fields in
-which two targets' steps differ.
+which two targets' steps differ. ``messages=True`` keeps a step's error messages as they are
+(for answers whose text is Kafka's contract, as SASL's).
+
+A probe registered with ``@probe(secured=True)`` runs against the secured pair instead (a
+SASL_SSL listener, StandardAuthorizer, :data:`~.kafka_broker.SECURED_SETTINGS`): its target's
+connections are TLS, logged in as the super user ``admin`` with PLAIN unless the probe says
+otherwise (:meth:`Target.connect`, :meth:`Target.as_user`).
 """
 
 from __future__ import annotations
 
 import re
+import ssl
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from fakebroker.protocol import records as R
 from fakebroker.protocol.error_codes import error_code
-from tests.raw_client import RawClient
+from tests.raw_client import RawClient, tls_context
 
 # API keys
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 0, 1, 2, 3, 8, 9, 10
@@ -103,6 +111,18 @@ class Step:
     expect: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class Security:
+    """How a secured target is reached: the CA its TLS certificate is from, and its users'
+    passwords (name -> password)."""
+
+    ca_file: str
+    users: Mapping[str, str]
+
+
+SUPER_USER = "admin"
+
+
 @dataclass
 class Target:
     """One broker as a probe sees it: a connection, the steps recorded so far, and the names and
@@ -115,12 +135,38 @@ class Target:
     failures: list[str] = field(default_factory=list)  # unmet expectations
     pids: dict[int, str] = field(default_factory=dict)
     topic_ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    security: Security | None = None  # a secured target: TLS, and every connection logs in
+    user: str = SUPER_USER  # the user the main connection logged in as (secured targets)
 
     def __post_init__(self) -> None:
-        self.client = RawClient(self.port, client_id="conformance", timeout=15)
+        self._tls: ssl.SSLContext | None = tls_context(self.security.ca_file) if self.security else None
+        self.client = self.connect(self.user)
 
     def close(self) -> None:
         self.client.close()
+
+    def connect(self, user: str | None = SUPER_USER, mechanism: str = "PLAIN") -> RawClient:
+        """A new connection; to a secured target over TLS and logged in as ``user`` with
+        ``mechanism`` (not logged in when ``user`` is None)."""
+        client = RawClient(self.port, client_id="conformance", timeout=15, tls=self._tls)
+        if self.security is not None and user is not None:
+            try:
+                client.login(mechanism, user, self.security.users[user])
+            except BaseException:
+                client.close()
+                raise
+        return client
+
+    @contextmanager
+    def as_user(self, user: str, mechanism: str = "PLAIN") -> Iterator[None]:
+        """Send this block's requests (``req`` and every helper) on a connection of ``user``'s."""
+        saved_client, saved_user = self.client, self.user
+        self.client, self.user = self.connect(user, mechanism), user
+        try:
+            yield
+        finally:
+            self.client.close()
+            self.client, self.user = saved_client, saved_user
 
     def name(self, suffix: str) -> str:
         return f"{self.prefix}-{suffix}"
@@ -134,19 +180,21 @@ class Target:
         body: dict,
         expect: dict[str, Any] | None = None,
         record: bool = True,
+        messages: bool = False,
     ) -> dict:
         """Send one request and return its raw answer (a dict). With a label and ``record``, the
-        normalised answer is kept as a step and ``expect`` is checked. An answer the codec cannot
-        read or a closed connection is recorded as ``{"EXC": type}`` (Kafka closes the
-        connection on a version it does not speak)."""
+        normalised answer is kept as a step (with its error messages as they are if
+        ``messages``) and ``expect`` is checked. An answer the codec cannot read or a closed
+        connection is recorded as ``{"EXC": type}`` (Kafka closes the connection on a version it
+        does not speak)."""
         try:
             answer = self.client.request(api, version, body).to_dict()
         except (OSError, ValueError, EOFError) as exc:
             answer = {"EXC": type(exc).__name__}
             self.client.close()
-            self.client = RawClient(self.port, client_id="conformance", timeout=15)
+            self.client = self.connect(self.user)
         if label is not None and record:
-            self.record(label, self.norm(answer), api, version, expect)
+            self.record(label, self.norm(answer, messages=messages), api, version, expect)
         return answer
 
     def record(
@@ -164,18 +212,18 @@ class Target:
             return pid
         return self.pids.setdefault(pid, f"P{len(self.pids)}")
 
-    def norm(self, obj: Any, key: str | None = None) -> Any:
+    def norm(self, obj: Any, key: str | None = None, *, messages: bool = False) -> Any:
         if isinstance(obj, dict):
             # an error answer's producer id is a placeholder (Kafka: -1, or 0 in DescribeTransactions
             # for an unknown id), not a producer: kept as it is
             placeholder = obj.get("error_code") not in (None, 0)
             return {
-                k: v if placeholder and k in PRODUCER_ID_KEYS else self.norm(v, k)
+                k: v if placeholder and k in PRODUCER_ID_KEYS else self.norm(v, k, messages=messages)
                 for k, v in obj.items()
                 if k not in DROP_KEYS
             }
         if isinstance(obj, list):
-            items = [self.norm(x, key) for x in obj]
+            items = [self.norm(x, key, messages=messages) for x in obj]
             by = next(
                 (f for f in SORTED_BY.get(key or "", ()) if all(isinstance(x, dict) and f in x for x in items)), None
             )
@@ -189,7 +237,7 @@ class Target:
             return self.summarize(bytes(obj)) if key == "records" else f"<{len(obj)} bytes>"
         if isinstance(obj, uuid.UUID):
             return "<zero-uuid>" if obj.int == 0 else "<uuid>"
-        if key == "error_message":
+        if key == "error_message" and not messages:
             return "<message>" if obj else obj
         if key is not None and (key == "error_code" or key.endswith("_error_code")):
             return error_name(obj)
@@ -496,18 +544,35 @@ def compare(kafka: list[Step], fake: list[Step]) -> tuple[int, list[Difference]]
 
 
 # -- the registry --------------------------------------------------------------------------------
-PROBES: dict[str, Callable[[Target], None]] = {}
+ProbeFunction = Callable[[Target], None]
+PROBES: dict[str, ProbeFunction] = {}
+SECURED_PROBES: set[str] = set()  # the names of the probes of the secured pair
 
 
-def probe(fn: Callable[[Target], None]) -> Callable[[Target], None]:
-    """Register a probe under its function name (without ``probe_``)."""
-    PROBES[fn.__name__.removeprefix("probe_")] = fn
-    return fn
+@overload
+def probe(fn: ProbeFunction) -> ProbeFunction: ...
+@overload
+def probe(*, secured: bool = False) -> Callable[[ProbeFunction], ProbeFunction]: ...
+def probe(fn: ProbeFunction | None = None, *, secured: bool = False) -> Any:
+    """Register a probe under its function name (without ``probe_``): ``@probe``, or
+    ``@probe(secured=True)`` for one that runs against the secured pair."""
+
+    def register(fn: ProbeFunction) -> ProbeFunction:
+        name = fn.__name__.removeprefix("probe_")
+        PROBES[name] = fn
+        if secured:
+            SECURED_PROBES.add(name)
+        return fn
+
+    return register if fn is None else register(fn)
 
 
-def run_probe(name: str, kind: str, port: int, run_id: str) -> Target:
-    """Run one probe against a broker; every name it uses starts with ``cf<run_id>-<probe>``."""
-    target = Target(kind, port, f"cf{run_id}-{name.replace('_', '-')}")
+def run_probe(name: str, kind: str, port: int, run_id: str, security: Security | None = None) -> Target:
+    """Run one probe against a broker; every name it uses starts with ``cf<run_id>-<probe>``. A
+    secured probe needs the target's ``security``."""
+    if (name in SECURED_PROBES) != (security is not None):
+        raise ValueError(f"probe {name}: secured={name in SECURED_PROBES} but security={security!r}")
+    target = Target(kind, port, f"cf{run_id}-{name.replace('_', '-')}", security=security)
     try:
         PROBES[name](target)
     finally:

@@ -9,6 +9,10 @@ field by field.
   are equal except for the differences in :data:`ALLOWED` below. An allowed difference that no
   longer shows fails too, so the list stays honest: remove it when fakebroker is fixed.
 
+The secured probes (``probes_security.py``, ``@probe(secured=True)``) run the same way against
+a pair of their own (SASL_SSL, StandardAuthorizer; see conftest.py), after the others, so one
+JVM at a time serves each kind.
+
 Select them with ``-m conformance`` or leave them out with ``-m "not conformance"``. Set
 ``FAKEBROKER_CONFORMANCE_REPORT=path`` to append each differential probe's figures (steps,
 same, allowed, different) to a JSON-lines file.
@@ -36,11 +40,13 @@ from . import (  # noqa: F401  (they register their probes)
     probes_data,
     probes_groups,
     probes_quotas_features,
+    probes_security,
     probes_share,
     probes_topics,
     probes_txn,
 )
-from .probing import PROBES, Difference, compare, run_probe
+from .kafka_broker import SECURED_USERS
+from .probing import PROBES, SECURED_PROBES, Difference, Security, compare, run_probe
 
 RUN_ID = secrets.token_hex(3)  # names are unique per test process, so one broker serves many runs
 
@@ -81,21 +87,42 @@ ALLOWED: list[Allowed] = [
 ]
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_plain(name, conformance_fakebroker):
-    fake = run_probe(name, "fakebroker", conformance_fakebroker.servers[0].port, RUN_ID + "p")
+def fakebroker_security(cluster) -> Security:
+    """How the secured probes reach a secured fakebroker: its CA, the users it was made with."""
+    return Security(str(cluster.tls_ca_file), SECURED_USERS)
+
+
+# the plain probes first, then the secured ones: a test process switches its Kafka broker once
+NAMES = sorted(set(PROBES) - SECURED_PROBES) + sorted(SECURED_PROBES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plain(name, request):
+    if name in SECURED_PROBES:
+        cluster = request.getfixturevalue("secured_conformance_fakebroker")
+        fake = run_probe(name, "fakebroker", cluster.servers[0].port, RUN_ID + "p", fakebroker_security(cluster))
+    else:
+        cluster = request.getfixturevalue("conformance_fakebroker")
+        fake = run_probe(name, "fakebroker", cluster.servers[0].port, RUN_ID + "p")
     assert not fake.failures, "unmet expectations:\n" + "\n".join(fake.failures)
 
 
 @pytest.mark.conformance
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_differential(name, kafka_broker, differential_fakebroker):
+@pytest.mark.parametrize("name", NAMES)
+def test_differential(name, request):
+    secured = name in SECURED_PROBES
+    kafka_broker = request.getfixturevalue("secured_kafka_broker" if secured else "kafka_broker")
+    fakebroker = request.getfixturevalue("secured_differential_fakebroker" if secured else "differential_fakebroker")
+    kafka_security = fake_security = None
+    if secured:
+        kafka_security = Security(kafka_broker.secured.ca_file, kafka_broker.secured.users)
+        fake_security = fakebroker_security(fakebroker)
     try:
-        kafka = run_probe(name, "kafka", kafka_broker.port, RUN_ID + "d")
+        kafka = run_probe(name, "kafka", kafka_broker.port, RUN_ID + "d", kafka_security)
     except Exception:
         print(kafka_broker.log_tail())
         raise
-    fake = run_probe(name, "fakebroker", differential_fakebroker.servers[0].port, RUN_ID + "d")
+    fake = run_probe(name, "fakebroker", fakebroker.servers[0].port, RUN_ID + "d", fake_security)
     steps, differences = compare(kafka.steps, fake.steps)
     entries = [a for a in ALLOWED if a.probe == name]
     used: set[Allowed] = set()

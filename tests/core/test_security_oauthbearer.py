@@ -330,7 +330,7 @@ def test_the_session_ends_at_the_tokens_exp_even_without_connections_max_reauth_
 def test_two_round_trips_to_a_refusal_then_a_close_after_the_delay():
     auth, _ = authenticated_connection()
     first = auth.authenticate(message(jws(claims(exp=1))), NOW)
-    assert (first.error_code, first.error_message, first.auth_bytes, first.session_lifetime_ms) == (0, None, INVALID, 0)
+    assert (first.error_code, first.error_message, first.auth_bytes, first.session_lifetime_ms) == (0, "", INVALID, 0)
     assert not first.close_after and not first.completed and auth.state is State.AUTHENTICATE
     second = auth.authenticate(b"\x01", NOW)
     assert (second.error_code, second.error_message) == (ErrorCode.SASL_AUTHENTICATION_FAILED, INVALID.decode())

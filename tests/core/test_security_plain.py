@@ -107,3 +107,23 @@ def test_users_plain_passwords():
         store.add("x", "pw", ["GSSAPI"])
     with pytest.raises(ValueError):
         store.add("", "pw")
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_a_successful_round_is_answered_with_an_empty_message_not_null(mechanism):
+    """Kafka 4.4's SaslAuthenticate answers without an error leave the message at its default, ""
+    (every version; the secured conformance probes compare it), each round of SCRAM too."""
+    from fakebroker.core.security.authenticator import Authenticator
+
+    from .scram_client import Client
+
+    auth = Authenticator(["PLAIN", "SCRAM-SHA-512"], users())
+    assert auth.handshake(mechanism, 1, 0).error_code == 0
+    if mechanism == "PLAIN":
+        answers = [auth.authenticate(b"\0alice\0s3cret", 0)]
+    else:
+        scram = Client(mechanism, "alice", "s3cret")
+        first = auth.authenticate(scram.first(), 0)
+        answers = [first, auth.authenticate(scram.final(first.auth_bytes), 0)]
+    assert [(a.error_code, a.error_message) for a in answers] == [(0, "")] * len(answers)
+    assert answers[-1].completed

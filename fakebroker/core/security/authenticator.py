@@ -212,7 +212,8 @@ class Authenticator:
         done_now = not was_complete and self.authenticated
         # the session's lifetime goes with the answer that completes the exchange only
         lifetime = self.session_end_ms - now_ms if done_now and self.session_end_ms is not None else 0
-        return AuthenticateAnswer(ErrorCode.NONE, None, reply, lifetime, close_after=False, completed=done_now)
+        # Kafka's answer leaves the message at its default, "" (not null), in every version
+        return AuthenticateAnswer(ErrorCode.NONE, "", reply, lifetime, close_after=False, completed=done_now)
 
     def raw_token(self, token: bytes, now_ms: int) -> bytes | None:
         """The raw answer to a raw token (after a v0 handshake); None: fail, close."""
