@@ -5,6 +5,7 @@
 - ``console.py``: how ``serve`` prints events (coloured lines or JSON lines, never holding the
   broker up);
 - ``config.py``: ``serve --config FILE``, the TOML file;
+- ``campaign.py``: ``fakebroker campaign``, a fault campaign on Spark (``fakebroker.campaign``);
 - ``scenario.py``: the scenario scripts ``fakebroker run`` plays against a fresh cluster
   (``play`` from Python);
 - ``memory.py``: what ``serve`` does to give memory back after a burst. The entry point

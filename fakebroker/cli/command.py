@@ -492,5 +492,9 @@ def run(
     sys.exit(result.status)
 
 
+from .campaign import campaign  # noqa: E402 (a light command: it imports PySpark when it runs)
+
+main.add_command(campaign)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
