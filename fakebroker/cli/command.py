@@ -96,6 +96,22 @@ def _parse_user(text: str) -> tuple[str, str]:
     return name, password
 
 
+def _parse_oauth_option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise click.BadParameter(
+            f"{text!r}: give NAME=VALUE, e.g. --oauth-option unsecuredValidatorPrincipalClaimName=client_id",
+            param_hint="--oauth-option",
+        )
+    return name.strip(), value
+
+
+def _oauth_words(message: str, flags: tuple[str, ...], config_file: str | None) -> str:
+    """A refusal of the OAUTHBEARER validator's options, in the words of the command line or the file."""
+    where = "--oauth-option" if flags or not config_file else f"{config_file}: [oauth_validator]"
+    return message.replace("oauth_validator=", where).replace("oauth_validator", where)
+
+
 def _parse_features(texts: tuple[str, ...], kafka_version: str) -> dict[str, int]:
     """``NAME=LEVEL`` pairs, checked against the levels a broker of that release supports."""
     out: dict[str, int] = {}
@@ -215,6 +231,14 @@ def apis() -> None:
     multiple=True,
     help="A SASL user: NAME:PASSWORD, for PLAIN and SCRAM-SHA-256/512 (repeatable).",
 )
+@click.option(
+    "--oauth-option",
+    "oauth_options",
+    multiple=True,
+    help="An option of Kafka's default OAUTHBEARER validator (the unsecured one): NAME=VALUE, e.g. "
+    "unsecuredValidatorPrincipalClaimName=client_id (repeatable). Kafka's secured validator (JWKS) is set with "
+    "--set sasl.oauthbearer.jwks.endpoint.url=... instead.",
+)
 @click.option("--json-logs", is_flag=True, default=False, help="Print events as JSON lines instead of coloured text.")
 @click.option("--color/--no-color", default=None, help="Force colours on or off (default: on for a terminal).")
 @click.pass_context
@@ -237,6 +261,7 @@ def serve(
     security_protocol: str | None,
     listeners: str | None,
     users: tuple[str, ...],
+    oauth_options: tuple[str, ...],
     json_logs: bool,
     color: bool | None,
 ) -> None:
@@ -281,6 +306,7 @@ def serve(
             err=True,
         )
     user_map = {**file.users, **dict(_parse_user(u) for u in users)}
+    oauth_map = {**file.oauth_validator, **dict(_parse_oauth_option(o) for o in oauth_options)}
     options = {
         "brokers": brokers,
         "host": host,
@@ -298,6 +324,7 @@ def serve(
         "event_log_size": file.event_log_size,
         "security_protocol": security_protocol or file.security_protocol or "PLAINTEXT",
         "users": user_map,
+        "oauth_validator": oauth_map or None,
     }
     try:  # what FakeCluster would refuse, refused before anything starts
         check_options(brokers, port, topic_map, config, rack_list)
@@ -325,6 +352,8 @@ def serve(
         if not printer.close():  # a full stdout pipe nobody reads: exiting must not wait for it
             sys.stderr.flush()
             os._exit(0)
+    except ClusterUsageError as exc:  # what only making the cluster finds: the OAUTHBEARER validator, its JWKS
+        raise click.UsageError(_oauth_words(str(exc), oauth_options, config_file)) from None
     except DataDirError as exc:
         click.echo(f"fakebroker: {exc}", err=True)
         sys.exit(2)

@@ -15,6 +15,9 @@ Example::
     [settings]                      # broker settings under Kafka's names
     "auto.create.topics.enable" = false
 
+    [oauth_validator]               # the options of Kafka's default (unsecured) OAUTHBEARER validator
+    unsecuredValidatorPrincipalClaimName = "client_id"
+
     [topics.orders]
     partitions = 6
     replication_factor = 3
@@ -48,6 +51,7 @@ KEYS = {
     "brokers",
     "security_protocol",
     "users",
+    "oauth_validator",
     "racks",
     "port",
     "host",
@@ -84,6 +88,7 @@ class ServeConfig:
     data_dir: str | None = None
     security_protocol: str | None = None
     users: dict[str, str] = field(default_factory=dict)
+    oauth_validator: dict[str, str] = field(default_factory=dict)
     event_log_size: int = DEFAULT_EVENT_LOG_SIZE
     settings: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -131,6 +136,14 @@ def load(path: str | Path) -> ServeConfig:
     if not isinstance(users, dict) or not all(isinstance(v, str) and v for v in users.values()):
         raise ConfigError(f'{path}: users must be a table of name = "password", got {users!r}')
     config.users = {str(k): v for k, v in users.items()}
+    oauth = data.get("oauth_validator") or {}
+    values = oauth.values() if isinstance(oauth, dict) else [None]
+    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        raise ConfigError(
+            f"{path}: oauth_validator must be a table of the unsecured OAUTHBEARER validator's options, "
+            f'name = "value" (e.g. unsecuredValidatorPrincipalClaimName = "client_id"), got {oauth!r}'
+        )
+    config.oauth_validator = {str(k): str(v) for k, v in oauth.items()}
     if "racks" in data:
         racks = data["racks"]
         if not isinstance(racks, list) or not all(isinstance(r, str) and r.strip() for r in racks):

@@ -119,14 +119,15 @@ class FakeCluster:
     :param security_protocol: the listeners' protocol, as Kafka names them: ``PLAINTEXT`` (the
         default), ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``. With TLS, a throwaway CA and a
         certificate for the advertised host, ``localhost`` and 127.0.0.1 are made at start;
-        clients trust ``cluster.tls_ca_file`` (PEM). With SASL, ``sasl.enabled.mechanisms``
-        (``config``) is PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER unless set; a failed
-        authentication is answered as Kafka answers it, ``connection.failed.authentication.delay.ms``
-        late, and ``connections.max.reauth.ms`` bounds a session (KIP-368). For several
-        listeners per broker, give Kafka's ``listeners``, ``listener.security.protocol.map`` and
-        ``advertised.listeners`` in ``config`` instead: a client is told the addresses of the
-        listener it came in on; ``bootstrap_servers`` names the first, ``bootstrap_for(name)``
-        any.
+        clients trust ``cluster.tls_ca_file`` (PEM); Kafka's ``ssl.keystore.*`` and
+        ``ssl.truststore.*`` settings (``config``) serve a certificate of the test's own. With
+        SASL, ``sasl.enabled.mechanisms`` (``config``) is PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and
+        OAUTHBEARER unless set; a failed authentication is answered as Kafka answers it,
+        ``connection.failed.authentication.delay.ms`` late, and ``connections.max.reauth.ms``
+        bounds a session (KIP-368). For several listeners per broker, give Kafka's
+        ``listeners``, ``listener.security.protocol.map`` and ``advertised.listeners`` in
+        ``config`` instead: a client is told the addresses of the listener it came in on;
+        ``bootstrap_servers`` names the first, ``bootstrap_for(name)`` any.
     :param users: SASL users, name -> password: each gets a PLAIN password and SCRAM-SHA-256/512
         credentials (4096 iterations). More can be added with AlterUserScramCredentials.
     :param oauth_validator: how OAUTHBEARER tokens are checked. By default as Kafka's default
@@ -138,7 +139,10 @@ class FakeCluster:
         OAuthToken(principal, expiry_ms, scopes)`` checks them the test's way instead, raising to
         refuse one (:class:`~fakebroker.cluster.security.InvalidOAuthToken` chooses the status
         the client is told, anything else is ``invalid_token``). The session ends at the
-        token's expiry.
+        token's expiry. Kafka's secured validator (signed JWTs checked against a JWKS) is
+        chosen with broker settings instead: ``sasl.oauthbearer.jwks.endpoint.url`` (``file:``
+        or ``http(s):``), ``sasl.oauthbearer.expected.audience`` and
+        ``sasl.oauthbearer.expected.issuer``.
 
     A bad argument (``brokers=0``, a port outside 0..65535, a broker setting Kafka does not know or
     a value not of its type, a topic with an illegal name, no partitions or a replication factor
@@ -386,14 +390,17 @@ class FakeCluster:
     def tls_ca_file(self) -> str | None:
         """The PEM file of the CA a TLS cluster's certificates come from, for clients to trust
         (``ssl.ca.location``, ``ssl.truststore.location`` with ``ssl.truststore.type=PEM``,
-        ``ssl_cafile``); None without TLS."""
+        ``ssl_cafile``; ``tls_files.truststore_p12`` and ``truststore_jks`` hold it for Java, with
+        ``tls_files.password``). None without TLS, or when the cluster serves its own certificate
+        (``ssl.keystore.*``) and neither its keystore nor its truststore holds the CA."""
         return self.tls_files.ca_file if self.tls_files is not None else None
 
     def client_certificate(self, name: str, organization_unit: str | None = None) -> ClientCertificate:
         """A client certificate for ``CN=<name>`` signed by this cluster's CA, for mutual TLS
         (``ssl.client.auth=required`` or ``requested`` on an SSL cluster): the broker's principal
         for it is ``User:`` and its subject (``cert.subject``), through
-        ``ssl.principal.mapping.rules``."""
+        ``ssl.principal.mapping.rules``. Refused (ClusterUsageError) when ``ssl.truststore.*`` is
+        given: the cluster then trusts that truststore's CAs only."""
         if self._tls is None:
             raise ClusterUsageError("client_certificate(): this cluster has no TLS (security_protocol SSL or SASL_SSL)")
         return self._tls.issue_client(name, organization_unit)

@@ -152,7 +152,11 @@ def test_a_token_expiring_mid_session_is_refreshed_and_the_connection_re_authent
             assert most >= 2, by_connection  # one connection authenticated again and again
         assert {(e.principal, e.mechanism) for e in authenticated(cluster)} == {("User:alice", "OAUTHBEARER")}
         again = [e for e in authenticated(cluster) if by_connection[(e.client_id, e.peer)] > 1]
-        assert all(3_500 < e.session_lifetime_ms <= 5_000 for e in again)  # each time the fresh token's exp
+        # each time the session ends at the token's exp: within its 5 s life, and soon after a
+        # refresh most of it is left (how much, when a loaded machine delays librdkafka's refresh
+        # timer, varies: the lower bound of one re-authentication is not the client's promise)
+        lifetimes = [e.session_lifetime_ms for e in again]
+        assert all(0 < ms <= 5_000 for ms in lifetimes) and max(lifetimes) > 3_500, lifetimes
         assert not [e for e in cluster.events if e.kind == "authentication_failed"]
 
 

@@ -6,7 +6,8 @@ through before its first request (pure: no sockets, no TLS; the server's edge fe
   :class:`SaslFailure`, and :func:`new_server`, which makes one for a mechanism;
 - ``plain.py``: PLAIN; ``scram.py``: SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802/7677), and the
   stored credentials they check; ``oauthbearer.py``: OAUTHBEARER and Kafka's unsecured JWS
-  validator; ``tokens.py``: delegation tokens;
+  validator; ``oauthbearer_jwks.py``: Kafka's secured validator (signed JWTs, a JWKS given
+  as data); ``tokens.py``: delegation tokens;
 - ``acls.py`` and ``authorizer.py``: ACLs and StandardAuthorizer's decisions; ``principal.py``:
   a client certificate's principal (``ssl.principal.mapping.rules``);
 - ``users.py``: :class:`Users`, the cluster's users: PLAIN passwords and SCRAM credentials,

@@ -49,10 +49,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </pre>
  *
  * The connection settings are key=value arguments too: protocol= (default SASL_SSL), mechanism=
- * (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER: an unsecured token for user= living lifetime= s),
+ * (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER: an unsecured token for user= living lifetime= s,
+ * or with token_file= the signed token in that file, read by OAuthBearerLoginCallbackHandler),
  * user=, password=, ca= (a PEM file: the truststore, with
- * ssl.truststore.type=PEM; hostname verification stays Kafka's default, https), keystore= (a PEM
- * file holding a PKCS#8 key and its certificate chain: mutual TLS, ssl.keystore.type=PEM). The first line
+ * ssl.truststore.type=PEM, or ca_type= PKCS12 or JKS with ca_password=; hostname verification stays
+ * Kafka's default, https), keystore= (a PEM file holding a PKCS#8 key and its certificate chain:
+ * mutual TLS, ssl.keystore.type=PEM, or keystore_type= PKCS12 or JKS with keystore_password=). The first line
  * after the version, {"type":"settings",...}, shows the settings as the client resolved them.
  *
  * One JSON object per stdout line (see {@link Lines#emit}); the last is {"type":"end"}. A failure
@@ -98,7 +100,17 @@ public final class SecurityScenarios {
         p.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
         String protocol = a.getOrDefault("protocol", "SASL_SSL");
         p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, protocol);
-        if (protocol.startsWith("SASL_") && a.get("mechanism").equals("OAUTHBEARER")) {
+        if (protocol.startsWith("SASL_") && a.get("mechanism").equals("OAUTHBEARER") && a.containsKey("token_file")) {
+            // a signed token that Kafka's login callback handler reads from a file (as 4.4 allows
+            // once the allowed-URLs system property names it); the broker checks it against its JWKS
+            String url = java.nio.file.Path.of(a.get("token_file")).toUri().toString();
+            System.setProperty("org.apache.kafka.sasl.oauthbearer.allowed.urls", url);
+            p.put(SaslConfigs.SASL_MECHANISM, "OAUTHBEARER");
+            p.put(SaslConfigs.SASL_LOGIN_CALLBACK_HANDLER_CLASS,
+                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler");
+            p.put(SaslConfigs.SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL, url);
+            p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;");
+        } else if (protocol.startsWith("SASL_") && a.get("mechanism").equals("OAUTHBEARER")) {
             // Kafka's unsecured token (alg none), refreshed by the login module at 80-85 % of lifetime=
             p.put(SaslConfigs.SASL_MECHANISM, "OAUTHBEARER");
             p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -114,13 +126,19 @@ public final class SecurityScenarios {
                     + "\" password=\"" + a.get("password") + "\";");
         }
         if (protocol.endsWith("SSL") && a.containsKey("ca")) {
-            p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM");
+            p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, a.getOrDefault("ca_type", "PEM"));
             p.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, a.get("ca"));
+            if (a.containsKey("ca_password")) {  // a PKCS12 or JKS truststore's
+                p.put(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, a.get("ca_password"));
+            }
             // ssl.endpoint.identification.algorithm is left at its default, https
         }
-        if (protocol.endsWith("SSL") && a.containsKey("keystore")) {  // mutual TLS: key and chain in one PEM file
-            p.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PEM");
+        if (protocol.endsWith("SSL") && a.containsKey("keystore")) {  // mutual TLS: key and chain (PEM by default)
+            p.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, a.getOrDefault("keystore_type", "PEM"));
             p.put(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, a.get("keystore"));
+            if (a.containsKey("keystore_password")) {  // a PKCS12 or JKS keystore's
+                p.put(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG, a.get("keystore_password"));
+            }
         }
         return p;
     }
