@@ -3,6 +3,8 @@ Nothing heavy is imported until the command runs: PySpark, the campaign package 
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -120,20 +122,29 @@ def campaign(
     finally:
         spark.stop()
     print_summary(result, found, Console() if sys.stdout.isatty() else Console(width=160))
+    recorder = Console(record=True, width=140, file=io.StringIO())  # the summary as a picture, in --out
+    print_summary(result, found, recorder)
+    recorder.save_svg(str(folder / "summary.svg"), title="fakebroker campaign")
     click.echo(f"runs: {folder / 'runs'} (Parquet, by verdict); report: {report}")
     click.echo(f"campaign: {len(result.runs)} runs, {len(result.failed)} failed")
     sys.exit(1 if result.failed else 0)
 
 
 def _spark(master: str | None) -> Any:
+    """A SparkSession: spark-submit's (its master and settings) when run under it, else one on
+    ``master`` (``local[*]`` by default) whose executors use this Python."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("fakebroker campaign")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this Python
+    if master is None and not submitted:
+        master = "local[*]"
     if master is not None:
         builder = builder.master(master)
     builder = builder.config("spark.task.maxFailures", "1").config("spark.ui.showConsoleProgress", "false")
-    if master is None or master.startswith("local"):
+    if master is not None and master.startswith("local"):  # this machine: its Python, loopback only
         builder = builder.config("spark.pyspark.python", sys.executable)
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

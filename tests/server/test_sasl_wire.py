@@ -143,3 +143,21 @@ def test_a_session_past_connections_max_reauth_ms_is_closed_at_its_next_request(
             assert again.error_code == 0 and again.session_lifetime_ms > 0
             time.sleep(0.2)
             assert client.request(METADATA, 12, {"topics": None}).brokers
+
+
+def test_virtual_time_moves_the_re_authentication_deadline():
+    """With ``virtual_time``, a session's end is on the cluster's clock: an hour of it passes in
+    an instant, and the connection is closed at its next request as it would be an hour later."""
+    config = {"connections.max.reauth.ms": 3_600_000}
+    with FakeCluster(
+        security_protocol="SASL_PLAINTEXT", users=USERS, config=config, virtual_time=True
+    ).run_in_thread() as cluster:
+        with RawClient(cluster.servers[0].port) as client:
+            client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+            done = client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"})
+            assert done.error_code == 0 and done.session_lifetime_ms == 3_600_000
+            cluster.clock.advance(3_599)
+            assert client.request(METADATA, 12, {"topics": None}).brokers  # a second is left
+            cluster.clock.advance(2)
+            client.send(METADATA, 12, {"topics": None})
+            assert closed_unanswered(client)
