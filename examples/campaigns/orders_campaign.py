@@ -20,8 +20,15 @@ DELIVERY = "at_least_once"  # duplicates are allowed; a lost record is a failure
 CLUSTER = {
     "brokers": 3,
     "topics": {TOPIC: {"partitions": 4, "replication_factor": 3}},
-    # KIP-848 members heartbeat every 5 s by default: a run's rebalances would take seconds each
-    "config": {"group.consumer.heartbeat.interval.ms": 250, "group.consumer.min.heartbeat.interval.ms": 250},
+    # KIP-848 members heartbeat every 5 s by default: a run's rebalances would take seconds each;
+    # and a member stopped while it reconnects after a network cut does not leave: its session
+    # (45 s by default) must end well inside the 30 s a block waits for the group to settle
+    "config": {
+        "group.consumer.heartbeat.interval.ms": 250,
+        "group.consumer.min.heartbeat.interval.ms": 250,
+        "group.consumer.session.timeout.ms": 6000,
+        "group.consumer.min.session.timeout.ms": 6000,
+    },
 }
 
 

@@ -8,13 +8,16 @@ A campaign module is a Python file or module with:
 - ``scenario(cluster, seed, schedule, cell) -> Verdict`` (required): start *your* consumer with
   its real client against ``cluster``, play ``schedule`` on it (:func:`drive` does it with the
   churn kit's members and ledger), return the :class:`~fakebroker.testing.ledger.Verdict`
-  (or the :class:`~fakebroker.testing.churn.ChurnReport` that carries it);
+  (or the :class:`~fakebroker.testing.churn.ChurnReport` that carries it). An exactly-once
+  pipeline judged by a downstream read_committed reader makes its ledger without ``group=``
+  (its offsets are committed before the reader sees the output, by design);
 - ``GRID``: the client settings to try, ``{"protocol": ["classic", "consumer"]}`` (optional);
 - ``FAULT_MIXES``: :class:`~.schedule.FaultMix` values (optional; default: every built-in block, 3 steps);
 - ``DELIVERY``: ``"at_least_once"`` (default: duplicates are allowed, losses are not) or
   ``"exactly_once"``;
 - ``CLUSTER``: keyword arguments of :class:`~fakebroker.cluster.FakeCluster` (default 3 brokers);
-- ``BLOCKS``: blocks of its own, by name in its mixes (optional);
+- ``BLOCKS``: blocks of its own, by name in its mixes (optional; the scenario passes them to
+  :func:`drive` as ``blocks=BLOCKS``);
 - ``TIMEOUT``: seconds a run may take before it counts as ``stuck`` (default 120).
 """
 
