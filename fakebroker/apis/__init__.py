@@ -53,6 +53,8 @@ from . import (  # noqa: F401
     share_group_heartbeat,
     share_group_offsets,
     share_group_state,
+    streams_group_describe,
+    streams_group_heartbeat,
     sync_group,
     transaction_admin,
     txn_offset_commit,

@@ -13,8 +13,9 @@ Levels are those real brokers answer in ApiVersions, freshly formatted with defa
 (KIP-932; level 2 adds the dead-letter queue, KIP-1191) is Kafka's: 4.4 supports 0-2 and
 finalizes 2 (probed), 4.3 supports 0-1 and finalizes 1 (from its ``ShareVersion`` and
 ``Feature.defaultVersion``: level 1 needs metadata.version 4.2-IV0, level 2 came with 4.4), 3.9
-has no such feature. ``streams.version``, which 4.x also finalizes, is left out: streams groups
-are not served here, and a client that saw it finalized would try them.
+has no such feature. ``streams.version`` (KIP-1071) is 4.4's: supported 0-1, finalized 1 (probed);
+streams groups are served when it is finalized and ``group.coordinator.rebalance.protocols``
+names ``streams``. 4.3 leaves it out here (streams groups are served as 4.4's only).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ RELEASES: dict[str, Release] = {
             "group.version": (0, 1),
             "eligible.leader.replicas.version": (0, 1),
             "share.version": (0, 2),
+            "streams.version": (0, 1),
         },
         finalized={
             "metadata.version": 33,
@@ -47,6 +49,7 @@ RELEASES: dict[str, Release] = {
             "group.version": 1,
             "eligible.leader.replicas.version": 1,
             "share.version": 2,
+            "streams.version": 1,
         },
     ),
     "4.3": Release(

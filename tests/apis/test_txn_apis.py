@@ -312,7 +312,7 @@ def test_api_versions_features(version):
     state = cluster(1)
     response, _ = call(state, API_VERSIONS, version, client_software_name="t", client_software_version="1")
     supported = {f.name: (f.min_version, f.max_version) for f in response.supported_features}
-    # as a Kafka 4.4.0 broker answers (probed side by side), without streams.version
+    # as a Kafka 4.4.0 broker answers (probed side by side)
     if version == 3:  # KAFKA-17492: a minimum of 0 is left out before v4
         assert supported == {"metadata.version": (7, 33)}
     else:
@@ -322,6 +322,7 @@ def test_api_versions_features(version):
             "kraft.version": (0, 1),
             "metadata.version": (7, 33),
             "share.version": (0, 2),
+            "streams.version": (0, 1),
             "transaction.version": (0, 2),
         }
     finalized = {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features}
@@ -331,6 +332,7 @@ def test_api_versions_features(version):
         "kraft.version": (1, 1),
         "metadata.version": (33, 33),
         "share.version": (2, 2),
+        "streams.version": (1, 1),
         "transaction.version": (2, 2),
     }
     assert all(level > 0 for level, _ in finalized.values())

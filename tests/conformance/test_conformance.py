@@ -71,18 +71,12 @@ class Allowed:
 
 ALLOWED: list[Allowed] = [
     Allowed(
-        "api_versions",
-        r"ApiVersions v[345]",
-        r"(supported|finalized)_features\.streams\.version",
-        "issue 15, ApiVersions: the streams.version feature is not there (no streams groups)",
-    ),
-    Allowed(
         "describe_configs_broker",
         r"DescribeConfigs v[1-4] broker .*",
         rf"results\.0\.configs\.{sorted(BROKER_KEYS).index('group.coordinator.rebalance.protocols')}\."
         r"(value|config_source|synonyms)",
-        "issue 15, configs: group.coordinator.rebalance.protocols is classic,consumer (given at start), not Kafka's "
-        "default classic,consumer,streams: there are no streams groups",
+        "issue 39, configs: group.coordinator.rebalance.protocols is classic,consumer (given at start), not Kafka's "
+        "default classic,consumer,streams: streams groups are served only when asked for until they are complete",
     ),
 ]
 

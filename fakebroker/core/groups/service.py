@@ -56,6 +56,8 @@ from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest
 from .share.model import ShareGroup
 from .share.partitions import SharePartitions
 from .share.state import ShareStateStore
+from .streams.coordinator import StreamsCoordinator, StreamsHeartbeatRequest, StreamsHeartbeatResult
+from .streams.model import StreamsGroup
 
 S = GroupState
 
@@ -66,6 +68,7 @@ class GroupType(enum.Enum):
     CLASSIC = "classic"
     CONSUMER = "consumer"
     SHARE = "share"
+    STREAMS = "streams"
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class GroupService:
             wall_ms,
         )
         self._topic_id_of = topic_id_of
+        self.streams = StreamsCoordinator(config, group_configs, timers, self.events, topics_view)
 
         def latest_offset(topic: str, index: int) -> int:
             partition = partition_of(topic, index)
@@ -159,7 +163,8 @@ class GroupService:
     # classic coordinator's (which answers for a missing group as Kafka does).
     def ids(self) -> list[str]:
         """Every group id the coordinators know, of every type (Dead ones included until unloaded)."""
-        return sorted(set(self.classic.groups) | set(self.consumer.groups) | set(self.share.groups))
+        names = set(self.classic.groups) | set(self.consumer.groups) | set(self.share.groups)
+        return sorted(names | set(self.streams.groups))
 
     def _consumer_group(self, group_id: str | None) -> ConsumerGroup | None:
         group = self.consumer.groups.get(group_id) if group_id is not None else None
@@ -168,9 +173,13 @@ class GroupService:
     def _share_group(self, group_id: str | None) -> ShareGroup | None:
         return self.share.live(group_id)
 
+    def _streams_group(self, group_id: str | None) -> StreamsGroup | None:
+        return self.streams.live(group_id)
+
     def _not_consumer(self, group_id: str | None) -> str | None:
-        """Kafka's message when ``group_id`` names a share group (one id, one type)."""
-        return f"Group {group_id} is not a consumer group." if self._share_group(group_id) is not None else None
+        """Kafka's message when ``group_id`` names a share or streams group (one id, one type)."""
+        other = self._share_group(group_id) is not None or self._streams_group(group_id) is not None
+        return f"Group {group_id} is not a consumer group." if other else None
 
     def coordinator_error(self, group_id: str, broker_id: int) -> E:
         """NOT_COORDINATOR unless ``broker_id`` coordinates the group, COORDINATOR_LOAD_IN_PROGRESS
@@ -195,6 +204,11 @@ class GroupService:
                 return join_error(error)
         if self._share_group(req.group_id) is not None:
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL)
+        streams = self._streams_group(req.group_id)
+        if streams is not None:
+            if streams.members:  # a non-empty streams group: member id ""
+                return join_error(E.INCONSISTENT_GROUP_PROTOCOL)
+            self.streams.delete(streams.group_id, now_ms)  # an empty one becomes classic
         group = self._consumer_group(req.group_id)
         if group is not None:
             if group.members and timeout_ok:
@@ -291,8 +305,42 @@ class GroupService:
     def is_other_than_share(self, group_id: str) -> bool:
         return self._other_type(group_id, "share")
 
+    # -- streams groups (KIP-1071) -----------------------------------------------------------------
+    def streams_heartbeat(self, now_ms: int, broker_id: int, req: StreamsHeartbeatRequest) -> StreamsHeartbeatResult:
+        """StreamsGroupHeartbeat: the request's checks, the coordinator, then the group's type
+        (a join converts an Empty classic group; any other type is GROUP_ID_NOT_FOUND)."""
+        invalid = self.streams.validate(req)
+        if invalid is not None:
+            return invalid
+        error = self.coordinator_error(req.group_id, broker_id)
+        if error:
+            return StreamsHeartbeatResult(error)
+        if self._other_type(req.group_id, "streams"):
+            classic = self.classic.groups.get(req.group_id)
+            if req.member_epoch == 0 and classic is not None and classic.is_state(S.EMPTY):
+                self.classic.delete(req.group_id)  # an empty classic group is converted
+            else:
+                return StreamsHeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a streams group.")
+        return self.streams.heartbeat(now_ms, req)
+
+    def streams_describe(self, broker_id: int, group_id: str | None) -> tuple[E, str | None, StreamsGroup | None]:
+        """StreamsGroupDescribe of one group."""
+        if not group_id:
+            return E.INVALID_GROUP_ID, None, None
+        error = self.coordinator_error(group_id, broker_id)
+        if error:
+            return error, None, None
+        group = self._streams_group(group_id)
+        if group is None:
+            if self._other_type(group_id, "streams"):
+                return E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.", None
+            return E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", None
+        return E.NONE, None, group
+
     def _other_type(self, group_id: str, wanted: str) -> bool:
         """Whether ``group_id`` names a live group of a type other than ``wanted``."""
+        if wanted != "streams" and self._streams_group(group_id) is not None:
+            return True
         if wanted != "share" and self._share_group(group_id) is not None:
             return True
         if wanted != "consumer" and self._consumer_group(group_id) is not None:
@@ -336,13 +384,20 @@ class GroupService:
             return error
         if self._share_group(req.group_id) is not None:
             return E.GROUP_ID_NOT_FOUND
+        streams = self._streams_group(req.group_id)
+        if streams is not None:
+            return self.streams.validate_commit(streams, req.member_id, req.generation_id, req.version)
         group = self._consumer_group(req.group_id)
         if group is not None:
             return self.consumer.validate_commit(group, req.member_id, req.generation_id, req.version)
         return commits.classic_commit_error(self.classic, now_ms, req)
 
     def partition_commit_error(self, req: CommitRequest, topic: str, partition: int) -> E:
-        """A KIP-848 member's older epoch: fine for a partition it has held since then."""
+        """A KIP-848 member's older epoch: fine for a partition it has held since then (a
+        streams member's: for an active task it has held since then)."""
+        streams = self._streams_group(req.group_id)
+        if streams is not None:
+            return self.streams.validate_partition_commit(streams, req.member_id, req.generation_id, topic, partition)
         group = self._consumer_group(req.group_id)
         if group is None:
             return E.NONE
@@ -388,6 +443,13 @@ class GroupService:
             return error
         if self._share_group(req.group_id) is not None:
             return E.GROUP_ID_NOT_FOUND
+        streams = self._streams_group(req.group_id)
+        if streams is not None:
+            error = self.streams.validate_commit(
+                streams, req.member_id, req.generation_id, req.version, transactional=True
+            )
+            stale = error == E.STALE_MEMBER_EPOCH and not req.precise_errors
+            return E.ILLEGAL_GENERATION if stale else error
         group = self._consumer_group(req.group_id)
         if group is not None:
             return commits.consumer_txn_commit_error(group, req)
@@ -411,6 +473,9 @@ class GroupService:
         group = self._consumer_group(group_id)
         if not error and member is not None and group is not None:
             error = self.consumer.validate_fetch(group, member[0] or "", member[1])
+        streams = self._streams_group(group_id)
+        if not error and member is not None and streams is not None and (member[0] is not None or member[1] >= 0):
+            error = self.streams.validate_fetch(streams, member[0] or "", member[1])
         if error:
             return error, [FetchedOffset(t, p, None, error) for t, p in partitions or []]
         wanted = None if partitions is None else [(t, p) for t, p in partitions if t is not None]
@@ -436,8 +501,11 @@ class GroupService:
         if self._share_group(group_id) is not None:
             return E.GROUP_ID_NOT_FOUND, {}
         group = self._consumer_group(group_id)
-        if group is not None:
-            subscribed: set[str] | None = group.subscribed_topics() if group.members else set()
+        streams = self._streams_group(group_id)
+        if streams is not None:
+            subscribed: set[str] | None = streams.source_topics() if streams.members else set()
+        elif group is not None:
+            subscribed = group.subscribed_topics() if group.members else set()
         else:
             classic = self.classic.groups.get(group_id)
             if classic is None or classic.is_state(S.DEAD):
@@ -462,6 +530,9 @@ class GroupService:
         group, once the group became Empty for a classic one; never while members use it."""
         consumer = self._consumer_group(group_id)
         if consumer is not None and consumer.members:
+            return None
+        streams = self._streams_group(group_id)
+        if streams is not None and streams.members:
             return None
         group = self.classic.groups.get(group_id)
         if group is None or group.protocol_type is None:
@@ -540,6 +611,12 @@ class GroupService:
                 continue
             if wanted_types is None or GroupType.SHARE.value in wanted_types:
                 out.append(GroupListing(share_group.group_id, "share", state, GroupType.SHARE.value))
+        for streams_group in self.streams.groups.values():
+            state = streams_group.state.value
+            if streams_group.dead or wanted_states is not None and state.lower() not in wanted_states:
+                continue
+            if wanted_types is None or GroupType.STREAMS.value in wanted_types:
+                out.append(GroupListing(streams_group.group_id, "streams", state, GroupType.STREAMS.value))
         return E.NONE, [g for g in out if self.coordinator_of(g.group_id) == broker_id]
 
     def delete_group(self, broker_id: int, group_id: str | None) -> E:
@@ -555,6 +632,13 @@ class GroupService:
                 return E.NON_EMPTY_GROUP
             self.shares.drop_group(group_id)  # DeleteShareGroupState for its partitions
             self.share.delete(group_id)
+            return E.NONE
+        streams_group = self._streams_group(group_id)
+        if streams_group is not None:
+            if streams_group.members:
+                return E.NON_EMPTY_GROUP
+            self.offsets.offsets.pop(group_id, None)  # its internal topics stay, as in Kafka
+            self.streams.delete(group_id)
             return E.NONE
         group = self._consumer_group(group_id)
         if group is not None:
@@ -575,7 +659,7 @@ class GroupService:
     # -- coordinator moves and clean-up ------------------------------------------------------------
     def groups_of_partition(self, partition: int) -> list[str]:
         names = set(self.classic.groups) | set(self.classic.snapshots) | set(self.consumer.groups)
-        names |= set(self.share.groups)
+        names |= set(self.share.groups) | set(self.streams.groups)
         return sorted(g for g in names if self.placement.partition_of(g) == partition)
 
     def coordinator_moved(self, partition: int, leader: int, previous: int, now_ms: int, load_time_ms: int) -> None:
@@ -585,11 +669,13 @@ class GroupService:
         self.classic.unload(groups, now_ms, previous if previous >= 0 else None)
         self.consumer.unload(groups)
         self.share.unload(groups)
+        self.streams.unload(groups)
 
         def load(t: int) -> None:
             self.classic.load(groups, t)
             self.consumer.load(groups, t)
             self.share.load(groups, t)
+            self.streams.load(groups, t)
 
         self.placement.moved(partition, leader, now_ms, load_time_ms, load)
 
@@ -604,6 +690,7 @@ class GroupService:
         self.classic.forget(group_ids)
         self.consumer.forget(group_ids)
         self.share.forget(group_ids)
+        self.streams.forget(group_ids)
         for group_id in group_ids:
             self.shares.drop_group(group_id)
         self.offsets.forget(group_ids)
