@@ -152,52 +152,44 @@ def execute_on_spark(
     *,
     progress: Callable[[Progress], None] | None = None,
     phase: str = "runs",
-    deadline: float | None = None,
-) -> tuple[list[dict[str, Any]], bool]:
-    """Run ``jobs`` as one Spark job, a task each; the rows (with the driver's campaign spec)
-    and whether ``deadline`` (``time.monotonic()``) cut it short."""
+) -> list[dict[str, Any]]:
+    """Run ``jobs`` as one Spark job, a task each; their rows (with the driver's campaign spec).
+    A run's failure is its row: the job fails only if a Python worker dies."""
     from pyspark.accumulators import AccumulatorParam
 
     class Param(_CounterParam, AccumulatorParam[Counter[str]]):
         pass
 
     if not jobs:
-        return [], False
+        return []
     sc = spark.sparkContext
     tally = sc.accumulator(Counter(), Param())
     data = [{**j.to_json(), "campaign": executor_spec} for j in jobs]
     rdd = sc.parallelize(data, len(data)).mapPartitions(lambda it: _run_partition(it, tally))
-    group = f"fakebroker-campaign-{id(rdd)}"
     state: dict[str, Any] = {}
 
     def collect() -> None:
-        sc.setJobGroup(group, f"fakebroker campaign: {len(jobs)} {phase}", interruptOnCancel=True)
+        sc.setJobDescription(f"fakebroker campaign: {len(jobs)} {phase}")  # Spark's UI shows it
         try:
             state["rows"] = rdd.collect()
-        except Exception as exc:  # a cancelled job (the deadline) or a dead worker
+        except Exception as exc:  # a dead worker
             state["error"] = exc
 
     worker = threading.Thread(target=collect, name="campaign-collect", daemon=True)
     shown = Progress(len(jobs), phase=phase)
     worker.start()
-    cut = False
     while worker.is_alive():
         worker.join(0.25)
         shown.verdicts = Counter(tally.value)
         shown.done = sum(shown.verdicts.values())
         if progress is not None:
             progress(shown)
-        if deadline is not None and time.monotonic() > deadline and worker.is_alive() and not cut:
-            cut = True
-            sc.cancelJobGroup(group)
     if "rows" not in state:
-        if not cut:
-            raise CampaignError(f"the Spark job failed: {state.get('error')!r}")
-        return [], True  # cancelled: its finished runs are counted, not kept (see run_campaign's waves)
-    rows = state["rows"]
+        raise CampaignError(f"the Spark job failed: {state.get('error')!r}")
+    rows: list[dict[str, Any]] = state["rows"]
     for row in rows:
-        row["campaign"] = next(j.campaign for j in jobs)
-    return rows, cut
+        row["campaign"] = jobs[0].campaign
+    return rows
 
 
 def run_campaign(
@@ -236,7 +228,7 @@ def run_campaign(
             if progress is not None:
                 progress(tally)
 
-        got, _ = execute_on_spark(spark, jobs[first : first + wave], executor_spec, progress=shown)
+        got = execute_on_spark(spark, jobs[first : first + wave], executor_spec, progress=shown)
         rows += got
         tally.verdicts = done_before + Counter(r["verdict"] for r in got)
     result = CampaignResult(campaign, rows, {}, 0.0, cut_short)
@@ -246,7 +238,7 @@ def run_campaign(
                 continue  # their schedules are shrunk only by hand: a stuck run takes its whole timeout
 
             def execute(js: list[Job], kind: str = kind) -> list[dict[str, Any]]:
-                got, _ = execute_on_spark(spark, js, executor_spec, progress=progress, phase=f"shrinking {kind}")
+                got = execute_on_spark(spark, js, executor_spec, progress=progress, phase=f"shrinking {kind}")
                 result.rows.extend(got)
                 return got
 

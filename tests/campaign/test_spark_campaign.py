@@ -79,6 +79,7 @@ def spark():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # 200 runs of 3-10 s on 2 cores, then shrinking
 def test_two_hundred_seeds_over_the_planted_bug(spark, tmp_path):
     from fakebroker.campaign.report import findings
     from fakebroker.campaign.spark import run_campaign
@@ -103,6 +104,7 @@ def test_two_hundred_seeds_over_the_planted_bug(spark, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)
 def test_two_hundred_seeds_over_the_correct_consumer_find_nothing(spark):
     from fakebroker.campaign.spark import campaign as run
 
@@ -112,6 +114,7 @@ def test_two_hundred_seeds_over_the_correct_consumer_find_nothing(spark):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_of_two_settings_that_differ_in_one_behaviour_only_one_fails(spark):
     from fakebroker.campaign.spark import run_campaign
 
@@ -119,3 +122,20 @@ def test_of_two_settings_that_differ_in_one_behaviour_only_one_fails(spark):
     by_setting = Counter((r["cell"]["enable.auto.commit"], r["verdict"]) for r in result.runs)
     assert by_setting[("false", "ok")] == 16, by_setting
     assert by_setting[("true", "lost")] >= 1, by_setting
+
+
+def test_max_minutes_starts_no_new_wave_past_its_time(spark, tmp_path):
+    """Runs go in waves of 8 on local[2] when a time is given; past it no wave starts, and the
+    runs done are kept (a scenario of no client: each run is a 0.5 s sleep and an ok verdict)."""
+    from fakebroker.campaign.spark import run_campaign, to_dataframe
+
+    module = tmp_path / "sleepy_campaign.py"
+    module.write_text(
+        "import time\nfrom fakebroker.testing.ledger import Verdict\nCLUSTER = {'brokers': 1}\n"
+        "def scenario(cluster, seed, schedule, cell):\n    time.sleep(0.5)\n    return Verdict(1, 1)\n"
+    )
+    result = run_campaign(spark, str(module), seeds=40, max_minutes=0.01)
+    assert result.cut_short and len(result.runs) == 8, (result.cut_short, len(result.runs))
+    assert {r["verdict"] for r in result.runs} == {"ok"}
+    rows = to_dataframe(spark, result.rows)
+    assert rows.count() == 8 and rows.filter("verdict = 'ok'").count() == 8
