@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from .runs import DEFAULT_TIMEOUT, Job, load_campaign, run_job
+from .runs import DEFAULT_TIMEOUT, Job, run_job
 
 ROW_MARK = "fakebroker-campaign-row: "
 OUTPUT_TAIL = 4000  # characters of a run's output kept in its row
@@ -72,8 +72,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def main() -> None:
     job = Job.from_json(json.loads(sys.stdin.read()))
-    load_campaign(job.campaign)  # a broken module is this run's error, printed below
-    row = run_job(job)
+    row = run_job(job)  # a module that cannot be loaded raises: the parent's row says "crashed"
     sys.stdout.flush()
     print(ROW_MARK + json.dumps(row, default=str), flush=True)
     os._exit(0)  # client threads left behind by the scenario must not hold the exit
