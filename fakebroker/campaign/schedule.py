@@ -9,8 +9,8 @@ SHA-512, not with the per-process ``hash()``):
 
     >>> mix = FaultMix("restarts", ("rolling_restart", "member_stall"), steps=2)
     >>> print(expand(7, mix, {"protocol": "classic"}).describe())
-    1. member_stall seconds=0.7 (seed 3264188103)
-    2. rolling_restart pause=0.2 (seed 3101339853)
+    1. rolling_restart pause=0.2 (seed 2290308425)
+    2. member_stall seconds=0.9 (seed 727170400)
 """
 
 from __future__ import annotations
@@ -153,4 +153,4 @@ def play(target: Target, schedule: Schedule, blocks: Sequence[Block] = ()) -> li
 
 
 def _shown(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() and not isinstance(value, float) else str(value)
+    return str(value)
