@@ -18,7 +18,7 @@ from fakebroker.campaign.isolate import run_isolated
 
 pytestmark = pytest.mark.clients
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "campaigns"
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)  # the transactional example's two protocols, one seed each
 
 
 def run(spec: str, seed: int) -> dict[str, Any]:

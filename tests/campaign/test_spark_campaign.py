@@ -33,7 +33,7 @@ def campaign(tmp_path: Path, module: str, *args: str, timeout: float = 600) -> s
 
 def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest(tmp_path):
     done = campaign(
-        tmp_path, "commit_first.py", "--seeds", "3", "--grid", "protocol=classic", "--shrink", "--tries", "2"
+        tmp_path, "commit_first.py", "--seeds", "3", "--grid", "protocol=classic", "--shrink", "--tries", "1"
     )
     last = done.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"campaign: 3 runs, (\d) failed", last)
@@ -126,13 +126,13 @@ def test_of_two_settings_that_differ_in_one_behaviour_only_one_fails(spark):
 
 def test_max_minutes_starts_no_new_wave_past_its_time(spark, tmp_path):
     """Runs go in waves of 8 on local[2] when a time is given; past it no wave starts, and the
-    runs done are kept (a scenario of no client: each run is a 0.5 s sleep and an ok verdict)."""
+    runs done are kept (a scenario of no client: each run is a 0.2 s sleep and an ok verdict)."""
     from fakebroker.campaign.spark import run_campaign, to_dataframe
 
     module = tmp_path / "sleepy_campaign.py"
     module.write_text(
         "import time\nfrom fakebroker.testing.ledger import Verdict\nCLUSTER = {'brokers': 1}\n"
-        "def scenario(cluster, seed, schedule, cell):\n    time.sleep(0.5)\n    return Verdict(1, 1)\n"
+        "def scenario(cluster, seed, schedule, cell):\n    time.sleep(0.2)\n    return Verdict(1, 1)\n"
     )
     result = run_campaign(spark, str(module), seeds=40, max_minutes=0.01)
     assert result.cut_short and len(result.runs) == 8, (result.cut_short, len(result.runs))
