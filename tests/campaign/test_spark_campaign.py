@@ -61,18 +61,12 @@ def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
+    # The first SparkSession of an xdist worker fixes its JVM's classpath: started here without
+    # the Kafka connector, the Spark example tests that land on this worker later would find no
+    # "kafka" source. So it starts the way the pipeline example starts it, connector included.
+    from ..examples.test_spark_pipeline import pipeline
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("fakebroker campaign tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
+    session = pipeline.spark_session(app_name="fakebroker campaign tests")
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

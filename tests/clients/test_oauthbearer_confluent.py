@@ -157,7 +157,16 @@ def test_a_token_expiring_mid_session_is_refreshed_and_the_connection_re_authent
         # timer, varies: the lower bound of one re-authentication is not the client's promise)
         lifetimes = [e.session_lifetime_ms for e in again]
         assert all(0 < ms <= 5_000 for ms in lifetimes) and max(lifetimes) > 3_500, lifetimes
-        assert not [e for e in cluster.events if e.kind == "authentication_failed"]
+        # On time, nothing fails. When a loaded machine runs librdkafka's refresh timer late, a
+        # connection presents a token past its exp (or re-authenticates within a second of the
+        # last time, which Kafka refuses with ILLEGAL_SASL_STATE): Kafka's answer to such a token
+        # is invalid_token, the client reconnects with its next token, and nothing is lost
+        # (checked above). Those answers, and only those, may appear.
+        failed = [e for e in cluster.events if e.kind == "authentication_failed"]
+        assert all(e.reason == INVALID for e in failed), failed
+        if failed:
+            last = failed[-1]
+            assert any(e.seq > last.seq and e.client_id == last.client_id for e in authenticated(cluster)), failed
 
 
 @pytest.mark.parametrize(

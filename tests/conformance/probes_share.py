@@ -577,7 +577,11 @@ def probe_share_sessions(s: Target) -> None:
     acknowledge(s, "ShareAcknowledge null group", None, M1, 3, {(topic, 0): [(0, 0, [ACCEPT])]})
     share_fetch(s, "ShareFetch v2 renew with max records", group, M1, 0, p0, ver=2, is_renew_ack=True,
                 share_acquire_mode=0, expect={"error_code": "INVALID_REQUEST"})  # fmt: skip
-    share_fetch(s, "ShareFetch epoch 0 opens a session", group, M1, 0, p0, expect={"error_code": "NONE"})
+    # waiting, so that Kafka has loaded the share partition before it answers (without a wait
+    # it answers with or without the partition, as the load races the fetch)
+    share_fetch(
+        s, "ShareFetch epoch 0 opens a session", group, M1, 0, p0, max_wait_ms=100, expect={"error_code": "NONE"}
+    )
     share_fetch(s, "ShareFetch epoch 7, the session expects 1", group, M1, 7, {},
                 expect={"error_code": "INVALID_SHARE_SESSION_EPOCH"})  # fmt: skip
     share_fetch(s, "ShareFetch epoch 1", group, M1, 1, {}, expect={"error_code": "NONE"})
