@@ -55,6 +55,7 @@ from . import (  # noqa: F401
     share_group_state,
     streams_group_describe,
     streams_group_heartbeat,
+    streams_group_topology_description,
     sync_group,
     transaction_admin,
     txn_offset_commit,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.groups.streams.coordinator import StreamsHeartbeatRequest, StreamsHeartbeatResult
+from ..core.groups.streams.heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult
 from ..core.groups.streams.topology import CopartitionGroup, Status, Subtopology, TopicInfo, Topology
 from ..core.security.acls import Operation, ResourceType
 from ..core.topics.model import TopicError

@@ -10,7 +10,8 @@ its kind (and group or topic), a group's state or offsets by that group's events
 Share groups (KIP-932) have their own: :func:`share_group_stable` (members at the current
 target assignment), :func:`share_start_offset` (every record below an offset, or every record
 produced so far, acknowledged or archived), :func:`record_delivered` and
-:func:`record_archived` (one record's fate, from the share events).
+:func:`record_archived` (one record's fate, from the share events). Streams groups (KIP-1071)
+have :func:`streams_group_stable` (every member at the target tasks).
 
 The names a condition is given are checked when it is made, not at its timeout: an event kind
 (:data:`EVENT_KINDS`) and the fields it is matched on, a group state (:data:`GROUP_STATES`), an
@@ -33,19 +34,21 @@ from ..core.events.index import Key, key_for
 from ..core.groups.classic.model import GroupState as _ClassicState
 from ..core.groups.consumer.model import ConsumerGroupState as _ConsumerState
 from ..core.groups.share.model import ShareGroupState as _ShareState
+from ..core.groups.streams.model import GroupState as _StreamsState
 from ..protocol.suggest import close_matches
 from .errors import ClusterUsageError
 from .shares import ShareGroupView, SharePartitionView
+from .streams import StreamsGroupView
 from .views import GroupView
 
 EVENT_KINDS: tuple[str, ...] = tuple(event_kinds())
 """Every event kind, in name order (``cluster.events`` holds events of these kinds only)."""
 _EVENT_KIND_SET = frozenset(EVENT_KINDS)
 GROUP_STATES: tuple[str, ...] = tuple(
-    dict.fromkeys(s.value for states in (_ClassicState, _ConsumerState, _ShareState) for s in states)
+    dict.fromkeys(s.value for states in (_ClassicState, _ConsumerState, _ShareState, _StreamsState) for s in states)
 )
 """Kafka's names of a group's states: the classic protocol's, then those only consumer groups
-(KIP-848) have; share groups have Empty, Stable and Dead."""
+(KIP-848) have (share groups have Empty, Stable and Dead), then streams groups' NotReady."""
 ARCHIVE_REASONS = ("delivery limit", "rejected")
 """Why a share group archives records (``share_records_archived``'s ``reason``)."""
 _EVENT_FIELDS: dict[str, tuple[str, ...] | None] = {}
@@ -128,6 +131,8 @@ class ClusterLike(Protocol):
     def events_since(self, count: int) -> list[Event]: ...
 
     def share_group(self, group_id: str) -> ShareGroupView | None: ...
+
+    def streams_group(self, group_id: str) -> StreamsGroupView | None: ...
 
     def offsets(self, topic: str, partition: int) -> tuple[int, int]: ...
 
@@ -321,6 +326,49 @@ class ShareGroupStable(Condition):
 
 def share_group_stable(group: str, members: int | None = None) -> ShareGroupStable:
     return ShareGroupStable(group, members)
+
+
+@dataclass(repr=False)
+class StreamsGroupStable(Condition):
+    """Streams group ``group`` is Stable, with exactly ``members`` members (stream threads; any
+    number when None), every member at the target tasks, and every task of its topology
+    active somewhere."""
+
+    group: str
+    members: int | None = None
+
+    def __call__(self, cluster: ClusterLike) -> Any:
+        view = cluster.streams_group(self.group)
+        if view is None:
+            self.last_seen = None
+            return False
+        lagging = sum(m.member_epoch != view.assignment_epoch or m.state != "STABLE" for m in view.members)
+        status = f", status {view.status[0]}" if view.status is not None else ""
+        self.last_seen = (
+            f"{view.state}, epoch {view.group_epoch} (assignment epoch {view.assignment_epoch}), "
+            f"{len(view.members)} members" + (f", {lagging} not at the target yet" if lagging else "") + status
+        )
+        if view.state != "Stable" or not view.settled:
+            return False
+        if self.members is not None and len(view.members) != self.members:
+            return False
+        active = sum(len(m.tasks.active) for m in view.members)
+        if active != sum(s.tasks for s in view.subtopologies):
+            return False
+        return view
+
+    def wakes_on(self) -> list[Key] | None:
+        # a member reaches its target at a heartbeat that may record no event: polled as well
+        return [key_for(None, {"group": self.group})]
+
+    def describe(self) -> str:
+        count = f" with {self.members} members" if self.members is not None else ""
+        return f"streams group {self.group!r} is Stable{count}, every member at its target tasks"
+
+
+def streams_group_stable(group: str, members: int | None = None) -> StreamsGroupStable:
+    _check_count("members", members, 0)
+    return StreamsGroupStable(group, members)
 
 
 @dataclass(repr=False)

@@ -59,6 +59,7 @@ from .security import (
     remove_when_gone,
 )
 from .shares import ShareGroupView, share_group_view
+from .streams import StreamsGroupView, streams_group_view
 from .topics import TopicActions
 from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
 from .views import BrokerView, GroupView, TopicView, broker_views, committed_offsets, group_view, topic_view
@@ -597,7 +598,7 @@ class FakeCluster:
         return self._proxy.read(group_view, self.state, group_id)
 
     def groups(self) -> list[str]:
-        """Every group the coordinators know: classic, consumer (KIP-848) and share (KIP-932)."""
+        """Every group the coordinators know: classic, consumer (KIP-848), share (KIP-932) and streams (KIP-1071)."""
         return self._proxy.read(self.state.groups.ids)
 
     def share_group(self, group_id: str) -> ShareGroupView | None:
@@ -605,6 +606,12 @@ class FakeCluster:
         share partition the start offset and the records in flight with their state, delivery
         count and owner (``view.partition("jobs", 0).state_of(5)``); None for no share group."""
         return self._proxy.read(share_group_view, self.state, group_id)
+
+    def streams_group(self, group_id: str) -> StreamsGroupView | None:
+        """A snapshot of a streams group (KIP-1071): state, epochs, topology, and each member's
+        process, endpoint and tasks (active, standby, warm-up) held, aimed for and being revoked
+        (``view.owner("1_0")``, ``view.by_process()``); None for no streams group."""
+        return self._proxy.read(streams_group_view, self.state, group_id)
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the group's committed offset."""

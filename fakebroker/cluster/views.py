@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.cluster_state import ClusterState
+from ..core.groups.streams.model import Task
 from ..protocol.data import assignment_dict, decode_subscription
 
 
@@ -53,7 +54,8 @@ class GroupView:
     leader: str | None
     members: tuple[MemberView, ...]
     coordinator: int
-    group_type: str = "classic"  # or "consumer" (KIP-848), "share" (KIP-932): then generation is the group epoch
+    group_type: str = "classic"  # or "consumer" (KIP-848), "share" (KIP-932), "streams" (KIP-1071):
+    # then generation is the group epoch
     assignment_epoch: int | None = None  # consumer groups: the epoch of the target assignment
 
     @property
@@ -175,7 +177,7 @@ def share_group_as_group_view(state: ClusterState, group_id: str) -> GroupView |
     :func:`~fakebroker.cluster.shares.share_group_view`."""
     group = state.groups.share.groups.get(group_id)
     if group is None:
-        return None
+        return streams_group_as_group_view(state, group_id)
     members = tuple(
         MemberView(
             m.member_id,
@@ -278,4 +280,47 @@ def topic_view(state: ClusterState, name: str) -> TopicView | None:
             )
             for p in topic.partitions
         ),
+    )
+
+
+def streams_group_as_group_view(state: ClusterState, group_id: str) -> GroupView | None:
+    """A streams group as a :class:`GroupView` (``group_type`` "streams", ``generation`` the group
+    epoch; a member's ``assignment`` is its active tasks as subtopology id -> partitions), so
+    what reads any group's state and members reads it too; the rest is in
+    :func:`~fakebroker.cluster.streams.streams_group_view`."""
+    group = state.groups.streams.groups.get(group_id)
+    if group is None:
+        return None
+
+    def plain(tasks: frozenset[Task]) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for sub, p in sorted(tasks, key=lambda t: (len(t[0]), t)):
+            out.setdefault(sub, []).append(p)
+        return out
+
+    members = tuple(
+        MemberView(
+            m.member_id,
+            m.client_id,
+            m.instance_id,
+            m.client_host,
+            plain(m.assigned.active),
+            member_epoch=m.member_epoch,
+            target=plain(group.target[m.member_id].active) if m.member_id in group.target else {},
+            revoking=plain(m.revoking.active),
+            rack=m.rack_id,
+        )
+        for m in group.members.values()
+    )
+    return GroupView(
+        group.group_id,
+        group.state.value,
+        group.group_epoch,
+        "streams",
+        "sticky",
+        None,
+        members,
+        state.groups.coordinator_of(group_id),
+        "streams",
+        group.assignment_epoch,
     )

@@ -88,12 +88,12 @@ LOWER_SYNONYMS: dict[str, list[tuple[str, int]]] = {
 # settings whose value here is not Kafka's default: shown as given at start
 TEST_FRIENDLY = {
     "group.initial.rebalance.delay.ms": "Kafka: 3000. 0 here so a new group's first join does not wait 3 s.",
-    "group.coordinator.rebalance.protocols": "Kafka: classic,consumer,streams. Streams groups (issue 39) are served "
-    "only when named here until they are complete.",
+    "group.streams.initial.rebalance.delay.ms": "Kafka: 3000. 0 here so a new streams group's first member gets "
+    "its tasks at once.",
 }
 FAKEBROKER_STATIC = {
     "group.initial.rebalance.delay.ms": "0",
-    "group.coordinator.rebalance.protocols": "classic,consumer",
+    "group.streams.initial.rebalance.delay.ms": "0",
 }
 # a new KRaft cluster's controller writes this cluster-wide dynamic default (eligible leader replicas)
 BOOTSTRAP_DYNAMIC_DEFAULTS = {"min.insync.replicas": "1"}

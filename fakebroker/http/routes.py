@@ -221,12 +221,17 @@ async def list_events(req: Request) -> Any:
 
 
 def _group_json(cluster: FakeCluster, group_id: str) -> dict[str, Any] | None:
-    """A group's JSON: a share group's with its share partitions and records in flight."""
+    """A group's JSON: a share group's with its share partitions and records in flight, a
+    streams group's with its topology and tasks."""
     view = cluster.group(group_id)
     if view is not None and view.group_type == "share":
         share = cluster.share_group(group_id)
         if share is not None:
             return share.to_dict()
+    if view is not None and view.group_type == "streams":
+        streams = cluster.streams_group(group_id)
+        if streams is not None:
+            return streams.to_dict()
     return view.to_dict() if view is not None else None
 
 
@@ -513,7 +518,8 @@ ROUTES: list[Route] = [
         "/wait",
         wait,
         "Wait for a condition (408 on timeout): group_state, generation_above, event, member_expired, committed_offset,"
-        " share_group_stable, share_start_offset, record_delivered, record_archived; the condition's parameters sit"
+        " share_group_stable, share_start_offset, record_delivered, record_archived, streams_group_stable; the"
+        " condition's parameters sit"
         " beside `condition`",
         {
             "type": "object",

@@ -144,6 +144,7 @@ WAIT_CONDITIONS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     ),
     # share groups (KIP-932)
     "share_group_stable": (cond.share_group_stable, obj({"group": STR, "members": INT}, ("group",))),
+    "streams_group_stable": (cond.streams_group_stable, obj({"group": STR, "members": INT}, ("group",))),
     "share_start_offset": (
         cond.share_start_offset,
         obj({"group": STR, "topic": STR, "partition": INT, "at_least": INT}, ("group", "topic", "partition")),

@@ -190,6 +190,14 @@ class ErrorCode(enum.IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = (131, False, "Streams topology epoch is invalid.")
     STREAMS_TOPOLOGY_FENCED = (132, False, "Streams topology epoch is outdated.")
     SHARE_SESSION_LIMIT_REACHED = (133, True, "Share session limit reached.")
+    GROUP_DELETION_FAILED = (
+        134, False, "DeleteGroups could not complete; see the error message on the per-group result for details."
+    )
+    STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED = (
+        135, False,
+        "The broker could not process the topology description update; see the error message for details.",
+    )
+    CONTROLLER_ID_NOT_REGISTERED = (136, False, "The given controller ID was not registered.")
     # fmt: on
 
 

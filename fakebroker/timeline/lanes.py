@@ -155,7 +155,11 @@ def swimlanes(
             # KIP-848: each member moves on its own, epoch by epoch; hatched while it revokes
             lane = lane_of[(gid, member)]
             close(lane, x)
-            seg = Segment(x, generation=d.get("epoch"), assignment=d.get("assignment"))
+            assignment = d.get("assignment")
+            for role in ("standby", "warmup"):  # a streams member's other tasks: "standby 1[2-3]"
+                if d.get(role):
+                    assignment = {**(assignment or {}), **{f"{role} {s}": ps for s, ps in d[role].items()}}
+            seg = Segment(x, generation=d.get("epoch"), assignment=assignment)
             if d.get("revoking"):
                 seg.rebalancing_from = x
             lane.segments.append(seg)

@@ -84,7 +84,7 @@ def tasks_of(entries) -> dict[str, list[int]] | None:
 
 
 def test_gate_unsupported_without_streams_protocol():
-    state = cluster(1)  # fakebroker's default protocols: classic,consumer
+    state = cluster(1, {"group.coordinator.rebalance.protocols": "classic,consumer"})
     state.create_topic("wc-input", 6)
     answer = join(state=state)
     assert (answer.error_code, answer.error_message, answer.member_id, answer.acceptable_recovery_lag) == (
@@ -292,3 +292,38 @@ def test_consumer_heartbeat_on_streams_group_is_not_found():
         topic_partitions=[],
     )[0]
     assert (answer.error_code, answer.error_message) == (E.GROUP_ID_NOT_FOUND, f"Group {G} is not a consumer group.")
+
+
+def test_topology_description_update_without_a_plugin():
+    """Key 93 (KIP-1331): Kafka configures no topology description plugin by default, so its
+    heartbeat never asks for the push, and a push is answered UNSUPPORTED_VERSION with its
+    text, after the gate."""
+    body = dict(
+        group_id=G,
+        member_id="m-a",
+        topology_epoch=0,
+        topology_description={
+            "subtopologies": [
+                {
+                    "subtopology_id": "0",
+                    "nodes": [
+                        {"name": "KSTREAM-SOURCE-0000000000", "node_type": 1, "source_topics": ["wc-input"]},
+                    ],
+                }
+            ],
+            "global_stores": [],
+        },
+    )
+    off = cluster(1, {"group.coordinator.rebalance.protocols": "classic,consumer"})
+    assert (call(off, 93, 0, **body)[0].error_code, call(off, 93, 0, **body)[0].error_message) == (
+        E.UNSUPPORTED_VERSION,
+        None,
+    )
+    state = streams_cluster()
+    assert join(state=state).error_code == E.NONE
+    assert join(state=state).topology_description_required is False  # never asked for
+    answer = call(state, 93, 0, **body)[0]
+    assert (answer.error_code, answer.error_message) == (
+        E.UNSUPPORTED_VERSION,
+        "The broker has no streams group topology description plugin configured.",
+    )

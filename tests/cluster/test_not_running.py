@@ -59,6 +59,7 @@ SYNC_CALLS: dict[str, Callable[[FakeCluster], Any]] = {
     "group": lambda c: c.group("g"),
     "groups": lambda c: c.groups(),
     "share_group": lambda c: c.share_group("g"),
+    "streams_group": lambda c: c.streams_group("g"),
     "committed": lambda c: c.committed("g"),
     "forget_groups": lambda c: c.forget_groups(["g"]),
     "transaction": lambda c: c.transaction("tx"),

@@ -54,6 +54,7 @@ SHARED_SETTINGS = {
     "transaction.state.log.replication.factor": 1,
     "transaction.state.log.min.isr": 1,
     "group.initial.rebalance.delay.ms": 0,
+    "group.streams.initial.rebalance.delay.ms": 0,
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
 }
 KAFKA_ONLY_SETTINGS = {

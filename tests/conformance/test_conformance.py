@@ -30,8 +30,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from fakebroker.core.kafka_config_keys import BROKER_KEYS
-
 from . import (  # noqa: F401  (they register their probes)
     probes_admin,
     probes_api,
@@ -69,16 +67,7 @@ class Allowed:
         )
 
 
-ALLOWED: list[Allowed] = [
-    Allowed(
-        "describe_configs_broker",
-        r"DescribeConfigs v[1-4] broker .*",
-        rf"results\.0\.configs\.{sorted(BROKER_KEYS).index('group.coordinator.rebalance.protocols')}\."
-        r"(value|config_source|synonyms)",
-        "issue 39, configs: group.coordinator.rebalance.protocols is classic,consumer (given at start), not Kafka's "
-        "default classic,consumer,streams: streams groups are served only when asked for until they are complete",
-    ),
-]
+ALLOWED: list[Allowed] = []
 
 
 def fakebroker_security(cluster) -> Security:

@@ -11,7 +11,7 @@ from fakebroker.core.cluster_state import ClusterState
 from fakebroker.core.configs import BrokerConfig
 from fakebroker.core.groups.requests import CommitRequest
 from fakebroker.core.groups.service import OffsetToCommit
-from fakebroker.core.groups.streams.coordinator import StreamsHeartbeatRequest
+from fakebroker.core.groups.streams.heartbeat import StreamsHeartbeatRequest
 from fakebroker.core.groups.streams.model import GroupState, MemberState
 from fakebroker.core.groups.streams.topology import (
     CopartitionGroup,

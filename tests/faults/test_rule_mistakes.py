@@ -47,7 +47,7 @@ def test_a_misspelt_error_lists_only_the_near_names():
     message = refused(api="FindCoordinator", error="NOT_COORDINATR")
     assert message == (
         "unknown Kafka error name 'NOT_COORDINATR'. Did you mean NOT_COORDINATOR, NOT_CONTROLLER? "
-        "(`fakebroker errors` lists all 135 names)"
+        "(`fakebroker errors` lists all 138 names)"
     )
     assert "UNKNOWN_SERVER_ERROR" not in message
     assert refused(api="Fetch", error="XYZZY").startswith("unknown Kafka error name 'XYZZY'. (`fakebroker errors`")

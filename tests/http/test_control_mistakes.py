@@ -37,7 +37,7 @@ def api():
         (
             {"api": "FindCoordinator", "error": "NOT_COORDINATR"},
             "unknown Kafka error name 'NOT_COORDINATR'. Did you mean NOT_COORDINATOR, NOT_CONTROLLER? "
-            "(`fakebroker errors` lists all 135 names)",
+            "(`fakebroker errors` lists all 138 names)",
         ),
         ({"api": "Fetch", "action": "dorp"}, "unknown action 'dorp' (did you mean 'drop'?); valid actions:"),
         (

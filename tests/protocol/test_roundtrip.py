@@ -16,7 +16,7 @@ CASES = [(name, v) for name in messages.all_message_names() for v in messages.me
 
 def test_every_api_key_and_version_is_covered():
     keys = messages.api_keys()
-    assert set(keys) == set(range(93)), "API keys 0-92 (4.3.1) plus the 3.9-only 4-7"
+    assert set(keys) == set(range(94)), "API keys 0-92 (4.3.1), 93 (4.4) and the 3.9-only 4-7"
     assert messages.api_versions(0) == tuple(range(14))  # Produce 0-2 from 3.9, 3-13 from 4.3.1
     assert messages.api_versions(1) == tuple(range(19))
     assert len(CASES) > 700

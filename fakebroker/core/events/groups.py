@@ -161,13 +161,17 @@ class MemberLeft(MemberEvent):
 
 @_kind
 class MemberReconciled(MemberEvent):
-    """A consumer group member's epoch, state or partitions moved towards its target."""
+    """A consumer or streams group member's epoch, state or partitions moved towards its target.
+    A streams group member's ``assignment`` and ``revoking`` are its active tasks (subtopology
+    id -> partitions); its standby and warm-up tasks are in ``standby`` and ``warmup``."""
 
     epoch: int
     state: str
     assignment: dict[str, list[int]]
     revoking: dict[str, list[int]] | None = None
     client_id: str | None = None
+    standby: dict[str, list[int]] | None = None
+    warmup: dict[str, list[int]] | None = None
 
 
 @_kind

@@ -56,7 +56,8 @@ from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest
 from .share.model import ShareGroup
 from .share.partitions import SharePartitions
 from .share.state import ShareStateStore
-from .streams.coordinator import StreamsCoordinator, StreamsHeartbeatRequest, StreamsHeartbeatResult
+from .streams.coordinator import StreamsCoordinator
+from .streams.heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult
 from .streams.model import StreamsGroup
 
 S = GroupState

@@ -10,14 +10,16 @@ whatever changed, the initial-delay timer on a join into an Empty group, the tar
 assignment (unless delayed), the member's reconciliation, the session timer, the answer.
 Internal topics the topology needs are returned in ``to_create``: as in Kafka, the API layer
 creates them after answering (so the member sees MISSING_INTERNAL_TOPICS once, and the next
-heartbeat finds them). The task assignor is one call, :func:`_assign`.
+heartbeat finds them). The task assignor is one call, :func:`_assign`. Beside it: the request
+and its checks (``heartbeat.py``), the reconciliation (``reconcile.py``), and the partitions
+each endpoint serves (``endpoints.py``).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
@@ -26,7 +28,9 @@ from ...events import EventSink
 from ...group_configs import GroupConfigs
 from ...timers import Timers
 from ..results import HeartbeatError
-from . import assignor
+from . import assignor, reconcile
+from .endpoints import endpoints as iq_endpoints
+from .heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult, validate
 from .model import (
     EMPTY,
     LEAVE_EPOCH,
@@ -37,60 +41,12 @@ from .model import (
     Task,
     Tasks,
 )
-from .topology import ConfiguredTopology, InvalidTopology, Status, TopicToCreate, Topology, configure
+from .topology import ConfiguredTopology, InvalidTopology, Status, Topology, configure
 
 TopicsView = Callable[[], dict[str, tuple[uuid.UUID, int]]]
-# (host, port) -> its active and standby partitions, topic -> partitions
-Endpoint = tuple[tuple[str, int], dict[str, list[int]], dict[str, list[int]]]
 
 INITIAL_DELAY_MESSAGE = "Assignment delayed due to the configured initial rebalance delay."
 INTERVAL_MESSAGE = "Assignment delayed due to the configured assignment interval."
-
-
-@dataclass(frozen=True)
-class StreamsHeartbeatRequest:
-    group_id: str
-    member_id: str
-    member_epoch: int
-    endpoint_information_epoch: int = -1
-    instance_id: str | None = None
-    rack_id: str | None = None
-    rebalance_timeout_ms: int = -1
-    topology: Topology | None = None
-    active_tasks: frozenset[Task] | None = None
-    standby_tasks: frozenset[Task] | None = None
-    warmup_tasks: frozenset[Task] | None = None
-    process_id: str | None = None
-    user_endpoint: tuple[str, int] | None = None
-    client_tags: dict[str, str] | None = None
-    task_offsets: dict[Task, int] | None = None
-    task_end_offsets: dict[Task, int] | None = None
-    shutdown_application: bool = False
-    uses_regex: bool = False  # a subtopology names a SourceTopicRegex
-    client_id: str = ""
-    client_host: str = ""
-    version: int = 0
-
-    def owned(self) -> Tasks | None:
-        if self.active_tasks is None or self.standby_tasks is None or self.warmup_tasks is None:
-            return None
-        return Tasks(self.active_tasks, self.standby_tasks, self.warmup_tasks)
-
-
-@dataclass(frozen=True)
-class StreamsHeartbeatResult:
-    error: E
-    message: str | None = None
-    member_id: str = ""
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    task_offset_interval_ms: int = 0
-    acceptable_recovery_lag: int = -1
-    statuses: tuple[tuple[int, str], ...] = ()
-    tasks: Tasks | None = None  # None: unchanged since the member was last told
-    endpoint_epoch: int = 0
-    endpoints: tuple[Endpoint, ...] | None = None
-    to_create: tuple[TopicToCreate, ...] = ()
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
@@ -141,51 +97,6 @@ def _assign(group: StreamsGroup, configured: ConfiguredTopology, num_standbys: i
     return {mid: Tasks(flat(a.active), flat(a.standby), flat(a.warmup)) for mid, a in result.items()}
 
 
-def _validate(req: StreamsHeartbeatRequest) -> None:
-    """GroupCoordinatorService's checks (§2.3 #7-13), before the coordinator is asked."""
-    bad = E.INVALID_REQUEST
-    if req.uses_regex:
-        raise HeartbeatError(bad, "Regular expressions for source topics are not supported yet.")
-    if not req.member_id.strip():
-        raise HeartbeatError(bad, "MemberId can't be empty.")
-    if not req.group_id.strip():
-        raise HeartbeatError(bad, "GroupId can't be empty.")
-    if req.instance_id is not None and not req.instance_id.strip():
-        raise HeartbeatError(bad, "InstanceId can't be empty.")
-    if req.rack_id is not None and not req.rack_id.strip():
-        raise HeartbeatError(bad, "RackId can't be empty.")
-    if req.member_epoch == 0:
-        if req.rebalance_timeout_ms == -1:
-            raise HeartbeatError(bad, "RebalanceTimeoutMs must be provided in first request.")
-        for name, tasks in (
-            ("ActiveTasks", req.active_tasks),
-            ("StandbyTasks", req.standby_tasks),
-            ("WarmupTasks", req.warmup_tasks),
-        ):
-            if tasks is None or tasks:
-                raise HeartbeatError(bad, f"{name} must be empty when (re-)joining.")
-        if req.topology is None:
-            raise HeartbeatError(bad, "Topology must be non-null when (re-)joining.")
-        for sub in req.topology.subtopologies:
-            for info in sub.state_changelog_topics:
-                if info.partitions != 0:
-                    raise HeartbeatError(
-                        E.STREAMS_INVALID_TOPOLOGY,
-                        f"Changelog topic {info.name} must have an undefined partition count, "
-                        f"but it is set to {info.partitions}.",
-                    )
-    elif req.member_epoch == STATIC_LEAVE_EPOCH:
-        if req.instance_id is None:
-            raise HeartbeatError(bad, "InstanceId can't be null.")
-    elif req.member_epoch < STATIC_LEAVE_EPOCH:
-        raise HeartbeatError(bad, f"MemberEpoch is {req.member_epoch}, but must be greater than or equal to -2.")
-    lists = (req.active_tasks, req.standby_tasks, req.warmup_tasks)
-    if any(t is not None for t in lists) and not all(t is not None for t in lists):
-        raise HeartbeatError(bad, "If one task-type is non-null, all must be non-null.")
-    if req.member_epoch != 0 and req.topology is not None:
-        raise HeartbeatError(bad, "Topology can only be provided when (re-)joining.")
-
-
 class StreamsCoordinator:
     def __init__(
         self, config: BrokerConfig, group_configs: GroupConfigs, timers: Timers, events: EventSink, topics: TopicsView
@@ -210,14 +121,14 @@ class StreamsCoordinator:
     def validate(req: StreamsHeartbeatRequest) -> StreamsHeartbeatResult | None:
         """The request's own checks (they come before the coordinator's placement)."""
         try:
-            _validate(req)
+            validate(req)
         except HeartbeatError as exc:
             return StreamsHeartbeatResult(exc.error, exc.message)
         return None
 
     def heartbeat(self, now_ms: int, req: StreamsHeartbeatRequest) -> StreamsHeartbeatResult:
         try:
-            _validate(req)
+            validate(req)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
                 return self._leave(now_ms, req)
             return self._heartbeat(now_ms, req)
@@ -412,7 +323,7 @@ class StreamsCoordinator:
         self._arm_session(group, member, now_ms)
         endpoints = None
         if req.endpoint_information_epoch != group.endpoint_epoch:
-            endpoints = self._endpoints(group, mid)
+            endpoints = iq_endpoints(group, mid, self._existing_counts())
         return StreamsHeartbeatResult(
             E.NONE,
             member_id=mid,
@@ -513,73 +424,20 @@ class StreamsCoordinator:
             now_ms,
         )
 
-    # -- reconciliation (CurrentAssignmentBuilder) ----------------------------------------------
+    # -- reconciliation (reconcile.py) -----------------------------------------------------------
     def _reconcile(self, group: StreamsGroup, member: StreamsMember, owned: Tasks | None, now_ms: int) -> None:
         if member.state == MemberState.UNREVOKED_TASKS:
-            r = member.revoking
-            if owned is None or (owned.active & r.active) or (owned.standby & r.standby) or (owned.warmup & r.warmup):
+            if not reconcile.revocation_done(member, owned):
                 return  # still waiting for the member to give them up
-            member.revoking = EMPTY
-            member.state = MemberState.STABLE
-            for task in r.active:
-                member.active_epochs.pop(task, None)
+            reconcile.finish_revocation(member)
             self._advance(group, member, now_ms, force=True)
             return
         self._advance(group, member, now_ms)
 
     def _advance(self, group: StreamsGroup, member: StreamsMember, now_ms: int, *, force: bool = False) -> None:
-        epoch = group.assignment_epoch
-        if not force and member.member_epoch == epoch and member.state == MemberState.STABLE:
-            return
-        cur = member.assigned
-        target = group.target.get(member.member_id, EMPTY)
-        revoke_active = cur.active - target.active
-        revoke_standby = cur.standby - target.standby - target.active - target.warmup
-        revoke_warmup = cur.warmup - target.warmup - target.active - target.standby
-        # in place: standby <-> warm-up now; a promoted standby/warm-up stays until the active is granted
-        standby = (cur.standby | cur.warmup) & target.standby
-        warmup = (cur.standby | cur.warmup) & target.warmup
-        promoted_s = cur.standby & target.active
-        promoted_w = cur.warmup & target.active
-        if revoke_active or revoke_standby or revoke_warmup:
-            # an own active demoted to standby/warm-up gets that role now; the active is revoked first
-            member.assigned = Tasks(
-                cur.active & target.active,
-                standby | (revoke_active & target.standby) | promoted_s,
-                warmup | (revoke_active & target.warmup) | promoted_w,
-            )
-            member.revoking = Tasks(revoke_active, revoke_standby, revoke_warmup)
-            self._set_state(group, member, MemberState.UNREVOKED_TASKS, now_ms)
-            return
-        others = [m for m in group.members.values() if m.member_id != member.member_id]
-        same_process = [m for m in others if m.process_id == member.process_id]
-        held_active = {t for m in others for t in m.assigned.active | m.revoking.active}
-        held_local = {t for m in same_process for t in m.assigned.all() | m.revoking.all()}
-        added_active = {t for t in target.active - cur.active if t not in held_active and t not in held_local}
-        withheld = bool(target.active - cur.active - added_active)
-        new_standby, new_warmup = set(standby), set(warmup)
-        for role, wanted in ((new_standby, target.standby), (new_warmup, target.warmup)):
-            for t in wanted - cur.all():
-                if t in held_local:
-                    withheld = True
-                else:
-                    role.add(t)
-        kept_promoted_s = promoted_s - added_active
-        kept_promoted_w = promoted_w - added_active
-        member.assigned = Tasks(
-            frozenset((cur.active & target.active) | added_active),
-            frozenset(new_standby | kept_promoted_s),
-            frozenset(new_warmup | kept_promoted_w),
-        )
-        for task in added_active:
-            member.active_epochs[task] = epoch
-        for task in list(member.active_epochs):
-            if task not in member.assigned.active:
-                del member.active_epochs[task]
-        if member.member_epoch != epoch:
-            member.previous_epoch, member.member_epoch = member.member_epoch, epoch
-        state = MemberState.UNRELEASED_TASKS if withheld else MemberState.STABLE
-        self._set_state(group, member, state, now_ms)
+        state = reconcile.advance(group, member, force=force)
+        if state is not None:
+            self._set_state(group, member, state, now_ms)
 
     def _set_state(self, group: StreamsGroup, member: StreamsMember, state: MemberState, now_ms: int) -> None:
         member.state = state
@@ -596,41 +454,11 @@ class StreamsCoordinator:
                 assignment=plain(member.assigned.active),
                 revoking=plain(member.revoking.active) or None,
                 client_id=member.client_id or None,
+                standby=plain(member.assigned.standby) or None,
+                warmup=plain(member.assigned.warmup) or None,
             ),
             now_ms,
         )
-
-    # -- IQ: which partitions each endpoint serves ----------------------------------------------
-    def _endpoints(self, group: StreamsGroup, requester: str) -> tuple[Endpoint, ...]:
-        """``buildEndpointToPartitions``: one entry per member with an endpoint, the requester last."""
-        ordered = [m for m in group.members.values() if m.member_id != requester]
-        if requester in group.members:
-            ordered.append(group.members[requester])
-        out = []
-        for m in ordered:
-            if m.user_endpoint is None:
-                continue
-            active = self._partitions(group, m.assigned.active)
-            standby = self._partitions(group, m.assigned.standby | m.assigned.warmup)
-            out.append((m.user_endpoint, active, standby))
-        return tuple(out)
-
-    def _partitions(self, group: StreamsGroup, tasks: frozenset[Task]) -> dict[str, list[int]]:
-        if group.topology is None:
-            return {}
-        subs = group.topology.by_id()
-        existing = self._existing_counts()
-        decided = group.configured.internal_counts if group.configured is not None else {}
-        out: dict[str, set[int]] = {}
-        for sub_id, p in tasks:
-            sub = subs.get(sub_id)
-            if sub is None:
-                continue
-            for topic in list(sub.source_topics) + [t.name for t in sub.repartition_source_topics]:
-                count = existing.get(topic, decided.get(topic, 0))
-                if p < count:
-                    out.setdefault(topic, set()).add(p)
-        return {t: sorted(ps) for t, ps in sorted(out.items())}
 
     # -- leaving, fencing, timers ----------------------------------------------------------------
     def _leave(self, now_ms: int, req: StreamsHeartbeatRequest) -> StreamsHeartbeatResult:
