@@ -37,7 +37,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         found = cluster.groups.describe_consumer(ctx.broker_id, group_id)
         group = found.group
         if found.error == ErrorCode.GROUP_ID_NOT_FOUND:
-            out.append({**entry, "error_code": found.error, "error_message": f"Group {group_id} not found."})
+            # Kafka's text for a streams group's id: it exists, as another type
+            what = "is not a consumer group" if cluster.groups.streams.live(group_id) is not None else "not found"
+            out.append({**entry, "error_code": found.error, "error_message": f"Group {group_id} {what}."})
             continue
         if found.error or group is None:
             out.append({**entry, "error_code": found.error})

@@ -52,10 +52,17 @@ def describe(ctx: RequestContext, request: Message) -> Message:
                 "protocol_type": found.protocol_type,
                 "protocol_data": found.protocol_data,
                 "members": [dataclasses.asdict(m) for m in found.members],
-                "error_message": f"Group {group_id} not found." if error else None,
+                "error_message": _not_found(ctx, group_id) if error else None,
             }
         )
     return ctx.response(groups=out, throttle_time_ms=0)
+
+
+def _not_found(ctx: RequestContext, group_id: str) -> str:
+    """Kafka's text: a streams group's id exists, as another type than classic."""
+    if ctx.cluster.groups.streams.live(group_id) is not None:
+        return f"Group {group_id} is not a classic group."
+    return f"Group {group_id} not found."
 
 
 def list_groups(ctx: RequestContext, request: Message) -> Message:

@@ -46,11 +46,13 @@ def _topic_info(info: TopicInfo, partitions: int) -> dict[str, Any]:
 
 
 def _topology(group: StreamsGroup) -> dict[str, Any] | None:
-    """The configured topology when ready (decided counts), else the requested one (counts as sent)."""
+    """The configured topology when ready (decided counts), else the requested one (counts as
+    sent); the configured one as Kafka's describe sees it (``described_configured``, model.py)."""
     topology = group.topology
     if topology is None:
         return None
-    configured = group.configured if group.configured is not None and group.configured.ready else None
+    described = group.described_configured
+    configured = described if described is not None and described.ready else None
     counts = configured.internal_counts if configured is not None else {}
     subs = []
     for s in sorted(topology.subtopologies, key=lambda s: s.subtopology_id):

@@ -20,7 +20,9 @@ among them, so an answered commit whose markers were still to be written survive
 ``["cgroup", group, entry|null]`` is a classic group's record (``storage.group_state``), written
 after any event of the group once the coordinator has a new record of it;
 ``["kgroup", group, entry|null]`` a KIP-848 consumer group (``storage.consumer_group_state``),
-written once per settled batch of events (:meth:`Journal.flush`) that named the group;
+written once per settled batch of events (:meth:`Journal.flush`) that named the group, and
+``["stgroup", group, entry|null]`` a streams group (KIP-1071, ``storage.streams_group_state``)
+the same way;
 ``["acls", rows]`` every ACL and ``["scram", user, mechanism, entry|null]`` one SCRAM
 credential (``storage.security_state``); ``["gconf", group, settings|null]`` a group's configs
 (resource type GROUP: any id, also one that names no group); ``["sgroup", group, entry|null]``
@@ -38,7 +40,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.events import Event
-from . import consumer_group_state, group_state, security_state, share_group_state, txn_state
+from . import consumer_group_state, group_state, security_state, share_group_state, streams_group_state, txn_state
 from . import snapshot as snap
 
 JOURNAL_VERSION = 1
@@ -71,6 +73,8 @@ class Journal:
         self.group_records = dict(state.groups.classic.snapshots)  # the classic groups' records written
         self.consumer_groups = set(state.groups.consumer.groups)  # consumer groups with a record written
         self._changed_consumer_groups: set[str] = set()  # to write at the next flush
+        self.streams_groups = set(state.groups.streams.groups)  # streams groups with a record written
+        self._changed_streams_groups: set[str] = set()
         self._changed_share_groups: set[str] = set()
         self._changed_share_states: set[Any] = set()  # share-partition state keys
         state.groups.share_states.on_change = lambda key, stored: self._changed_share_states.add(key)
@@ -87,6 +91,8 @@ class Journal:
             self.group_records = dict(self.state.groups.classic.snapshots)
             self.consumer_groups = set(self.state.groups.consumer.groups)
             self._changed_consumer_groups.clear()
+            self.streams_groups = set(self.state.groups.streams.groups)
+            self._changed_streams_groups.clear()
             self._changed_share_groups.clear()
             self._changed_share_states.clear()
             return
@@ -105,6 +111,8 @@ class Journal:
             self.write(["cgroup", group, group_state.group_entry(self.state, group)])
         if isinstance(group, str) and (group in self.consumer_groups or group in self.state.groups.consumer.groups):
             self._changed_consumer_groups.add(group)
+        if isinstance(group, str) and (group in self.streams_groups or group in self.state.groups.streams.groups):
+            self._changed_streams_groups.add(group)
         if isinstance(group, str) and (group in self.state.groups.share.groups or event.kind == "group_deleted"):
             self._changed_share_groups.add(group)
         if self.state.producer_ids.next_id != self.next_pid:
@@ -113,11 +121,12 @@ class Journal:
 
     def flush(self) -> None:
         """After each settled batch of events (before the answer goes out): one line per consumer
-        group they named, however many events it had (a join of the 1,000th member is one line
-        of 1,000 members, not one per event)."""
+        or streams group they named, however many events it had (a join of the 1,000th member is
+        one line of 1,000 members, not one per event)."""
         if self.closed:
             return
         self._flush_share_groups()
+        self._flush_streams_groups()
         if not self._changed_consumer_groups:
             return
         changed, self._changed_consumer_groups = sorted(self._changed_consumer_groups), set()
@@ -128,6 +137,16 @@ class Journal:
             else:
                 self.consumer_groups.add(group)
             self.write(["kgroup", group, entry])
+
+    def _flush_streams_groups(self) -> None:
+        changed, self._changed_streams_groups = sorted(self._changed_streams_groups), set()
+        for group in changed:
+            entry = streams_group_state.group_entry(self.state, group)
+            if entry is None:
+                self.streams_groups.discard(group)
+            else:
+                self.streams_groups.add(group)
+            self.write(["stgroup", group, entry])
 
     def _flush_share_groups(self) -> None:
         states, self._changed_share_states = self._changed_share_states, set()
@@ -352,6 +371,14 @@ def _apply(meta: dict[str, Any], offsets: dict[str, dict[tuple[str, int], list[A
             raise ValueError(f"consumer group {group!r}: {consumer_group_state.entry_problem(entry)}")
         else:
             meta.setdefault("consumer_groups", {})[group] = entry
+    elif kind == "stgroup":
+        group, entry = args
+        if entry is None:
+            meta.setdefault("streams_groups", {}).pop(group, None)
+        elif streams_group_state.entry_problem(entry) is not None:
+            raise ValueError(f"streams group {group!r}: {streams_group_state.entry_problem(entry)}")
+        else:
+            meta.setdefault("streams_groups", {})[group] = entry
     elif kind == "sgroup":
         group, entry = args
         if entry is None:

@@ -2,8 +2,9 @@
 (names, ids, partitions with their replicas, leader epochs and log start offsets, configs),
 the brokers' dynamic settings, the groups' configs (resource type GROUP), the committed
 offsets of every group, the next producer id, the transaction coordinator's state
-(``storage.txn_state``), the classic groups' records (``storage.group_state``) and the KIP-848
-consumer groups (``storage.consumer_group_state``).
+(``storage.txn_state``), the classic groups' records (``storage.group_state``), the KIP-848
+consumer groups (``storage.consumer_group_state``), the share groups (``storage.share_group_state``)
+and the streams groups (``storage.streams_group_state``).
 
 Kafka keeps these in its metadata log, ``log-start-offset-checkpoint``, ``__consumer_offsets``
 and ``__transaction_state``; here one snapshot file, and a journal of the changes made since it
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.offsets import CommittedOffset
-from . import consumer_group_state, group_state, security_state, share_group_state, txn_state
+from . import consumer_group_state, group_state, security_state, share_group_state, streams_group_state, txn_state
 from .rows import is_count, offset_row, row_problem
 
 __all__ = ["offset_row", "problem", "restore", "row_problem", "snapshot"]
@@ -75,6 +76,7 @@ def snapshot(state: ClusterState, generation: int = 0) -> dict[str, Any]:
         "groups": group_state.group_entries(state),
         "consumer_groups": consumer_group_state.group_entries(state),
         "share_groups": share_group_state.group_entries(state),
+        "streams_groups": streams_group_state.group_entries(state),
         "share_states": share_group_state.state_entries(state),
         "acls": security_state.acl_rows(state),
         "scram": security_state.scram_entries(state),
@@ -117,6 +119,7 @@ def restore(state: ClusterState, meta: dict[str, Any], now_ms: int) -> None:
     consumer_group_state.restore(state, meta.get("consumer_groups") or {}, now_ms)  # ... and at their epoch
     share_group_state.restore_states(state, meta.get("share_states") or [])  # acknowledged progress
     share_group_state.restore_groups(state, meta.get("share_groups") or {}, now_ms)
+    streams_group_state.restore(state, meta.get("streams_groups") or {}, now_ms)  # ... and with their tasks
 
 
 # -- what makes a snapshot unusable ------------------------------------------------------------
@@ -187,6 +190,9 @@ def problem(meta: Any) -> str | None:
     found = share_group_state.states_problem(meta.get("share_states", []))
     if found:
         return f"share_states {found}"
+    found = streams_group_state.problem(meta.get("streams_groups", {}))
+    if found:
+        return f"streams_groups {found}"
     return None
 
 

@@ -8,7 +8,9 @@ uses only ``fakebroker.cluster``'s public API).
   ``from fakebroker import DeliveryLedger``), with its verdict's types; ``queue.py``: its queue
   semantics for share groups (``queue_verdict``, ``assert_queue_delivery``);
 - ``churn.py``: the bad days a consumer group meets as building blocks and a seeded runner
-  (``from fakebroker.testing.churn import BLOCKS, churn``);
+  (``from fakebroker.testing.churn import BLOCKS, churn``); ``process_member.py``: a churn
+  member handle over a whole process (a Kafka Streams app's jar), started, stopped and stalled
+  (``from fakebroker.testing import ProcessMember``);
 - ``region.py``: the checkpointing-consumer harness (``from fakebroker.testing.region import
   Region``);
 - ``polling.py``: ``poll_until`` and ``poll_until_async``, which keep consumers polling until a
@@ -31,6 +33,7 @@ from .assertions import (
 )
 from .ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
 from .polling import poll_until, poll_until_async
+from .process_member import ProcessMember
 from .queue import Archived, QueueVerdict, Repeat
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "DeliveryLedger",
     "Duplicate",
     "OutOfOrder",
+    "ProcessMember",
     "QueueVerdict",
     "RecordId",
     "Repeat",

@@ -9,7 +9,8 @@ names the control endpoint takes: ``"rolling_restart"``, ``"member_stall"``,
 A member handle is any object with ``name`` and ``client_id`` attributes and ``start()`` (join the
 group, again after a stop), ``stop()`` (leave cleanly) and ``stall(seconds)`` (stop polling
 that long, as slow processing does) methods: a thin wrapper over the consumer of the
-application under test (see :class:`Member`).
+application under test (see :class:`Member`), or over its whole process
+(:class:`~fakebroker.testing.process_member.ProcessMember`: a Kafka Streams app's jar).
 
 The plan a seed makes (which blocks, in which order):
 
@@ -18,9 +19,10 @@ The plan a seed makes (which blocks, in which order):
     ['member_stall', 'broker_bounce', 'network_cut', 'partition_growth']
 
 Every block waits until the group is whole again (all running members Stable with every
-partition owned) before it returns, so one block's effects do not blur into the next's, and
-says what it did in one line. A block of your own is a :class:`Block` (a name and such a
-function) or the function itself (named by its ``__name__``). :func:`churn` runs ``steps``
+partition owned; for a streams group, every task active once) before it returns, so one
+block's effects do not blur into the next's, and says what it did in one line. A block of
+your own is a :class:`Block` (a name and such a function) or the function itself (named by
+its ``__name__``). :func:`churn` runs ``steps``
 blocks chosen by ``seed`` and returns a :class:`ChurnReport` with those lines, the seed to
 replay them and, given a :class:`~fakebroker.testing.ledger.DeliveryLedger`, its verdict (lost
 records, duplicates and the group event behind each).
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Protocol
@@ -72,11 +74,39 @@ class Target:
         group's members are matched by client id, not counted: a member that stopped without
         leaving stays until its session expires, beside its own replacement."""
         group = self.cluster.group(self.group)
-        running = sorted(m.client_id for m in self.members if m.name in self.running)
-        if group is None or group.state != "Stable" or sorted(m.client_id for m in group.members) != running:
+        if group is not None and group.group_type == "streams":
+            return self._streams_settled()
+        if group is None or group.state != "Stable" or not self._members_are_ours(m.client_id for m in group.members):
             return False
         owned = [p for m in group.members for p in (m.assignment or {}).get(self.topic, [])]
         return sorted(owned) == list(range(self.cluster.topics()[self.topic]))
+
+    def _members_are_ours(self, client_ids: Iterable[str]) -> bool:
+        """The group's members are exactly the running handles': one member per handle, or,
+        for a Kafka Streams app, one per stream thread (client id
+        ``<client.id>-StreamThread-<n>-consumer``)."""
+        running = [m.client_id for m in self.members if m.name in self.running]
+
+        def handle_of(client_id: str) -> str | None:
+            return next((r for r in running if client_id == r or client_id.startswith(f"{r}-StreamThread-")), None)
+
+        ids = list(client_ids)
+        owners = [handle_of(c) for c in ids]
+        if None in owners or set(owners) != set(running):
+            return False
+        plain = [o for o, c in zip(owners, ids) if o == c]
+        return len(plain) == len(set(plain))  # a plain consumer's handle is one member
+
+    def _streams_settled(self) -> bool:
+        """A streams group (KIP-1071): Stable, every member at its target, every task active
+        once, and its members are the running handles' stream threads."""
+        view = self.cluster.streams_group(self.group)
+        if view is None or view.state != "Stable" or not view.settled:
+            return False
+        if not self._members_are_ours([m.client_id for m in view.members]):
+            return False
+        active = [t for m in view.members for t in m.tasks.active]
+        return len(active) == len(set(active)) == sum(s.tasks for s in view.subtopologies)
 
     def settle(self) -> None:
         """Until :meth:`settled` (the members poll on their own threads meanwhile). While the

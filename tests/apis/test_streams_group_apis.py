@@ -103,7 +103,7 @@ def test_word_count_join_creates_internal_topics_then_assigns(version):
     first = join(version=version, state=state, user_endpoint={"host": "app-a", "port": 7070})
     assert first.error_code == E.NONE and first.member_epoch == 2
     assert [(s.status_code, s.status_detail) for s in first.status] == [
-        (3, f"Internal topics are missing: {REPARTITION.replace('repartition', 'changelog')}, {REPARTITION}")
+        (3, f"Internal topics are missing: {REPARTITION}, {REPARTITION.replace('repartition', 'changelog')}")
     ]
     assert (first.heartbeat_interval_ms, first.task_offset_interval_ms) == (5000, 60000)
     if version == 1:
@@ -327,3 +327,147 @@ def test_topology_description_update_without_a_plugin():
         E.UNSUPPORTED_VERSION,
         "The broker has no streams group topology description plugin configured.",
     )
+
+
+# -- conformance fixes (tests/conformance/probes_streams.py, issue 39) --------------------------------
+def test_internal_topic_names_in_kafkas_order():
+    """KafkaApis lists a topology's topics per subtopology: sources, repartition sinks,
+    repartition sources, then changelogs."""
+    state = streams_cluster()
+    topology = word_count()
+    topology["subtopologies"][1]["state_changelog_topics"][0]["name"] = "__transaction_state"
+    topology["subtopologies"][1]["repartition_source_topics"][0]["name"] = "__share_group_state"
+    answer = join(state=state, topology=topology)
+    assert (answer.error_code, answer.error_message) == (
+        E.STREAMS_INVALID_TOPOLOGY,
+        "Use of Kafka internal topics __share_group_state,__transaction_state in a Kafka Streams topology "
+        "is prohibited.",
+    )
+
+
+def test_join_with_an_endpoint_fails_only_when_the_configuration_failed():
+    """Kafka's endpoint quirk needs configured subtopologies that are absent: a missing source
+    fails the join (UNKNOWN_SERVER_ERROR), missing internal topics do not."""
+    state = streams_cluster()
+    endpoint = {"host": "app-a", "port": 7070}
+    ok = join(state=state, user_endpoint=endpoint)
+    assert (ok.error_code, [s.status_code for s in ok.status]) == (E.NONE, [3])
+    failed = join("m-b", state=state, user_endpoint=endpoint, topology=word_count("no-such-topic"), group_id="other")
+    assert (failed.error_code, failed.error_message) == (E.UNKNOWN_SERVER_ERROR, None)
+
+
+def test_fencing_messages():
+    state = streams_cluster()
+    assert join(state=state).member_epoch == 2
+    newer = beat(state, "m-a", 7)
+    assert (newer.error_code, newer.error_message) == (
+        E.FENCED_MEMBER_EPOCH,
+        "The streams group member has a greater member epoch (7) than the one known by the group coordinator "
+        "(2). The member must abandon all its partitions and rejoin.",
+    )
+    older = beat(state, "m-a", 1)
+    assert older.error_message.endswith("The member must abandon all its partitions and rejoin.")
+    assert join("s-1", state=state, instance_id="i-1").error_code == E.NONE
+    fenced = beat(state, "s-2", 2, instance_id="i-1")
+    assert (fenced.error_code, fenced.error_message) == (
+        E.FENCED_INSTANCE_ID,
+        "Static member s-2 with instance id i-1 was fenced by member s-1.",
+    )
+    leave = beat(state, "s-2", -1, instance_id="i-1")
+    assert (leave.error_code, leave.error_message) == (fenced.error_code, fenced.error_message)
+
+
+@pytest.mark.parametrize(
+    ("subtopologies", "message"),
+    [
+        (
+            [{"subtopology_id": "0", "repartition_source_topics": [{"name": "r", "partitions": 0}]}],
+            "Failed to compute number of partitions for all repartition topics, because a repartition source "
+            "topic is never used as a sink topic.",
+        ),
+        (
+            [
+                {
+                    "subtopology_id": "0",
+                    "repartition_sink_topics": ["b"],
+                    "repartition_source_topics": [{"name": "a", "partitions": 0}],
+                },
+                {
+                    "subtopology_id": "1",
+                    "repartition_sink_topics": ["a"],
+                    "repartition_source_topics": [{"name": "b", "partitions": 0}],
+                },
+            ],
+            "Failed to compute number of partitions for all repartition topics. There may be loops in the "
+            "topology that cannot be resolved.",
+        ),
+        ([{"subtopology_id": "0"}], "No source topics found for subtopology 0"),
+    ],
+)
+def test_topologies_kafka_refuses_once_configured(subtopologies, message):
+    state = streams_cluster()
+    answer = join(state=state, topology={"epoch": 0, "subtopologies": subtopologies})
+    assert (answer.error_code, answer.error_message) == (E.STREAMS_INVALID_TOPOLOGY, message)
+    assert G not in state.groups.streams.groups
+
+
+def _described_counts(state) -> list[tuple[str, int]]:
+    group = call(state, DESCRIBE, 1, group_ids=[G], include_authorized_operations=False)[0].groups[0]
+    sub = group.topology.subtopologies[1]
+    return [(t.name, t.partitions) for t in list(sub.repartition_source_topics) + list(sub.state_changelog_topics)]
+
+
+def test_describe_shows_the_configured_topology_as_kafka_commits_it():
+    """Kafka configures the creating join's topology on a transient group object, and later sets
+    it outside its records: a describe shows the decided counts only from the next heartbeat
+    that writes records."""
+    state = streams_cluster()
+    state.create_topic(REPARTITION, 6)
+    state.create_topic(CHANGELOG, 6)
+    first = join(state=state)
+    assert first.error_code == E.NONE and first.status == []
+    assert _described_counts(state) == [(REPARTITION, 0), (CHANGELOG, 0)]  # as requested
+    lists = {"active_tasks": first.active_tasks, "standby_tasks": [], "warmup_tasks": []}
+    quiet = beat(state, "m-a", first.member_epoch, now=10, **lists)
+    assert quiet.active_tasks is None  # nothing changed, nothing written
+    assert _described_counts(state) == [(REPARTITION, 0), (CHANGELOG, 0)]
+    assert join("m-b", state=state, now=20).error_code == E.NONE  # records: the decided counts show
+    assert _described_counts(state) == [(REPARTITION, 6), (CHANGELOG, 6)]
+
+
+def test_the_creating_join_keeps_neither_task_offsets_nor_a_shutdown_request():
+    state = streams_cluster()
+    offsets = [{"subtopology_id": "1", "partition": 0, "offset": 100}]
+    first = join(state=state, task_offsets=offsets, task_end_offsets=offsets, shutdown_application=True)
+    assert [s.status_code for s in first.status] == [3, 4]  # in its own answer only
+    member = call(state, DESCRIBE, 1, group_ids=[G], include_authorized_operations=False)[0].groups[0].members[0]
+    assert (list(member.task_offsets), list(member.task_end_offsets)) == ([], [])
+    later = beat(state, "m-a", first.member_epoch, now=10, task_offsets=offsets)
+    assert [s.status_code for s in later.status] == []
+    member = call(state, DESCRIBE, 1, group_ids=[G], include_authorized_operations=False)[0].groups[0].members[0]
+    assert [(t.subtopology_id, t.partition, t.offset) for t in member.task_offsets] == [("1", 0, 100)]
+    second = join("m-b", state=state, now=20, task_offsets=offsets)
+    assert second.error_code == E.NONE
+    described = call(state, DESCRIBE, 1, group_ids=[G], include_authorized_operations=False)[0].groups[0]
+    assert {m.member_id: len(m.task_offsets) for m in described.members} == {"m-a": 1, "m-b": 1}
+
+
+def test_missing_client_tags_status_on_v1_only():
+    """With rack-aware assignment tags configured, a member whose client tags lack some gets
+    MISSING_CLIENT_TAGS (6) last in its statuses, on v1 only, the tags in the config's order."""
+    state = streams_cluster(**{"group.streams.rack.aware.assignment.tags": "zone,rack"})
+    detail = (
+        "Missing required client tags for rack-aware standby assignment: [{}]. Configure them via "
+        "'client.tag.<tagKey>' in your Streams config."
+    )
+    first = join("m-a", state=state, client_tags=[{"key": "rack", "value": "r1"}])
+    assert (first.error_code, [(s.status_code, s.status_detail) for s in first.status][-1]) == (
+        E.NONE,
+        (6, detail.format("zone")),
+    )
+    old = join("m-b", state=state, version=0, client_tags=[])
+    assert 6 not in [s.status_code for s in old.status]
+    tagged = join("m-c", state=state, client_tags=[{"key": "zone", "value": "z"}, {"key": "rack", "value": "r"}])
+    assert 6 not in [s.status_code for s in tagged.status]
+    bare = beat(state, "m-b", old.member_epoch)
+    assert (bare.status[-1].status_code, bare.status[-1].status_detail) == (6, detail.format("zone, rack"))

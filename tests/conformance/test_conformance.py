@@ -40,6 +40,7 @@ from . import (  # noqa: F401  (they register their probes)
     probes_quotas_features,
     probes_security,
     probes_share,
+    probes_streams,
     probes_topics,
     probes_txn,
 )

@@ -111,7 +111,7 @@ def test_configure_word_count_decides_internal_counts():
     ]
     assert configured.status == (
         Status.MISSING_INTERNAL_TOPICS,
-        f"Internal topics are missing: {CHANGELOG}, {REPARTITION}",
+        f"Internal topics are missing: {REPARTITION}, {CHANGELOG}",  # Java HashMap order
     )
     ready = configure(WORD_COUNT, {"words": 6, REPARTITION: 6, CHANGELOG: 6})
     assert ready.ready and ready.to_create == ()
@@ -168,7 +168,10 @@ def test_first_join_sets_topology_and_asks_for_internal_topics():
     # not ready: the target is empty, computed at the group epoch (2), the member follows
     assert (group.group_epoch, group.assignment_epoch, result.member_epoch) == (2, 2, 2)
     assert result.statuses == (
-        (Status.MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {CHANGELOG}, {REPARTITION}"),
+        (
+            Status.MISSING_INTERNAL_TOPICS,
+            f"Internal topics are missing: {REPARTITION}, {CHANGELOG}",
+        ),  # Java HashMap order
     )
     assert result.tasks is not None and result.tasks.is_empty()
     assert [t.name for t in result.to_create] == [CHANGELOG, REPARTITION]
@@ -343,3 +346,33 @@ def test_offset_commits_of_streams_members():
     assert commit(state, 10, "a", epoch, transactional=True) == [E.NONE]
     assert commit(state, 10, "a", epoch + 1, transactional=True) == [E.ILLEGAL_GENERATION]
     assert commit(state, 10, "a", epoch + 1, transactional=True, precise=True) == [E.STALE_MEMBER_EPOCH]
+
+
+def test_a_join_with_an_endpoint_while_the_topology_is_not_ready_is_an_unknown_server_error():
+    """Kafka 4.4 (STREAMS-GROUPS.md §9.11, observed on a real broker): a joiner gets
+    PartitionsByUserEndpoint, which EndpointToPartitionsManager builds from the configured
+    subtopologies, absent when configuring the topics failed (MISSING_SOURCE_TOPICS,
+    INCORRECTLY_PARTITIONED_TOPICS; not MISSING_INTERNAL_TOPICS): a join carrying a UserEndpoint
+    then fails with UNKNOWN_SERVER_ERROR (no message) and leaves no trace. Without an endpoint
+    the join gets MISSING_SOURCE_TOPICS."""
+    state = cluster()
+    internal = beat(state, 0, "x", 0, user_endpoint=("localhost", 8081))  # only the internal topics missing
+    assert internal.error == E.NONE and internal.statuses[0][0] == Status.MISSING_INTERNAL_TOPICS
+    state.groups.streams.delete(G)
+    missing = Topology(0, (Subtopology("0", source_topics=("no-such-topic",)),))
+    endpoint = ("localhost", 8080)
+    first = beat(state, 0, "a", 0, topology=missing, user_endpoint=endpoint)
+    assert (first.error, first.message) == (E.UNKNOWN_SERVER_ERROR, None)
+    assert G not in state.groups.streams.groups  # not even created
+    plain = beat(state, 10, "b", 0, topology=missing)
+    assert plain.error == E.NONE
+    assert plain.statuses == ((Status.MISSING_SOURCE_TOPICS, "Source topics no-such-topic are missing."),)
+    group = state.groups.streams.groups[G]
+    epochs = (group.group_epoch, group.assignment_epoch, group.endpoint_epoch)
+    again = beat(state, 20, "a", 0, topology=missing, user_endpoint=endpoint)
+    assert (again.error, again.message) == (E.UNKNOWN_SERVER_ERROR, None)
+    assert set(group.members) == {"b"} and (group.group_epoch, group.assignment_epoch, group.endpoint_epoch) == epochs
+    state.create_topic("no-such-topic", 2)  # the topology can be ready: the same join succeeds
+    ok = beat(state, 5000, "a", 0, topology=missing, user_endpoint=endpoint)
+    assert ok.error == E.NONE and ok.statuses == ()
+    assert ok.endpoints is not None and [e[0] for e in ok.endpoints] == [endpoint]

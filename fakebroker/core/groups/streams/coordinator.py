@@ -184,8 +184,7 @@ class StreamsCoordinator:
         if holder.member_id != mid:
             raise HeartbeatError(
                 E.FENCED_INSTANCE_ID,
-                f"Static member {mid} with instance id {iid} is not the member with that instance id "
-                f"({holder.member_id}).",
+                f"Static member {mid} with instance id {iid} was fenced by member {holder.member_id}.",
             )
         self._check_epoch(holder, req)
         return holder, None
@@ -199,7 +198,8 @@ class StreamsCoordinator:
             raise HeartbeatError(
                 E.FENCED_MEMBER_EPOCH,
                 f"The streams group member has a greater member epoch ({epoch}) than the one known by the "
-                f"group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
+                f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
+                "rejoin.",
             )
         if epoch < member.member_epoch:
             owned = req.owned()
@@ -207,7 +207,8 @@ class StreamsCoordinator:
                 raise HeartbeatError(
                     E.FENCED_MEMBER_EPOCH,
                     f"The streams group member has a smaller member epoch ({epoch}) than the one known by the "
-                    f"group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
+                    f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
+                    "rejoin.",
                 )
 
     def _existing_counts(self) -> dict[str, int]:
@@ -242,7 +243,18 @@ class StreamsCoordinator:
         owned = req.owned()
         if configured.ready and owned is not None:
             self._check_tasks(owned, configured)
+        if (
+            not configured.tasks  # Kafka: no configured subtopologies (a failure, not missing internal topics)
+            and req.member_epoch == 0
+            and req.user_endpoint is not None
+            and (mid not in group.members or req.endpoint_information_epoch != group.endpoint_epoch)
+        ):
+            # Kafka 4.4 builds a joiner's PartitionsByUserEndpoint from the configured
+            # subtopologies, absent while the topology is not ready: an exception, the heartbeat
+            # rolled back (STREAMS-GROUPS.md §9.11, observed on a real broker)
+            raise HeartbeatError(E.UNKNOWN_SERVER_ERROR)
         # -- nothing fails from here: apply ---------------------------------------------------------
+        written_before = None if joined else self._persisted(group, member)
         was_empty = not group.members
         if created:
             self.groups[gid] = group
@@ -314,12 +326,32 @@ class StreamsCoordinator:
                     "a shutdown for the entire application.",
                 )
             )
+        tags = self.group_configs.get(gid, "streams.rack.aware.assignment.tags")
+        missing = [t for t in (tags.split(",") if tags else []) if t.strip() and t.strip() not in member.client_tags]
+        if req.version >= 1 and missing:  # told on v1 only; the assignor runs without them
+            statuses.append(
+                (
+                    Status.MISSING_CLIENT_TAGS,
+                    f"Missing required client tags for rack-aware standby assignment: "
+                    f"[{', '.join(t.strip() for t in missing)}]. Configure them via 'client.tag.<tagKey>' in "
+                    "your Streams config.",
+                )
+            )
         self._reconcile(group, member, owned if not joined else Tasks(), now_ms)
         tasks_changed = member.assigned != old_tasks
         if not created and (
             member.user_endpoint != old_endpoint or (member.user_endpoint is not None and tasks_changed)
         ):
             group.endpoint_epoch += 1
+        if not created:  # Kafka (re)computes its in-memory configured topology (model.py)
+            group.memory_configured = group.configured
+            if written_before != self._persisted(group, member):
+                group.described_configured = group.memory_configured
+        else:
+            # Kafka ran the creating join on a transient group object: what it keeps outside its
+            # records (the task offsets, the shutdown request) is gone after this answer
+            member.task_offsets, member.task_end_offsets = {}, {}
+            group.shutdown_requested_by = None
         self._arm_session(group, member, now_ms)
         endpoints = None
         if req.endpoint_information_epoch != group.endpoint_epoch:
@@ -336,6 +368,20 @@ class StreamsCoordinator:
             endpoint_epoch=group.endpoint_epoch,
             endpoints=endpoints,
             to_create=configured.to_create,
+        )
+
+    @staticmethod
+    def _persisted(group: StreamsGroup, member: StreamsMember) -> tuple[object, ...]:
+        """What Kafka keeps in records for a heartbeat: when it changes, the heartbeat wrote some."""
+        return (
+            group.group_epoch,
+            group.assignment_epoch,
+            member.relevant(False),
+            member.member_epoch,
+            member.previous_epoch,
+            member.state,
+            member.assigned,
+            member.revoking,
         )
 
     @staticmethod
@@ -389,6 +435,7 @@ class StreamsCoordinator:
             live = self.live(gid)
             if live is not None and live.members and live.group_epoch > live.assignment_epoch:
                 self._compute_target(live, t)
+                live.described_configured = live.memory_configured  # records written
 
         self.timers.schedule(initial_delay_key(gid), deadline_ms, fire)
 
@@ -477,8 +524,7 @@ class StreamsCoordinator:
             if holder.member_id != mid:
                 raise HeartbeatError(
                     E.FENCED_INSTANCE_ID,
-                    f"Static member {mid} with instance id {req.instance_id} is not the member with that "
-                    f"instance id ({holder.member_id}).",
+                    f"Static member {mid} with instance id {req.instance_id} was fenced by member {holder.member_id}.",
                 )
             member = holder
         if req.shutdown_application:
@@ -487,6 +533,7 @@ class StreamsCoordinator:
             member.member_epoch = STATIC_LEAVE_EPOCH
             member.revoking = EMPTY
             member.active_epochs = dict.fromkeys(member.active_epochs, 0)
+            group.described_configured = group.memory_configured  # a record written
             self.events.append(ev.MemberLeft(group=gid, member=mid, instance=member.instance_id), now_ms)
         else:
             self._fence(group, mid, now_ms)
@@ -503,6 +550,7 @@ class StreamsCoordinator:
         """The member is gone (left with -1, or its session or rebalance timeout expired)."""
         self._drop_member(group, member_id)
         self._bump(group, now_ms, "member left")
+        group.described_configured = group.memory_configured  # records written
         if not group.members:
             group.assignment_epoch = group.group_epoch
             group.assignment_timestamp_ms = 0

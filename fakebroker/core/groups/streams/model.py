@@ -112,6 +112,13 @@ class StreamsGroup:
     validated_topology_epoch: int = -1
     assignment_configs: tuple[object, ...] | None = None  # (num standby replicas, rack tags) last used
     endpoint_epoch: int = 0  # in memory only, as in Kafka
+    # StreamsGroupDescribe reads Kafka's group at its last committed offset. Kafka sets the
+    # configured topology outside its records: on a new group's transient object (lost when the
+    # records create the real one), else on the group, seen by a describe only from the next
+    # event that writes records. ``memory_configured`` is Kafka's in-memory value (None after
+    # the creating join), ``described_configured`` the one a describe shows.
+    memory_configured: ConfiguredTopology | None = None
+    described_configured: ConfiguredTopology | None = None
     shutdown_requested_by: str | None = None
     dead: bool = False
 

@@ -14,6 +14,8 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .assignor import java_hash_map_order
+
 
 class Status(enum.IntEnum):
     """StreamsGroupHeartbeatResponse.Status codes."""
@@ -87,11 +89,13 @@ class Topology:
         return self.epoch == other.epoch and self.by_id() == other.by_id()
 
     def topic_names(self) -> list[str]:
-        """Every topic the topology names (the API layer authorizes and validates them)."""
+        """Every topic the topology names (the API layer authorizes and validates them), in
+        Kafka's order (``KafkaApis.handleStreamsGroupHeartbeat``): per subtopology its source,
+        repartition sink, repartition source and changelog topics, each name once."""
         out: list[str] = []
         for s in self.subtopologies:
             out += list(s.source_topics) + list(s.repartition_sink_topics)
-            out += [t.name for t in s.state_changelog_topics] + [t.name for t in s.repartition_source_topics]
+            out += [t.name for t in s.repartition_source_topics] + [t.name for t in s.state_changelog_topics]
         return list(dict.fromkeys(out))
 
     def required_topics(self) -> set[str]:
@@ -127,8 +131,9 @@ class ConfiguredTopology:
 
 
 def summarize(topics: list[str] | set[str]) -> str:
-    """Kafka's ``summarizeTopics``: at most three names, then how many more."""
-    names = sorted(topics)
+    """Kafka's ``summarizeTopics``: at most three names, then how many more, in the order of
+    ``topics`` (a set is sorted, as Kafka's TreeSet of missing source topics)."""
+    names = sorted(topics) if isinstance(topics, set) else list(topics)
     text = ", ".join(names[:3])
     if len(names) > 3:
         text += f" and {len(names) - 3} additional topics"
@@ -146,7 +151,7 @@ def _java_map(counts: Mapping[str, int]) -> str:
 def configure(topology: Topology, existing: Mapping[str, int]) -> ConfiguredTopology:
     """``InternalTopicManager.configureTopics``: ``existing`` maps each existing topic to its
     partition count. Raises :class:`InvalidTopology` for what Kafka answers with 130."""
-    missing = sorted({t for s in topology.subtopologies for t in s.source_topics if t not in existing})
+    missing = {t for s in topology.subtopologies for t in s.source_topics if t not in existing}
     if missing:
         return ConfiguredTopology(
             topology.epoch, status=(Status.MISSING_SOURCE_TOPICS, f"Source topics {summarize(missing)} are missing.")
@@ -183,7 +188,9 @@ def configure(topology: Topology, existing: Mapping[str, int]) -> ConfiguredTopo
     to_create = tuple(wanted[n] for n in sorted(wanted))
     status = None
     if to_create:
-        status = (Status.MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {summarize(list(wanted))}")
+        # InternalTopicManager.missingInternalTopics names them in its HashMap's order
+        names = summarize(java_hash_map_order(list(wanted)))
+        status = (Status.MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {names}")
     return ConfiguredTopology(topology.epoch, tasks, dict(decided), to_create, status)
 
 
@@ -191,50 +198,56 @@ def _tasks_of(sub: Subtopology, count: Callable[[str], int | None]) -> int:
     counts = [count(t) for t in list(sub.source_topics) + [i.name for i in sub.repartition_source_topics]]
     known = [c for c in counts if c is not None]
     if not known:
-        raise InvalidTopology(f"Subtopology {sub.subtopology_id} has no source topics.")
+        raise InvalidTopology(f"No source topics found for subtopology {sub.subtopology_id}")
     return max(known)
 
 
 def _repartition_counts(topology: Topology, existing: Mapping[str, int], decided: dict[str, int]) -> None:
-    """RepartitionTopics: a fixed count where the topology says so; else, round after round,
-    the largest source count of the subtopologies writing to it."""
-    infos = {i.name: i for s in topology.subtopologies for i in s.repartition_source_topics}
-    for name, info in infos.items():
-        if info.partitions != 0:
-            decided[name] = info.partitions
-    while True:
-        needed = False
-        progress = False
-        for name in infos:
-            if name in decided:
-                continue
-            best: int | None = None
-            for sub in topology.subtopologies:
-                if name not in sub.repartition_sink_topics:
+    """RepartitionTopics (``computeRepartitionTopicPartitionCount``): a fixed count where the
+    topology says so; else, round after round, each repartition sink topic of a subtopology
+    gets the largest count of that subtopology's repartition source and source topics (the
+    first writer to know one decides). A round without progress while some sink is still
+    unknown is a loop; a repartition source nobody writes is never decided."""
+    counts: dict[str, int] = {}
+    for sub in topology.subtopologies:
+        for info in sub.repartition_source_topics:
+            if info.partitions != 0:
+                counts[info.name] = info.partitions
+    by_id = topology.by_id()
+    subs = [by_id[sid] for sid in java_hash_map_order(list(by_id))]  # StreamsTopology's HashMap
+    needed = True
+    while needed:
+        needed = progress = False
+        for sub in subs:
+            for sink in sub.repartition_sink_topics:
+                if sink in counts:
                     continue
-                for upstream in sub.source_topics:
-                    if upstream in infos:
-                        candidate = decided.get(upstream)
-                    else:
-                        candidate = existing.get(upstream)
+                best: int | None = None
+                for info in sub.repartition_source_topics:
+                    candidate = counts.get(info.name)
                     if candidate is not None and (best is None or candidate > best):
                         best = candidate
-                for upstream_info in sub.repartition_source_topics:
-                    candidate = decided.get(upstream_info.name)
+                for source in sub.source_topics:
+                    candidate = existing.get(source)
                     if candidate is not None and (best is None or candidate > best):
                         best = candidate
-            if best is None:
-                needed = True
-            else:
-                decided[name] = best
-                progress = True
-        if not needed:
-            return
-        if not progress:
+                if best is None:
+                    needed = True
+                else:
+                    counts[sink] = best
+                    progress = True
+        if needed and not progress:
             raise InvalidTopology(
-                "Failed to compute number of partitions for all repartition topics, make sure all user input "
-                "topics are created and all Pattern subscriptions match at least one topic in the cluster"
+                "Failed to compute number of partitions for all repartition topics. "
+                "There may be loops in the topology that cannot be resolved."
             )
+    for sub in topology.subtopologies:
+        if any(info.name not in counts for info in sub.repartition_source_topics):
+            raise InvalidTopology(
+                "Failed to compute number of partitions for all repartition topics, "
+                "because a repartition source topic is never used as a sink topic."
+            )
+    decided.update(counts)
 
 
 def _copartition(topology: Topology, decided: dict[str, int], count: Callable[[str], int | None]) -> None:
