@@ -292,28 +292,42 @@ def committed_offset(group: str, topic: str, partition: int, at_least: int) -> C
 
 # -- share groups (KIP-932) ----------------------------------------------------------------------
 @dataclass(repr=False)
-class ShareGroupStable(Condition):
-    """Share group ``group`` is Stable, with exactly ``members`` members (any number when None),
-    and every member has reached the current target assignment (its epoch is the group's)."""
+class _EpochGroupStable(Condition):
+    """A group of the server-side protocols (share, streams) Stable with every member at the
+    current target; the view it read when true."""
 
     group: str
     members: int | None = None
+    kind: ClassVar[str] = ""
+    target: ClassVar[str] = ""
+
+    def view(self, cluster: ClusterLike) -> Any:
+        raise NotImplementedError
+
+    def lagging(self, view: Any) -> int:
+        return sum(m.member_epoch != view.assignment_epoch for m in view.members)
+
+    def complete(self, view: Any) -> bool:
+        return True
 
     def __call__(self, cluster: ClusterLike) -> Any:
-        view = cluster.share_group(self.group)
+        view = self.view(cluster)
         if view is None:
             self.last_seen = None
             return False
-        lagging = sum(m.member_epoch != view.assignment_epoch for m in view.members)
+        lagging = self.lagging(view)
+        status = getattr(view, "status", None)
         self.last_seen = (
             f"{view.state}, epoch {view.group_epoch} (assignment epoch {view.assignment_epoch}), "
-            f"{len(view.members)} members" + (f", {lagging} not at the target yet" if lagging else "")
+            f"{len(view.members)} members"
+            + (f", {lagging} not at the target yet" if lagging else "")
+            + (f", status {status[0]}" if status is not None else "")
         )
         if view.state != "Stable" or not view.settled:
             return False
         if self.members is not None and len(view.members) != self.members:
             return False
-        return view
+        return view if self.complete(view) else False
 
     def wakes_on(self) -> list[Key] | None:
         # a member reaches the target at a heartbeat that records no event: polled as well
@@ -321,7 +335,19 @@ class ShareGroupStable(Condition):
 
     def describe(self) -> str:
         count = f" with {self.members} members" if self.members is not None else ""
-        return f"share group {self.group!r} is Stable{count}, every member at the target assignment"
+        return f"{self.kind} group {self.group!r} is Stable{count}, every member at {self.target}"
+
+
+@dataclass(repr=False)
+class ShareGroupStable(_EpochGroupStable):
+    """Share group ``group`` is Stable, with exactly ``members`` members (any number when None),
+    and every member has reached the current target assignment (its epoch is the group's)."""
+
+    kind: ClassVar[str] = "share"
+    target: ClassVar[str] = "the target assignment"
+
+    def view(self, cluster: ClusterLike) -> Any:
+        return cluster.share_group(self.group)
 
 
 def share_group_stable(group: str, members: int | None = None) -> ShareGroupStable:
@@ -329,41 +355,22 @@ def share_group_stable(group: str, members: int | None = None) -> ShareGroupStab
 
 
 @dataclass(repr=False)
-class StreamsGroupStable(Condition):
+class StreamsGroupStable(_EpochGroupStable):
     """Streams group ``group`` is Stable, with exactly ``members`` members (stream threads; any
     number when None), every member at the target tasks, and every task of its topology
     active somewhere."""
 
-    group: str
-    members: int | None = None
+    kind: ClassVar[str] = "streams"
+    target: ClassVar[str] = "its target tasks"
 
-    def __call__(self, cluster: ClusterLike) -> Any:
-        view = cluster.streams_group(self.group)
-        if view is None:
-            self.last_seen = None
-            return False
-        lagging = sum(m.member_epoch != view.assignment_epoch or m.state != "STABLE" for m in view.members)
-        status = f", status {view.status[0]}" if view.status is not None else ""
-        self.last_seen = (
-            f"{view.state}, epoch {view.group_epoch} (assignment epoch {view.assignment_epoch}), "
-            f"{len(view.members)} members" + (f", {lagging} not at the target yet" if lagging else "") + status
-        )
-        if view.state != "Stable" or not view.settled:
-            return False
-        if self.members is not None and len(view.members) != self.members:
-            return False
-        active = sum(len(m.tasks.active) for m in view.members)
-        if active != sum(s.tasks for s in view.subtopologies):
-            return False
-        return view
+    def view(self, cluster: ClusterLike) -> Any:
+        return cluster.streams_group(self.group)
 
-    def wakes_on(self) -> list[Key] | None:
-        # a member reaches its target at a heartbeat that may record no event: polled as well
-        return [key_for(None, {"group": self.group})]
+    def lagging(self, view: Any) -> int:
+        return sum(m.member_epoch != view.assignment_epoch or m.state != "STABLE" for m in view.members)
 
-    def describe(self) -> str:
-        count = f" with {self.members} members" if self.members is not None else ""
-        return f"streams group {self.group!r} is Stable{count}, every member at its target tasks"
+    def complete(self, view: Any) -> bool:
+        return sum(len(m.tasks.active) for m in view.members) == sum(s.tasks for s in view.subtopologies)
 
 
 def streams_group_stable(group: str, members: int | None = None) -> StreamsGroupStable:

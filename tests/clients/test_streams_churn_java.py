@@ -53,6 +53,21 @@ def lines(round_: int, n: int) -> list[str]:
     return [" ".join(WORDS[(i * k + round_) % len(WORDS)] for k in range(1 + i % 3)) for i in range(n)]
 
 
+class Feed:
+    """Each call produces the next 40 lines to ``topic`` and adds their words to ``expected``."""
+
+    def __init__(self, cluster: FakeCluster, topic: str):
+        self.cluster, self.topic = cluster, topic
+        self.expected: collections.Counter[str] = collections.Counter()
+        self.rounds = 0
+
+    def __call__(self) -> None:
+        self.rounds += 1
+        batch = lines(self.rounds, 40)
+        self.expected.update(w for line in batch for w in line.split())
+        produce_lines(self.cluster, self.topic, batch)
+
+
 def produce_lines(cluster: FakeCluster, topic: str, batch: list[str]) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     for i, line in enumerate(batch):
@@ -129,14 +144,7 @@ def test_a_streams_app_keeps_exact_counts_through_seeded_churn_of_its_processes(
         cluster.create_topic(sink, PARTITIONS)
         # --8<-- [start:churn]
         members = instances(java_client_jar, cluster, app, tmp_path)  # ProcessMember "a" and "b"
-        expected: collections.Counter[str] = collections.Counter()
-        rounds = iter(range(1, 100))
-
-        def more() -> None:  # after each block: 40 more lines in, and what their words add up to
-            batch = lines(next(rounds), 40)
-            expected.update(w for line in batch for w in line.split())
-            produce_lines(cluster, source, batch)
-
+        more = Feed(cluster, source)  # after each block: 40 more lines in, what their words add up to
         try:
             more()
             report = churn(
@@ -155,7 +163,7 @@ def test_a_streams_app_keeps_exact_counts_through_seeded_churn_of_its_processes(
                 between=more,
                 settle_timeout=60,
             )
-            read_counts(cluster, sink, dict(expected), timeout=60)  # read_committed: exact, never past
+            read_counts(cluster, sink, dict(more.expected), timeout=60)  # read_committed: exact, never past
             assert sorted(a.split(":")[0] for a in report.actions) == [
                 "broker_bounce",
                 "coordinator_failover_storm",
@@ -217,14 +225,7 @@ def test_the_same_app_on_the_classic_protocol_keeps_exact_counts_through_churn(j
         cluster.create_topic(source, PARTITIONS)
         cluster.create_topic(sink, PARTITIONS)
         members = instances(java_client_jar, cluster, app, tmp_path, protocol="classic")
-        expected: collections.Counter[str] = collections.Counter()
-        rounds = iter(range(1, 100))
-
-        def more() -> None:
-            batch = lines(next(rounds), 40)
-            expected.update(w for line in batch for w in line.split())
-            produce_lines(cluster, source, batch)
-
+        more = Feed(cluster, source)
         try:
             more()
             report = churn(
@@ -238,7 +239,7 @@ def test_the_same_app_on_the_classic_protocol_keeps_exact_counts_through_churn(j
                 between=more,
                 settle_timeout=60,
             )
-            read_counts(cluster, sink, dict(expected), timeout=60)
+            read_counts(cluster, sink, dict(more.expected), timeout=60)
             assert len(report.actions) == 3, report.actions
             group = cluster.group(app)
             assert group is not None and (group.group_type, group.state) == ("classic", "Stable"), group

@@ -72,10 +72,15 @@ def produce(cluster: FakeCluster, topic: str, lines: list[str]) -> None:
 def read_counts(
     cluster: FakeCluster, topic: str, expected: dict[str, int], app: StreamsApp, timeout: float = 60
 ) -> dict[str, int]:
-    """The output topic read from the start until each word's latest count is ``expected`` (or
-    ``timeout``); the latest counts. Fails if a count ever goes past the expected one."""
+    """The output topic read from the start (``read_committed``: records of aborted or open
+    transactions are never seen) until each word's latest count is ``expected`` (or ``timeout``);
+    the latest counts. Fails if a count ever goes past the expected one."""
     consumer = confluent_kafka.Consumer(
-        {"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"reader-{uuid.uuid4().hex[:6]}"}
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+            "isolation.level": "read_committed",
+        }
     )
     start = confluent_kafka.OFFSET_BEGINNING
     consumer.assign([confluent_kafka.TopicPartition(topic, p, start) for p in range(PARTITIONS)])
@@ -111,7 +116,8 @@ def wait_tasks(app: StreamsApp, done: Callable[[dict[str, Any]], bool], what: st
 
 def group_snapshot(cluster: FakeCluster, app: str) -> dict[str, Any]:
     """The streams group as the coordinator holds it: state, epochs, and per member (by its
-    ``application.server`` port) its process and target/assigned tasks as ``"<sub>_<partition>"``."""
+    ``application.server`` port) its member id, client id, process and assigned tasks as
+    ``"<sub>_<partition>"``."""
 
     def read() -> dict[str, Any]:
         group = cluster.state.groups.streams.groups[app]
@@ -119,6 +125,8 @@ def group_snapshot(cluster: FakeCluster, app: str) -> dict[str, Any]:
         for m in group.members.values():
             assert m.user_endpoint is not None
             members[m.user_endpoint[1]] = {
+                "id": m.member_id,
+                "client": m.client_id,
                 "process": m.process_id,
                 "epoch": m.member_epoch,
                 "active": {f"{s}_{p}" for s, p in m.assigned.active},
@@ -247,10 +255,14 @@ def test_a_kafka_streams_word_count_on_a_streams_group_splits_fails_over_and_cou
             produce(cluster, source, first)
             read_counts(cluster, sink, dict(expected), app)
 
-            # b leaves: a takes all its tasks (the stateful ones from the standbys it held).
+            # b leaves: a takes all its tasks, the stateful ones from the standbys it held (with
+            # three instances, test_streams_groups_faults_java.py follows each to its standby).
+            from_standbys = set(instances["b"]["active"]) & STANDBY
+            assert set(instances["a"]["standby"]) == from_standbys, instances
             closed = app.call("close", name="b", timeout=60)
             assert closed["closed"] is True, closed
             instances = wait_tasks(app, lambda i: split_between(i, ["a"]), "a holding every task")
+            assert from_standbys <= set(instances["a"]["active"]), instances
             wait_tasks(app, lambda i: endpoints_are(i, ["a"]), "a alone at its endpoint", 30)
             group = group_snapshot(cluster, app_id)
             assert group["state"] == GroupState.STABLE, group

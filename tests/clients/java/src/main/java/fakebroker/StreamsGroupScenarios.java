@@ -39,17 +39,24 @@ import org.apache.kafka.streams.kstream.Produced;
 
 /**
  * A Kafka Streams word count on a streams group (KIP-1071, {@code group.protocol=streams}; issue 39),
- * for tests/clients/test_streams_groups_java.py: several {@link KafkaStreams} instances in this JVM,
- * started, inspected and closed one command at a time over the line protocol of {@link Lines#serve}.
+ * for tests/clients/test_streams_groups_java.py and test_streams_groups_faults_java.py: several
+ * {@link KafkaStreams} instances in this JVM, started, inspected and closed one command at a time
+ * over the line protocol of {@link Lines#serve}.
  *
  * <pre>
  *   java -cp fakebroker-java-client.jar fakebroker.StreamsGroupScenarios BOOTSTRAP
  *
- *   start name= app= input= output= dir= port=   a new instance: application.id=app, state.dir=dir,
- *                                                 application.server=localhost:port; the topology
- *                                                 is input -> split into words -> groupBy(word)
- *                                                 (a repartition topic) -> count (store "counts",
- *                                                 its changelog) -> output (word, count as a long)
+ *   start name= app= input= output= dir= [port=] [guarantee=] [on_error=]
+ *                                                 a new instance: application.id=app, state.dir=dir,
+ *                                                 client.id=app-name, application.server=localhost:port
+ *                                                 (none without port), processing.guarantee=guarantee
+ *                                                 (default at_least_once; exactly_once_v2), and an
+ *                                                 uncaught exception handler answering on_error
+ *                                                 (shutdown_client, the default, or replace_thread);
+ *                                                 the topology is input -> split into words ->
+ *                                                 groupBy(word) (a repartition topic) -> count (store
+ *                                                 "counts", its changelog) -> output (word, count as
+ *                                                 a long)
  *   tasks                                         each instance's state and the active and standby
  *                                                 tasks of its threads (metadataForLocalThreads),
  *                                                 and, when RUNNING, its view of every instance's
@@ -62,7 +69,8 @@ import org.apache.kafka.streams.kstream.Produced;
  *
  * Each instance runs one stream thread, with num.standby.replicas=1, no record cache (every count
  * update reaches the output) and a 100 ms commit interval. State changes and uncaught exceptions
- * are printed as {"type":"state",...} and {"type":"uncaught",...} lines.
+ * are printed as {"type":"state",...} and {"type":"uncaught",...} lines (an uncaught one with its
+ * exception's class, its cause's class and its message).
  */
 public final class StreamsGroupScenarios {
     private static final String STORE = "counts";
@@ -127,7 +135,10 @@ public final class StreamsGroupScenarios {
         props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
         props.put(StreamsConfig.CLIENT_ID_CONFIG, a.get("app") + "-" + name);
         props.put(StreamsConfig.STATE_DIR_CONFIG, a.get("dir"));
-        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + a.get("port"));
+        if (a.containsKey("port")) {
+            props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + a.get("port"));
+        }
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, a.getOrDefault("guarantee", StreamsConfig.AT_LEAST_ONCE));
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
@@ -137,9 +148,14 @@ public final class StreamsGroupScenarios {
         KafkaStreams streams = new KafkaStreams(wordCount(a.get("input"), a.get("output")), props);
         streams.setStateListener((to, from) ->
                 emit(obj("type", "state", "instance", name, "from", from.name(), "to", to.name())));
+        StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse response =
+                StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.valueOf(
+                        a.getOrDefault("on_error", "shutdown_client").toUpperCase(Locale.ROOT));
         streams.setUncaughtExceptionHandler(e -> {
-            emit(obj("type", "uncaught", "instance", name, "error", Lines.describe(e)));
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+            emit(obj("type", "uncaught", "instance", name, "exception", e.getClass().getName(),
+                    "cause", e.getCause() == null ? null : e.getCause().getClass().getName(),
+                    "message", String.valueOf(e.getMessage()), "error", Lines.describe(e)));
+            return response;
         });
         instances.put(name, streams);
         streams.start();
