@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -24,7 +25,7 @@ import org.apache.kafka.streams.kstream.Produced;
  *
  * lines of INPUT -> words -> groupBy(word) (a repartition topic) -> count (a changelog) -> OUTPUT
  * (word, count as a long), on a streams group (PROTOCOL "streams", the default) or a classic group
- * ("classic": the client's own assignor), with exactly-once v2, one
+ * ("classic": the client's own assignor, a 6 s session timeout), with exactly-once v2, one
  * stream thread, no record cache and a 100 ms commit interval. Each state change is printed as
  * "state TO".
  */
@@ -48,7 +49,14 @@ public final class WordCountApp {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, args.length == 7 ? args[6] : "streams");
+        String protocol = args.length == 7 ? args[6] : "streams";
+        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) {
+            // a classic Streams consumer does not leave the group on close: a restarted instance's
+            // old member goes at its session timeout, the client's here (Kafka's default is 45 s)
+            props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
+            props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1000);
+        }
         props.put(StreamsConfig.CLIENT_ID_CONFIG, args[4]);
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[5]);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
