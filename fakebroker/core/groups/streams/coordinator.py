@@ -250,8 +250,9 @@ class StreamsCoordinator:
             and (mid not in group.members or req.endpoint_information_epoch != group.endpoint_epoch)
         ):
             # Kafka 4.4 builds a joiner's PartitionsByUserEndpoint from the configured
-            # subtopologies, absent while the topology is not ready: an exception, the heartbeat
-            # rolled back (STREAMS-GROUPS.md §9.11, observed on a real broker)
+            # subtopologies, absent when configuring failed (missing source topics, wrong
+            # partitioning; not mere missing internal topics): an exception, the heartbeat rolled
+            # back (STREAMS-GROUPS.md §9.11, observed on a real broker)
             raise HeartbeatError(E.UNKNOWN_SERVER_ERROR)
         # -- nothing fails from here: apply ---------------------------------------------------------
         written_before = None if joined else self._persisted(group, member)
