@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.clients, pytest.mark.java]
 HERE = Path(__file__).parent
 REPORTS = HERE / "target" / "surefire-reports"
 TESTS = 3  # in ConsumerTest.java
-RUN_TIMEOUT = 600  # a first run downloads kafka-clients, JUnit, Jackson and Maven's plugins; later ones take ~20 s
+RUN_TIMEOUT = 600  # a first run downloads kafka-clients, JUnit, Jackson and Maven's plugins; later ones take ~15 s
 
 
 def _tool(name: str) -> str:

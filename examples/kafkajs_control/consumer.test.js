@@ -32,9 +32,20 @@ function scenario (name, fn) {
       err.message += `\n--- fakebroker serve, last lines ---\n${fb.tail()}`
       throw err
     } finally {
-      for (const close of cleanup.reverse()) await Promise.race([close().catch(() => {}), sleep(10000)])
+      for (const close of cleanup.reverse()) await within(10000, close().catch(() => {}))
     }
   })
+}
+
+/** `promise`, or nothing after `ms`; the timer is cleared either way, so it keeps nothing running. */
+async function within (ms, promise) {
+  let timer
+  const timeout = new Promise(resolve => { timer = setTimeout(resolve, ms) })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 // -- helpers a suite like this grows ---------------------------------------------------------

@@ -301,8 +301,8 @@ class _EpochGroupStable(Condition):
     kind: ClassVar[str] = ""
     target: ClassVar[str] = ""
 
-    def view(self, cluster: ClusterLike) -> Any:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def view(self, cluster: ClusterLike) -> Any: ...
 
     def lagging(self, view: Any) -> int:
         return sum(m.member_epoch != view.assignment_epoch for m in view.members)

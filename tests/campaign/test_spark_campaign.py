@@ -32,9 +32,9 @@ def campaign(tmp_path: Path, module: str, *args: str, timeout: float = 600) -> s
 
 
 def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest(tmp_path):
-    done = campaign(
-        tmp_path, "commit_first.py", "--seeds", "3", "--grid", "protocol=classic", "--shrink", "--tries", "1"
-    )
+    # the default three tries a shrinking candidate and a replay: with one, a schedule that lost
+    # records once by chance could be kept, and its one-run replay then pass (seen in CI)
+    done = campaign(tmp_path, "commit_first.py", "--seeds", "3", "--grid", "protocol=classic", "--shrink")
     last = done.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"campaign: 3 runs, (\d) failed", last)
     assert found and int(found[1]) >= 1, done.stdout + done.stderr[-3000:]

@@ -378,12 +378,19 @@ def reader(cluster: FakeCluster, isolation: str) -> Consumer:
     return consumer
 
 
-def read_for(consumer: Consumer, seconds: float) -> list[bytes]:
-    got, end = [], time.monotonic() + seconds
-    while time.monotonic() < end:
+def read_for(consumer: Consumer, expected: int, quiet: float = 0.5, timeout: float = 10) -> list[bytes]:
+    """The keys ``consumer`` reads until it has ``expected`` records and then nothing more for
+    ``quiet`` seconds (its fetches wait 50 ms at most: ten of them come back empty), or until
+    ``timeout``: what it reads, with anything it should not have read arriving in the meantime."""
+    got: list[bytes] = []
+    now = time.monotonic()
+    end, last = now + timeout, now
+    while now < end and (len(got) < expected or now - last < quiet):
         msg = consumer.poll(0.05)
+        now = time.monotonic()
         if msg is not None and msg.error() is None:
             got.append(msg.key())
+            last = now
     return got
 
 
@@ -410,14 +417,14 @@ def test_read_committed_sees_committed_data_and_stops_at_the_lso(cluster):
     assert cluster.offsets(OUT, 0) == (0, hw)
     committed_reader, uncommitted_reader = reader(cluster, "read_committed"), reader(cluster, "read_uncommitted")
     try:
-        assert read_for(committed_reader, 2.0) == keys["c"]
-        assert read_for(uncommitted_reader, 2.0) == keys["a"] + keys["c"] + keys["o"] + keys["d"]
+        assert read_for(committed_reader, 5) == keys["c"]
+        assert read_for(uncommitted_reader, 20) == keys["a"] + keys["c"] + keys["o"] + keys["d"]
         # ListOffsets(latest) with the reader's isolation level: the LSO for read_committed.
         assert committed_reader.get_watermark_offsets(TopicPartition(OUT, 0), T, cached=False) == (0, lso)
         assert uncommitted_reader.get_watermark_offsets(TopicPartition(OUT, 0), T, cached=False) == (0, hw)
         assert committed_reader.position([TopicPartition(OUT, 0)])[0].offset == lso
         open_producer.commit_transaction(T)
-        assert read_for(committed_reader, 2.0) == keys["o"] + keys["d"]
+        assert read_for(committed_reader, 10) == keys["o"] + keys["d"]
         assert committed_reader.get_watermark_offsets(TopicPartition(OUT, 0), T, cached=False) == (0, hw + 1)
     finally:
         committed_reader.close()

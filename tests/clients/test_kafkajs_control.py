@@ -104,7 +104,7 @@ def test_seeded_churn_run_over_http_while_kafkajs_consumes(node, cluster):
     """The script's two kafkajs consumers read while it asks the endpoint for four seeded churn
     blocks (coordinator storms, partition growth, broker bounces, network cuts of a member),
     each waiting until the group has settled: every record is consumed and the group ends whole."""
-    result = run_script(node, cluster, "churned", timeout=90)  # 25-40 s here: the blocks wait for the group
+    result = run_script(node, cluster, "churned", timeout=90)  # 3-5 s here: the blocks wait for the group
     report = result["report"]
     assert report["seed"] == 11 and report["replay"] == "seed=11" and len(report["actions"]) == 4
     # seed 11 draws each of the four cluster-side blocks once, in its own order

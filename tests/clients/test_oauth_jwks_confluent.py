@@ -18,6 +18,7 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.cluster import conditions as cond
 from tests.jwks_issuer import Issuer, broker_settings, serve_jwks
 
+from .refusals import REFUSED_CALL_TIMEOUT, poll_for_error
 from .test_oauthbearer_confluent import EXPECTED, INVALID, authenticated, produce_and_consume_in_a_group, settings
 
 pytestmark = pytest.mark.clients
@@ -88,8 +89,8 @@ def test_a_token_signed_by_another_key_is_refused_with_kafkas_json_status(tmp_pa
 
         admin = AdminClient(settings(cluster, oauth_cb=forged, error_cb=errors.append))
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)  # error_cb is served by poll
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: e.code() == KafkaError._AUTHENTICATION)  # error_cb is served by poll
         auth_errors = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
         assert auth_errors and INVALID in auth_errors[0].str(), [e.str() for e in errors]
         failed = cluster.wait_for_sync(cond.event("authentication_failed"), timeout=5)

@@ -21,6 +21,8 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.cluster import conditions as cond
 from fakebroker.cluster.security import OAuthToken
 
+from .refusals import REFUSED_CALL_TIMEOUT, poll_for_error
+
 pytestmark = pytest.mark.clients
 QUIET = {"log_level": 3}
 INVALID = '{"status":"invalid_token"}'
@@ -182,8 +184,8 @@ def test_a_token_kafkas_validator_refuses_fails_with_its_json_status(token):
         client = settings(cluster, oauth_cb=lambda config: (token, time.time() + 60), error_cb=errors.append)
         admin = AdminClient(client)
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)  # error_cb is served by poll
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: e.code() == KafkaError._AUTHENTICATION)  # error_cb is served by poll
         auth_errors = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
         assert auth_errors and INVALID in auth_errors[0].str(), [e.str() for e in errors]
         failed = cluster.wait_for_sync(cond.event("authentication_failed"), timeout=5)
@@ -213,7 +215,7 @@ def test_a_python_validator_lets_services_in_and_refuses_the_rest():
         errors: list[KafkaError] = []
         admin = AdminClient(settings(cluster, oauth_cb=opaque("alice"), error_cb=errors.append))
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: e.code() == KafkaError._AUTHENTICATION and INVALID in e.str())
         assert any(e.code() == KafkaError._AUTHENTICATION and INVALID in e.str() for e in errors), errors
         assert {e.principal for e in authenticated(cluster)} == {"User:svc-billing"}

@@ -13,6 +13,8 @@ from confluent_kafka.admin import AdminClient
 from fakebroker.cluster import FakeCluster
 from fakebroker.cluster import conditions as cond
 
+from .refusals import REFUSED_CALL_TIMEOUT, poll_for_error
+
 pytestmark = pytest.mark.clients
 QUIET = {"log_level": 3}
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
@@ -77,8 +79,8 @@ def test_a_wrong_password_is_refused_with_kafkas_text(mechanism):
         errors: list[KafkaError] = []
         admin = AdminClient(settings(cluster, mechanism, password="wrong") | {"error_cb": errors.append})
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)  # error_cb is served by poll
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: e.code() == KafkaError._AUTHENTICATION)  # error_cb is served by poll
         auth_errors = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
         assert auth_errors, errors
         text = SCRAM_FAILED.format(mechanism) if mechanism != "PLAIN" else "Invalid username or password"
@@ -95,8 +97,8 @@ def test_an_unknown_user_fails_as_a_wrong_password_does():
             settings(cluster, "SCRAM-SHA-256", user="alice") | {"sasl.username": "mallory", "error_cb": errors.append}
         )
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: SCRAM_FAILED.format("SCRAM-SHA-256") in e.str())
         assert any(SCRAM_FAILED.format("SCRAM-SHA-256") in e.str() for e in errors), errors
 
 
@@ -107,6 +109,6 @@ def test_a_mechanism_the_broker_does_not_enable_is_named():
         errors: list[KafkaError] = []
         admin = AdminClient(settings(cluster, "PLAIN") | {"error_cb": errors.append})
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: "SCRAM-SHA-512" in e.str())
         assert any("SCRAM-SHA-512" in e.str() for e in errors), [e.str() for e in errors]

@@ -65,8 +65,11 @@ def test_kafka_python_wrong_password_raises_its_authentication_error():
     from kafka.errors import KafkaError
 
     with FakeCluster(security_protocol="SASL_SSL", users=USERS).run_in_thread() as cluster:
+        # kafka-python retries the refused bootstrap, backing off, until bootstrap_timeout_ms (30 s
+        # by default: max_block_ms does not bound it) and then raises
+        settings = kafka_python_settings(cluster, "SCRAM-SHA-256", "wrong")
         with pytest.raises(KafkaError) as raised:
-            KafkaProducer(**kafka_python_settings(cluster, "SCRAM-SHA-256", "wrong"), max_block_ms=3000)
+            KafkaProducer(**settings, max_block_ms=3000, bootstrap_timeout_ms=3000)
         failed = [e for e in cluster.events if e.kind == "authentication_failed"]
         assert failed and "invalid credentials with SASL mechanism SCRAM-SHA-256" in failed[0].reason
         assert raised.value is not None

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import collections
 import json
-import struct
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -36,10 +34,10 @@ from fakebroker.testing import ProcessMember  # noqa: E402
 from fakebroker.testing.churn import Block, churn, member_stall  # noqa: E402
 
 from .test_java_client import java_client_jar, java_command  # noqa: E402,F401 (fixture)
+from .test_streams_groups_java import PARTITIONS, read_counts  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
-PARTITIONS = 4
 CONFIG = {
     "group.streams.min.session.timeout.ms": 1000,
     "group.streams.session.timeout.ms": 6000,
@@ -73,35 +71,6 @@ def produce_lines(cluster: FakeCluster, topic: str, batch: list[str]) -> None:
     for i, line in enumerate(batch):
         producer.produce(topic, key=f"line-{i}".encode(), value=line.encode(), partition=i % PARTITIONS)
     assert producer.flush(30) == 0
-
-
-def read_counts(cluster: FakeCluster, topic: str, expected: dict[str, int], timeout: float) -> None:
-    """The output read with read_committed from the start until each word's latest count is the
-    expected one; no count is ever past the true one (nothing counted twice)."""
-    consumer = confluent_kafka.Consumer(
-        {
-            "bootstrap.servers": cluster.bootstrap_servers,
-            "group.id": f"reader-{uuid.uuid4().hex[:6]}",
-            "isolation.level": "read_committed",
-        }
-    )
-    consumer.assign(
-        [confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in range(PARTITIONS)]
-    )
-    latest: dict[str, int] = {}
-    highest: dict[str, int] = collections.defaultdict(int)
-    deadline = time.monotonic() + timeout
-    try:
-        while latest != expected and time.monotonic() < deadline:
-            for msg in consumer.consume(500, timeout=0.5):
-                assert msg.error() is None, msg.error()
-                word, (count,) = msg.key().decode(), struct.unpack(">q", msg.value())
-                latest[word] = count
-                highest[word] = max(highest[word], count)
-    finally:
-        consumer.close()
-    assert latest == expected, (sorted(latest.items()), sorted(expected.items()))
-    assert highest == expected
 
 
 def instances(

@@ -70,7 +70,7 @@ def produce(cluster: FakeCluster, topic: str, lines: list[str]) -> None:
 
 
 def read_counts(
-    cluster: FakeCluster, topic: str, expected: dict[str, int], app: StreamsApp, timeout: float = 60
+    cluster: FakeCluster, topic: str, expected: dict[str, int], app: StreamsApp | None = None, timeout: float = 60
 ) -> dict[str, int]:
     """The output topic read from the start (``read_committed``: records of aborted or open
     transactions are never seen) until each word's latest count is ``expected`` (or ``timeout``);
@@ -97,7 +97,8 @@ def read_counts(
     finally:
         consumer.close()
     if latest != expected:
-        pytest.fail(f"counts {sorted(latest.items())} != {sorted(expected.items())}{app.diagnostics()}")
+        diagnostics = app.diagnostics() if app is not None else ""
+        pytest.fail(f"counts {sorted(latest.items())} != {sorted(expected.items())}{diagnostics}")
     assert highest == expected  # no count ever went past the true one (nothing processed twice)
     return latest
 

@@ -20,6 +20,7 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.cluster import conditions as cond
 
 from ..raw_client import RawClient
+from .refusals import REFUSED_CALL_TIMEOUT, poll_for_error
 
 pytestmark = pytest.mark.clients
 USERS = {"alice": "alice-secret"}
@@ -58,8 +59,8 @@ def test_confluent_kafka_cannot_log_in_with_a_token():
             }
         )
         with pytest.raises(KafkaException):
-            admin.list_topics(timeout=3)
-        admin.poll(0.5)  # error_cb is served by poll
+            admin.list_topics(timeout=REFUSED_CALL_TIMEOUT)
+        poll_for_error(admin, errors, lambda e: e.code() == KafkaError._AUTHENTICATION)  # error_cb is served by poll
         auth_errors = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
         assert auth_errors and SCRAM_FAILED in auth_errors[0].str(), errors
         failed = cluster.wait_for_sync(cond.event("authentication_failed"), timeout=5)

@@ -12,6 +12,16 @@
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
+// kafkajs's admin.setOffsets (which resetOffsets, and fetchOffsets with resolveOffsets, call too)
+// runs a consumer of the group with every partition paused and returns after its first fetch
+// loop, which with nothing to fetch is a sleep of the consumer's maxWaitTimeInMs: 5 s by default,
+// and the admin gives no way to set it. Before kafkajs loads, its consumer factory is wrapped to
+// default that wait to 100 ms, so each of those calls does not idle 5 s. The requests it sends
+// (join, sync, the seeked offsets' commit, leave) are the same.
+const consumerModule = require.resolve('kafkajs/src/consumer')
+const createConsumer = require(consumerModule)
+require.cache[consumerModule].exports = options => createConsumer({ maxWaitTimeInMs: 100, ...options })
+
 const { logLevel: LEVELS, Partitioners } = require('kafkajs')
 
 const WATCHDOG_MS = Number(process.env.SCENARIO_TIMEOUT_MS || 100000)
@@ -63,7 +73,9 @@ const commands = {
   },
 
   async consume({ groupId, topic, n }) {
-    const consumer = kafka.consumer({ groupId, retry: RETRY, sessionTimeout: 10000, rebalanceTimeout: 10000 })
+    // maxWaitTimeInMs: disconnect waits out the fetch in flight, a long poll of that long once all is read
+    const consumer = kafka.consumer({ groupId, retry: RETRY, sessionTimeout: 10000, rebalanceTimeout: 10000,
+      maxWaitTimeInMs: 500 })
     await consumer.connect()
     await consumer.subscribe({ topic, fromBeginning: true })
     let seen = 0

@@ -158,8 +158,11 @@ async function churned() {
   const seen = new Set()
   const consumers = []
   for (const name of ['churn-a', 'churn-b']) {
+    // maxWaitTimeInMs: kafkajs heartbeats (and so learns of a rebalance) between fetches, and
+    // disconnect waits out the fetch in flight: with the default 5 s long poll on an idle topic each
+    // rebalance of a churn block, and each disconnect, waited up to 5 s
     const consumer = (await client(name)).consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 300,
-      rebalanceTimeout: 6000, metadataMaxAge: 500, retry: RETRY })
+      rebalanceTimeout: 6000, metadataMaxAge: 500, maxWaitTimeInMs: 100, retry: RETRY })
     await consumer.connect()
     await consumer.subscribe({ topic, fromBeginning: true })
     await consumer.run({ eachMessage: async ({ message }) => { seen.add(message.value.toString()) } })

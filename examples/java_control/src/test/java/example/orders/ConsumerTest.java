@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -85,9 +86,19 @@ class ConsumerTest {
     }
 
     // -- helpers a suite like this grows ---------------------------------------------------------
+    /**
+     * The consumers' settings in these tests, under each test's own: a consumer's close waits for
+     * its fetch in flight and for the fetch that ends its fetch session, each a long poll of up to
+     * fetch.max.wait.ms on an idle topic. 100 ms instead of the default 500 takes about a second
+     * off every close; what the consumer reads and commits is the same.
+     */
+    private static final Map<String, Object> TEST_SETTINGS = Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+
     private OrderConsumer consumer(String groupId, String clientId, String topic, Map<String, Object> overrides) {
+        Map<String, Object> settings = new HashMap<>(TEST_SETTINGS);
+        settings.putAll(overrides);
         OrderConsumer c = new OrderConsumer(fb.bootstrap(), groupId, clientId, topic,
-            (order, partition, offset) -> handled.merge(order.id(), 1, Integer::sum), overrides);
+            (order, partition, offset) -> handled.merge(order.id(), 1, Integer::sum), settings);
         cleanup.add(c);
         return c.start();
     }
