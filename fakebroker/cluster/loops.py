@@ -41,6 +41,18 @@ def _call_soon_threadsafe(backend: str) -> Callable[..., Any]:
     return asyncio.get_running_loop().call_soon_threadsafe
 
 
+class LoopEnded(RuntimeError):
+    """The event loop a cluster ran on ended while the cluster was still on it; the exception
+    that ended it (a bug: none should) is this one's ``__cause__``."""
+
+    def __init__(self, failure: BaseException | None):
+        inner = failure
+        while inner is not None and len(getattr(inner, "exceptions", ())) == 1:  # a group of one: say what it holds
+            inner = inner.exceptions[0]  # type: ignore[attr-defined]
+        what = f"{type(inner).__name__}: {inner}" if inner is not None else "no exception recorded"
+        super().__init__(f"the cluster's event loop ended while the cluster ran on it ({what})")
+
+
 class LoopThread:
     """An event loop of ``backend`` running in a daemon thread, reachable through ``portal``."""
 
@@ -106,7 +118,10 @@ class LoopThread:
         try:
             yield value
         finally:
-            release()
+            try:
+                release()
+            except RuntimeError as exc:  # trio's RunFinishedError: the loop ended under the cluster
+                raise LoopEnded(self._failure) from (self._failure or exc)
             left.result()
             self.idle = True
 

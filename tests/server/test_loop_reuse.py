@@ -115,3 +115,31 @@ def test_an_unknown_backend_is_refused_with_the_valid_ones():
     with pytest.raises(ValueError, match="the backends are 'trio' and 'asyncio'"), FakeCluster().run_in_thread("curio"):
         pass  # pragma: no cover - refused before the start
     assert FakeCluster.stop_idle_loops() == 0
+
+
+def test_a_loop_that_ends_under_its_cluster_says_so_with_its_cause():
+    """Should the loop end while a cluster is still on it (a bug: nothing should end it), the
+    cluster's release says that, with the exception that ended it as the cause, rather than
+    trio's bare RunFinishedError."""
+
+    class Boom(Exception):
+        pass
+
+    loop = loops.LoopThread("trio")
+
+    class Context:
+        async def __aenter__(self) -> str:
+            return "entered"
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    async def explode() -> None:
+        raise Boom("a task of the loop itself failed")
+
+    with pytest.raises(loops.LoopEnded, match="Boom: a task of the loop itself failed") as ended:
+        with loop.hosting(Context()) as value:
+            assert value == "entered"
+            loop._soon(loop._tasks.start_soon, explode)  # noqa: SLF001 - the failure under test
+            loop._thread.join(5)  # noqa: SLF001
+    assert isinstance(ended.value.__cause__, BaseException) and not loop.alive
