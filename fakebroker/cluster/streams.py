@@ -28,10 +28,11 @@ def task_name(task: Task) -> str:
 
 
 def _names(tasks: frozenset[Task]) -> tuple[str, ...]:
-    return tuple(task_name(t) for t in sorted(tasks, key=lambda t: (_sort_key(t[0]), t[1])))
+    return tuple(task_name(t) for t in sorted(tasks, key=lambda t: (subtopology_order(t[0]), t[1])))
 
 
-def _sort_key(subtopology: str) -> tuple[int, int | str]:
+def subtopology_order(subtopology: str) -> tuple[int, int | str]:
+    """Kafka Streams' subtopology ids are numbers: "2" before "10"; others after, by name."""
     return (0, int(subtopology)) if subtopology.isdigit() else (1, subtopology)
 
 
@@ -166,7 +167,8 @@ class StreamsGroupView:
             w.update(m.tasks.warmup)
 
         def ordered(names: set[str]) -> tuple[str, ...]:
-            return tuple(sorted(names, key=lambda n: (_sort_key(n.rsplit("_", 1)[0]), int(n.rsplit("_", 1)[1]))))
+            tasks = {(n.rsplit("_", 1)[0], int(n.rsplit("_", 1)[1])) for n in names}
+            return _names(frozenset(tasks))
 
         return {p: TasksView(ordered(a), ordered(s), ordered(w)) for p, (a, s, w) in sorted(merged.items())}
 
@@ -227,7 +229,7 @@ def streams_group_view(state: ClusterState, group_id: str) -> StreamsGroupView |
                 tuple(t.name for t in s.state_changelog_topics),
                 counts.get(s.subtopology_id, 0),
             )
-            for s in sorted(group.topology.subtopologies, key=lambda s: _sort_key(s.subtopology_id))
+            for s in sorted(group.topology.subtopologies, key=lambda s: subtopology_order(s.subtopology_id))
         )
     status = None
     if configured is not None and configured.status is not None:

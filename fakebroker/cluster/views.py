@@ -12,6 +12,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState
 from ..core.groups.streams.model import Task
 from ..protocol.data import assignment_dict, decode_subscription
+from .streams import subtopology_order
 
 
 @dataclass(frozen=True)
@@ -294,7 +295,7 @@ def streams_group_as_group_view(state: ClusterState, group_id: str) -> GroupView
 
     def plain(tasks: frozenset[Task]) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
-        for sub, p in sorted(tasks, key=lambda t: (len(t[0]), t)):
+        for sub, p in sorted(tasks, key=lambda t: (subtopology_order(t[0]), t[1])):
             out.setdefault(sub, []).append(p)
         return out
 
