@@ -94,8 +94,11 @@ class Target:
         owners = [handle_of(c) for c in ids]
         if None in owners or set(owners) != set(running):
             return False
-        plain = [o for o, c in zip(owners, ids) if o == c]
-        return len(plain) == len(set(plain))  # a plain consumer's handle is one member
+        # a plain consumer's handle is one member (two handles may share a client id; a member
+        # that stopped without leaving, beside its replacement, is one too many)
+        threads = {o for o, c in zip(owners, ids) if o != c}
+        plain = sorted(c for o, c in zip(owners, ids) if o == c)
+        return plain == sorted(r for r in running if r not in threads)
 
     def _streams_settled(self) -> bool:
         """A streams group (KIP-1071): Stable, every member at its target, every task active

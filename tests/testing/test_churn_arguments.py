@@ -137,3 +137,27 @@ def test_every_problem_is_named_at_once_and_nothing_starts(cluster):
         "ledger",
     ]
     assert "group='': give the group id your members join (groups now: none)" in lines[3]
+
+
+def test_whose_members_a_group_has():
+    """A target's members match the group's by client id: one member per plain consumer (two
+    handles may share a client id; a stopped member beside its replacement is one too many), one
+    or more per Kafka Streams instance (``<client.id>-StreamThread-<n>-consumer``)."""
+    from types import SimpleNamespace
+
+    from fakebroker.testing.churn import Target
+
+    def target(*client_ids: str) -> Target:
+        handles = [SimpleNamespace(name=f"m{i}", client_id=c) for i, c in enumerate(client_ids)]
+        return Target(None, "g", "t", handles, running={h.name for h in handles})  # type: ignore[arg-type]
+
+    assert target("a", "b")._members_are_ours(["b", "a"])
+    assert target("svc", "svc")._members_are_ours(["svc", "svc"])
+    assert not target("a")._members_are_ours(["a", "a"])  # a ghost beside its replacement
+    assert not target("a", "b")._members_are_ours(["a"])
+    assert not target("a")._members_are_ours(["a", "other"])
+    streams = target("wc-a", "wc-b")
+    assert streams._members_are_ours(
+        ["wc-a-StreamThread-1-consumer", "wc-a-StreamThread-2-consumer", "wc-b-StreamThread-1-consumer"]
+    )
+    assert not streams._members_are_ours(["wc-a-StreamThread-1-consumer"])
