@@ -32,7 +32,10 @@ def handle(ctx: RequestContext, request: Message):
         return ctx.response(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     denied = _denied(ctx, request) if ctx.cluster.authorizer.enabled else False
     response, size, errors = _build(ctx, request, denied)
-    if size >= request.min_bytes or request.max_wait_ms <= 0 or errors:
+    wanted = _partitions(ctx, request)
+    # ReplicaManager.fetchMessages answers at once a fetch with nothing to read (a consumer's
+    # closing fetch names no partition): it does not wait max_wait_ms for data it never reads
+    if size >= request.min_bytes or request.max_wait_ms <= 0 or errors or not wanted:
         return response
     deadline = ctx.now_ms + request.max_wait_ms
 
@@ -41,7 +44,7 @@ def handle(ctx: RequestContext, request: Message):
         again, size, errors = _build(ctx, request, denied)
         return again if final or errors or size >= request.min_bytes else None
 
-    return Wait(deadline, poll, _partitions(ctx, request))
+    return Wait(deadline, poll, wanted)
 
 
 def _denied(ctx: RequestContext, request: Message) -> bool | frozenset[str]:

@@ -468,6 +468,17 @@ def test_no_wait_without_min_bytes_or_max_wait(min_bytes, max_wait_ms):
     assert not isinstance(result, Wait) and only_partition(result).records == b""
 
 
+@pytest.mark.parametrize("version", [4, 12, 13, 17])
+def test_a_fetch_naming_no_partition_is_answered_at_once(version):
+    """As ReplicaManager.fetchMessages answers a fetch with nothing to read (``fetchInfos``
+    empty), whatever its min_bytes and max_wait_ms: a Java consumer's closing fetch names none."""
+    state = cluster(1)
+    state.create_topic("t", 1)
+    body = {"replica_id": -1} if version < 15 else {}
+    result, _ = call(state, FETCH, version, max_wait_ms=500, min_bytes=1, topics=[], **body)
+    assert not isinstance(result, Wait) and result.error_code == E.NONE and result.responses == []
+
+
 def test_an_incremental_fetch_naming_a_session_gets_fetch_session_id_not_found():
     state = cluster(1)
     state.create_topic("t", 1)
