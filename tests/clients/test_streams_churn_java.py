@@ -34,7 +34,7 @@ from fakebroker.testing import ProcessMember  # noqa: E402
 from fakebroker.testing.churn import Block, churn, member_stall  # noqa: E402
 
 from .test_java_client import java_client_jar, java_command  # noqa: E402,F401 (fixture)
-from .test_streams_groups_java import PARTITIONS, read_counts  # noqa: E402
+from .test_streams_groups_java import PARTITIONS, produce, read_counts  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
@@ -63,14 +63,7 @@ class Feed:
         self.rounds += 1
         batch = lines(self.rounds, 40)
         self.expected.update(w for line in batch for w in line.split())
-        produce_lines(self.cluster, self.topic, batch)
-
-
-def produce_lines(cluster: FakeCluster, topic: str, batch: list[str]) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
-    for i, line in enumerate(batch):
-        producer.produce(topic, key=f"line-{i}".encode(), value=line.encode(), partition=i % PARTITIONS)
-    assert producer.flush(30) == 0
+        produce(self.cluster, self.topic, batch)
 
 
 def instances(
@@ -165,7 +158,7 @@ def test_a_streams_app_churned_over_the_control_endpoint(java_client_jar, tmp_pa
             for m in members:
                 m.start()
             first = lines(1, 40)
-            produce_lines(cluster, source, first)
+            produce(cluster, source, first)
             wait = {"condition": "streams_group_stable", "group": app, "members": 2, "timeout": 60}
             assert http(control, "POST", "/wait", wait)["result"]["group_type"] == "streams"
             group = http(control, "GET", f"/groups/{app}")
@@ -176,7 +169,7 @@ def test_a_streams_app_churned_over_the_control_endpoint(java_client_jar, tmp_pa
             churned = http(control, "POST", f"/groups/{app}/churn", {**body, "settle_timeout": 60})
             assert churned["seed"] == 5 and len(churned["actions"]) == 2, churned
             second = lines(2, 40)
-            produce_lines(cluster, source, second)
+            produce(cluster, source, second)
             counts = collections.Counter(w for line in first + second for w in line.split())
             read_counts(cluster, sink, dict(counts), timeout=60)
             assert http(control, "POST", "/wait", wait)["result"]["state"] == "Stable"
