@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything fakebroker and its tests need on a fresh machine (idempotent):
-# the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, the
+# the package with its test extra, kcat, curl, a JDK and Maven for the Java client tests, Debian's
+# Chromium for the console's browser tests, the
 # kafkajs test scripts' npm packages, Spark's Kafka connector and the Kafka broker jars of the
 # conformance tests (both from Maven Central, cached), and the wheels of the packaging tests.
 # Run as root or with sudo available.
@@ -17,6 +18,7 @@ command -v java >/dev/null || apt_packages+=(default-jdk-headless)
 command -v mvn >/dev/null || apt_packages+=(maven)
 command -v npm >/dev/null || apt_packages+=(nodejs npm)
 command -v go >/dev/null || apt_packages+=(golang-go)  # an older go fetches the toolchain go.mod asks for
+command -v chromium >/dev/null || apt_packages+=(chromium)  # the console's browser tests (Playwright drives it)
 if [ ${#apt_packages[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

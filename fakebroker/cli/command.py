@@ -269,7 +269,8 @@ def serve(
 
     The first line is `bootstrap: HOST:PORT,...`; with several --listeners, a line `listener NAME:
     HOST:PORT,...` for each other one; with TLS the next is `tls-ca: PATH`; with --control-port the
-    next is `control: URL token=TOKEN`; then one line per event.
+    next is `control: URL token=TOKEN`, then `console: URL` (the live console, its token in the
+    URL); then one line per event.
     """
     try:
         file = load_config(config_file) if config_file else ServeConfig()
@@ -411,6 +412,7 @@ async def _serve(
                     failed = ControlPortError(control["port"], exc)
                 else:
                     printer.plain(f"control: {endpoint.url} token={endpoint.token}")
+                    printer.plain(f"console: {endpoint.console_url}")
             if failed is None:
                 _collect_less()
                 for rule in faults:

@@ -18,7 +18,9 @@ import anyio
 from ..cluster import FakeCluster, TopicView, WaitTimeout
 from ..cluster import conditions as cond
 from ..version import __version__
+from . import state
 from .churning import CHURN_BODY, churn_group
+from .live import group_timeline, stream, vocabulary
 from .schemas import FAULT_BODY, INT, NUM, STR, WAIT_CONDITIONS, HTTPError, check_body, obj
 
 MAX_WAIT_S = 600.0  # the longest POST /wait
@@ -30,6 +32,7 @@ class Request:
     params: dict[str, Any]
     query: dict[str, list[str]]
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
     def q(self, name: str, kind: type = str, default: Any = None) -> Any:
         """A query parameter (the last one given), converted to ``kind``."""
@@ -131,7 +134,7 @@ async def add_fault(req: Request) -> Any:
 
 
 async def list_faults(req: Request) -> Any:
-    return {"faults": [r.to_dict() for r in req.cluster.faults.list()]}
+    return {"faults": state.faults_json(req.cluster)}
 
 
 async def get_fault(req: Request) -> Any:
@@ -151,7 +154,7 @@ async def clear_faults(req: Request) -> Any:
 
 
 async def list_brokers(req: Request) -> Any:
-    return {"brokers": [b.to_dict() for b in req.cluster.brokers()]}
+    return {"brokers": state.brokers_json(req.cluster)}
 
 
 async def stop_broker(req: Request) -> Any:
@@ -182,7 +185,7 @@ async def elect_preferred(req: Request) -> Any:
 
 
 async def get_clock(req: Request) -> Any:
-    return {"now_ms": req.cluster.clock.now_ms(), "virtual": req.cluster.clock.virtual}
+    return state.clock_json(req.cluster)
 
 
 async def advance_clock(req: Request) -> Any:
@@ -220,28 +223,12 @@ async def list_events(req: Request) -> Any:
     return {"events": out, "next_since": scanned, "dropped": req.cluster.events_dropped}
 
 
-def _group_json(cluster: FakeCluster, group_id: str) -> dict[str, Any] | None:
-    """A group's JSON: a share group's with its share partitions and records in flight, a
-    streams group's with its topology and tasks."""
-    view = cluster.group(group_id)
-    if view is not None and view.group_type == "share":
-        share = cluster.share_group(group_id)
-        if share is not None:
-            return share.to_dict()
-    if view is not None and view.group_type == "streams":
-        streams = cluster.streams_group(group_id)
-        if streams is not None:
-            return streams.to_dict()
-    return view.to_dict() if view is not None else None
-
-
 async def list_groups(req: Request) -> Any:
-    views = (_group_json(req.cluster, g) for g in req.cluster.groups())
-    return {"groups": [v for v in views if v is not None]}
+    return {"groups": state.groups_json(req.cluster)}
 
 
 async def get_group(req: Request) -> Any:
-    view = _group_json(req.cluster, req.params["id"])
+    view = state.group_json(req.cluster, req.params["id"])
     if view is None:
         raise HTTPError(404, f"no group {req.params['id']!r}")
     return view
@@ -267,15 +254,11 @@ async def group_offsets(req: Request) -> Any:
     committed = req.cluster.committed(gid)
     if not committed and req.cluster.group(gid) is None:
         raise HTTPError(404, f"no group {gid!r}")
-    return {
-        "group_id": gid,
-        "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(committed.items())],
-    }
+    return {"group_id": gid, "offsets": state.offsets_json(req.cluster, gid)}
 
 
 async def list_transactions(req: Request) -> Any:
-    views = (req.cluster.transaction(t) for t in req.cluster.transactions())
-    return {"transactions": [v.to_dict() for v in views if v is not None]}
+    return {"transactions": state.transactions_json(req.cluster)}
 
 
 async def get_transaction(req: Request) -> Any:
@@ -300,7 +283,7 @@ async def create_topic(req: Request) -> Any:
 
 async def list_topics(req: Request) -> Any:
     internal = req.q("internal", str, "false").lower() in ("1", "true", "yes")
-    return {"topics": [t.to_dict() for t in req.cluster.describe_topics(internal=internal)]}
+    return {"topics": state.topics_json(req.cluster, internal=internal)}
 
 
 async def get_topic(req: Request) -> Any:
@@ -329,7 +312,7 @@ async def move_leader(req: Request) -> Any:
 
 
 def _cuts(cluster: FakeCluster) -> dict[str, Any]:
-    return {"cuts": [{"client_id": c, "broker": b} for c, b in cluster.cuts()]}
+    return {"cuts": state.cuts_json(cluster)}
 
 
 async def list_cuts(req: Request) -> Any:
@@ -379,6 +362,21 @@ ROUTES: list[Route] = [
         "Add a fault rule; the body is cluster.faults.add's keyword arguments",
         FAULT_BODY,
         status=201,
+    ),
+    Route(
+        "GET",
+        "/vocabulary",
+        vocabulary,
+        "The names the forms of the console offer: API names, error names, fault actions, event kinds, churn blocks",
+    ),
+    Route(
+        "GET",
+        "/stream",
+        stream,
+        "Server-sent events (text/event-stream): `state` (brokers with their roles, topics with records/s, groups "
+        "with offsets and lag, transactions, fault rules, cuts, clock) when something happened and at least once a "
+        "second, and `events` (the new events, their `id:` the last seq; Last-Event-ID or `since` resumes)",
+        query={"since": INT},
     ),
     Route("GET", "/faults", list_faults, "Every fault rule with its matched and fired counts"),
     Route("DELETE", "/faults", clear_faults, "Remove every fault rule"),
@@ -447,7 +445,19 @@ ROUTES: list[Route] = [
         "Move a group's coordinator (default: the next live broker); the new one reloads the group",
         obj({"broker": INT, "load_time_ms": INT}),
     ),
-    Route("GET", "/groups/{id}/offsets", group_offsets, "A group's committed offsets"),
+    Route(
+        "GET",
+        "/groups/{id}/timeline",
+        group_timeline,
+        "A group's swim lanes as data: each member's lane with its generation segments and assignments, markers "
+        "(expiries, faults, cluster actions) and the group's states over time, as the timeline picture draws them",
+    ),
+    Route(
+        "GET",
+        "/groups/{id}/offsets",
+        group_offsets,
+        "A group's committed offsets, each with its partition's end offset (high watermark) and the lag",
+    ),
     Route(
         "POST",
         "/groups/{id}/churn",

@@ -36,6 +36,9 @@ import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..cluster import ErrorCode, FakeCluster, TopicError
+from . import console
+from .console import Response
+from .live import EventStream
 from .routes import ROUTES, Request, Route, openapi_document
 from .schemas import HTTPError, check_body
 
@@ -65,6 +68,11 @@ class ControlApp:
         self.cluster = cluster
         self._token = token.encode()
         self._readers: anyio.Semaphore | None = None  # made on the loop, at the first body read
+        self._closing: anyio.Event | None = None  # set when the endpoint stops: streams end
+
+    def close_streams(self) -> None:
+        if self._closing is not None:
+            self._closing.set()
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]
@@ -81,28 +89,26 @@ class ControlApp:
             await send({"type": "websocket.close"})  # refused before accepting
             return
         try:
-            status, payload, headers = 200, None, []
+            status, headers = 200, []
+            payload: Any = None
             self._check_host(scope)
-            status, payload = await self._handle(scope, receive)
+            self._check_origin(scope)
+            if console.is_console_path(scope["path"]):
+                payload = console.answer(scope, self._token, _port(scope), self._authorized(scope))
+            else:
+                status, payload = await self._handle(scope, receive)
         except HTTPError as exc:
             status, payload, headers = exc.status, {"error": exc.message}, exc.headers
         except Exception as exc:  # a bug: say so instead of closing the connection
             log.exception("control endpoint: %s %s failed", scope.get("method"), scope.get("path"))
             status, payload = 500, {"error": f"{type(exc).__name__}: {exc}"}
-        body = json.dumps(payload, default=str).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"no-store"),
-                    *headers,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        if isinstance(payload, EventStream):
+            await self._stream(payload, receive, send)
+            return
+        if isinstance(payload, Response):
+            await send_whole(send, payload.status, payload.body, payload.content_type, payload.headers)
+            return
+        await send_whole(send, status, json.dumps(payload, default=str).encode(), "application/json", headers)
 
     def _check_host(self, scope: dict[str, Any]) -> None:
         """Refuse a Host header other than a loopback name with this port (DNS rebinding: a
@@ -113,6 +119,18 @@ class ControlApp:
             shown = given.decode("latin-1") if given is not None else "(none)"
             raise HTTPError(403, f"Host {shown!r} refused: use 127.0.0.1, localhost or [::1] with the endpoint's port")
 
+    def _check_origin(self, scope: dict[str, Any]) -> None:
+        """Refuse what a browser sends on behalf of another site: an Origin header other than
+        this endpoint's own (a loopback name with its port), or Sec-Fetch-Site cross-site."""
+        headers = {n.lower(): v for n, v in scope.get("headers", [])}
+        origin = headers.get(b"origin")
+        if origin is not None:
+            scheme, _, host = origin.decode("latin-1").partition("://")
+            if scheme != "http" or not host_allowed(host, _port(scope)):
+                raise HTTPError(403, f"Origin {origin.decode('latin-1')!r} refused: only the endpoint's own page")
+        if headers.get(b"sec-fetch-site") == b"cross-site":
+            raise HTTPError(403, "a cross-site request is refused")
+
     async def _handle(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> tuple[int, Any]:
         raw = scope.get("raw_path") or scope["path"].encode()
         raw = raw.split(b"?", 1)[0].decode("latin-1")
@@ -120,8 +138,16 @@ class ControlApp:
         method = scope["method"].upper()
         candidates = [(r, p) for r in ROUTES if (p := r.match(parts)) is not None]
         route, params = next(((r, p) for r, p in candidates if r.method == method), (None, None))
-        if route is None or not route.open:
-            self._authorize(scope)
+        if (route is None or not route.open) and not self._authorized(scope):
+            raise HTTPError(
+                401,
+                "missing or wrong token: send 'Authorization: Bearer TOKEN' (the token serve printed)",
+                [(b"www-authenticate", b'Bearer realm="fakebroker"')],
+            )
+        if method not in ("GET", "HEAD") and console.cookie_token(scope, _port(scope)) and not _bearer(scope):
+            # a browser's call on the cookie: it sends Origin with every unsafe method
+            if not any(n.lower() == b"origin" for n, _ in scope.get("headers", [])):
+                raise HTTPError(403, f"{method} with the console's cookie needs an Origin header")
         if route is None:
             if candidates:
                 allowed = ", ".join(sorted({r.method for r, _ in candidates}))
@@ -135,7 +161,8 @@ class ControlApp:
         elif body not in (None, {}):
             raise HTTPError(400, f"{method} {route.path} takes no body")
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        req = Request(self.cluster, params or {}, query, body or {})
+        headers = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in scope.get("headers", [])}
+        req = Request(self.cluster, params or {}, query, body or {}, headers)
         try:
             return route.status, await route.handler(req)
         except TopicError as exc:
@@ -152,19 +179,52 @@ class ControlApp:
         except (ValueError, TypeError) as exc:  # misspelt API / error / action names, bad values
             raise HTTPError(400, str(exc)) from None
 
-    def _authorize(self, scope: dict[str, Any]) -> None:
-        given = b""
-        for name, value in scope.get("headers", []):
-            if name.lower() == b"authorization":
-                scheme, _, credentials = value.partition(b" ")
-                if scheme.lower() == b"bearer":
-                    given = credentials.strip()
-        if not given or not hmac.compare_digest(given, self._token):
-            raise HTTPError(
-                401,
-                "missing or wrong token: send 'Authorization: Bearer TOKEN' (the token serve printed)",
-                [(b"www-authenticate", b'Bearer realm="fakebroker"')],
-            )
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        """The request carries the token: as a bearer token, or the console's cookie."""
+        given = _bearer(scope) or console.cookie_token(scope, _port(scope))
+        return bool(given) and hmac.compare_digest(given, self._token)
+
+    async def _stream(self, stream: EventStream, receive: Callable[[], Awaitable[dict]], send: Any) -> None:
+        """Send a server-sent event stream until the client goes away or the endpoint stops."""
+        if self._closing is None:
+            self._closing = anyio.Event()
+        closing = self._closing
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-store"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        gone = False
+        async with anyio.create_task_group() as tg:
+
+            async def until_gone() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                tg.cancel_scope.cancel()
+
+            async def until_closing() -> None:
+                await closing.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(until_gone)
+            tg.start_soon(until_closing)
+            try:
+                async for chunk in stream.chunks():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except Exception:  # the cluster stopping under the stream, or a bug: end this stream only
+                log.debug("control endpoint: a stream ended", exc_info=True)
+            tg.cancel_scope.cancel()
+        if not gone:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _read_body(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]]) -> Any:
         """The body as JSON (None if empty), read within BODY_TIMEOUT_S, at most MAX_BODY bytes
@@ -210,6 +270,39 @@ class ControlApp:
         if nesting(body) > MAX_DEPTH:
             raise HTTPError(400, f"the body is JSON nested too deep: at most {MAX_DEPTH} levels")
         return body
+
+
+async def send_whole(
+    send: Callable[[dict], Awaitable[None]], status: int, body: bytes, content_type: str, headers: list
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _port(scope: dict[str, Any]) -> int | None:
+    server = scope.get("server") or (None, None)
+    return server[1]
+
+
+def _bearer(scope: dict[str, Any]) -> bytes:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            scheme, _, credentials = value.partition(b" ")
+            if scheme.lower() == b"bearer":
+                return credentials.strip()
+    return b""
 
 
 def nesting(value: Any) -> int:
@@ -329,6 +422,7 @@ async def serve(
         try:
             await anyio.sleep_forever()
         finally:
+            app.close_streams()
             stop.set()
             scope.deadline = anyio.current_time() + SHUTDOWN_GRACE_S + 2
 
@@ -379,10 +473,12 @@ class ControlEndpoint:
         self.port = port
         self.token = token
         self.url: str | None = None
+        self.console_url: str | None = None  # the console page, its token in the URL (once)
 
     def _started(self, bound: tuple[int, str]) -> ControlEndpoint:
         self.port, self.token = bound
         self.url = f"http://127.0.0.1:{self.port}"
+        self.console_url = f"{self.url}/?token={self.token}"
         return self
 
     async def _run(self, *, task_status: TaskStatus[tuple[int, str]] = anyio.TASK_STATUS_IGNORED) -> None:

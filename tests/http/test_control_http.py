@@ -426,7 +426,7 @@ def test_group_view_coordinator_move_and_offsets(cluster, api):
         assert [m["client_id"] for m in view["members"]] == ["ctl-consumer"]
         assert sorted(view["members"][0]["assignment"]["t"]) == [0, 1, 2]
         offsets = api.ok("GET", f"/groups/{gid}/offsets")["offsets"]
-        assert offsets == [{"topic": "t", "partition": p, "offset": 10} for p in range(3)]
+        assert offsets == [{"topic": "t", "partition": p, "offset": 10, "end_offset": 10, "lag": 0} for p in range(3)]
 
         old = view["coordinator"]
         target = next(b for b in (0, 1, 2) if b != old)
@@ -443,7 +443,7 @@ def test_group_view_coordinator_move_and_offsets(cluster, api):
         assert sorted(set(got)) == sorted(f"v{i}".encode() for i in range(45))
         consumer.commit(asynchronous=False)  # lands on the new coordinator
         assert api.ok("GET", f"/groups/{gid}/offsets")["offsets"] == [
-            {"topic": "t", "partition": p, "offset": 15} for p in range(3)
+            {"topic": "t", "partition": p, "offset": 15, "end_offset": 15, "lag": 0} for p in range(3)
         ]
         assert api.ok("GET", f"/groups/{gid}")["coordinator"] == target
         waited = api.ok(

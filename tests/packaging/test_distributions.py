@@ -113,11 +113,18 @@ def test_both_distributions_pass_twine_check(dists):
     ]
     out = checked(sys.executable, "-m", "twine", "check", "--strict", *sorted(dists.iterdir()))
     assert out.count("PASSED") == 4
-    parsed = "fakebroker/protocol/specs/parsed.json"
+    shipped = [
+        "fakebroker/protocol/specs/parsed.json",
+        # the console's page, code and vendored libraries: it must work offline
+        "fakebroker/http/static/index.html",
+        "fakebroker/http/static/app.js",
+        "fakebroker/http/static/vendor/preact.mjs",
+        "fakebroker/http/static/vendor/LICENSE-htm",
+    ]
     with zipfile.ZipFile(dists / "fakebroker-0.1.0-py3-none-any.whl") as whl:
-        assert parsed in whl.namelist()
+        assert set(shipped) <= set(whl.namelist())
     with tarfile.open(dists / "fakebroker-0.1.0.tar.gz") as sdist:
-        assert f"fakebroker-0.1.0/{parsed}" in sdist.getnames()
+        assert {f"fakebroker-0.1.0/{name}" for name in shipped} <= set(sdist.getnames())
 
 
 def test_a_users_suite_runs_from_the_wheels_in_a_fresh_venv(dists, tmp_path):
