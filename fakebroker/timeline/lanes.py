@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .text import _UUID, OFFSETS_TOPIC, _related, _secs, group_transactions, share_place
+from .text import _UUID, OFFSETS_TOPIC, Principals, _related, _secs, group_transactions, share_place
 
 if TYPE_CHECKING:  # the events' type only: a timeline needs no running cluster
     from ..cluster import Event
@@ -38,12 +38,13 @@ class Lane:
     member_id: str
     segments: list[Segment] = field(default_factory=list)
     ended: str | None = None  # "expired", "left", "removed"
+    principal: str | None = None  # whom its client id authenticated as (text.Principals)
 
     @property
     def label(self) -> str:
         tail = _UUID.search(self.member_id)
         short = tail.group(1) if tail else self.member_id[-8:]
-        return f"{self.client_id} ({short})"
+        return f"{self.client_id} ({short})" + (f" as {self.principal}" if self.principal else "")
 
 
 @dataclass
@@ -103,6 +104,7 @@ def swimlanes(
     txns = group_transactions(events, group) if group is not None else set()
     shares = share_groups(events)
     share_members: dict[str, int] = {}  # share group -> members now
+    principals = Principals()
 
     def close(lane: Lane, x: float) -> None:
         if lane.segments and lane.segments[-1].end is None:
@@ -113,6 +115,7 @@ def swimlanes(
 
     for e, x in zip(events, xs):
         gid, d = e.group, e.details
+        principals.see(e)
         if e.kind == "leader_moved" and d.get("topic") == OFFSETS_TOPIC:
             last_offsets_leader = d.get("leader")
         if group is not None and not _related(e, group, clients, txns):
@@ -127,6 +130,7 @@ def swimlanes(
                 lane = lanes[(gid, key)] = Lane(gid, key, e.client_id or str(member), member)
                 all_lanes.append(lane)
             lane_of[(gid, member)] = lane
+            lane.principal = principals.of(e.client_id) or lane.principal
             if not lane.segments or lane.segments[-1].end is not None:
                 lane.segments.append(Segment(x))
             if gid in shares:

@@ -134,6 +134,35 @@ def _details(e: Event) -> str:
     return " ".join(f"{k}={_value(v)}" for k, v in details.items() if k not in ("group", "client_id") and v is not None)
 
 
+class Principals:
+    """Whom each client id authenticated as so far (its ``client_authenticated`` events, read in
+    order), for the timeline's client column (``billing-1 as User:alice``) and the lanes' labels.
+    A client id that several principals used (librdkafka's default ``rdkafka``, shared by an
+    admin and a consumer) names them all, first seen first, joined by ``|``: which connection an
+    event came from is not in the event. Before its first login, or on a listener without
+    authentication, a client id has none."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[str, None]] = {}
+
+    def see(self, e: Event) -> None:
+        if e.kind == "client_authenticated" and e.client_id:
+            principal = e.details.get("principal")
+            if principal:
+                self._seen.setdefault(e.client_id, {})[principal] = None
+
+    def of(self, client_id: str | None) -> str | None:
+        names = self._seen.get(client_id) if client_id else None
+        return "|".join(names) if names else None
+
+    def label(self, client_id: str | None) -> str:
+        """``billing-1 as User:alice``, the bare client id without a principal, ``-`` without one."""
+        if not client_id:
+            return "-"
+        who = self.of(client_id)
+        return f"{client_id} as {who}" if who else client_id
+
+
 def _secs(ms: float) -> str:
     return f"{'+' if ms >= 0 else '-'}{abs(ms) / 1000:.3f}s"
 
@@ -167,7 +196,8 @@ def timeline_text(
     rereads: Iterable[Any] = (),
 ) -> str:
     """One aligned line per event: time since the first event by the cluster clock, broker,
-    kind, group, client id, then the other details. Virtual-clock jumps get a line of their
+    kind, group, client id (``billing-1 as User:alice`` once it authenticated: see
+    :class:`Principals`), then the other details. Virtual-clock jumps get a line of their
     own; a run of identical events is one line with a count. With a virtual clock a
     ``wall`` column shows real time too (the cluster clock stands still between jumps).
     ``rereads`` (a delivery ledger's :meth:`~fakebroker.testing.ledger.DeliveryLedger.rereads`) adds a
@@ -195,7 +225,12 @@ def timeline_text(
             wall = (_secs((anchor.wall - w0) * 1000),) if virtual else ()
             rows.append((_secs(anchor.time_ms - t0),) + wall + ("-", "processed_again", "-", member, text))
 
-    for e in select_events(events, group=group, kinds=kinds, include_noise=include_noise):
+    shown = {id(e) for e in select_events(events, group=group, kinds=kinds, include_noise=include_noise)}
+    principals = Principals()  # from every event, shown or not: a group's timeline names its clients' too
+    for e in events:
+        principals.see(e)
+        if id(e) not in shown:
+            continue
         flush_rereads(e.seq)
         rel = e.time_ms - t0
         if e.kind == "clock_advanced":
@@ -204,7 +239,7 @@ def timeline_text(
             by = int(e.details.get("by_ms", 0))
             rows.append((_secs(rel), f"~~~~ virtual clock jumped {_secs(by)} (from {_secs(rel - by)}) ~~~~"))
             continue
-        key = (e.kind, e.broker, e.group, e.client_id, _details(e))
+        key = (e.kind, e.broker, e.group, principals.label(e.client_id), _details(e))
         if key == last_key:
             repeats += 1
             continue
@@ -213,7 +248,7 @@ def timeline_text(
         row = (
             (_secs(rel),)
             + ((_secs((e.wall - w0) * 1000),) if virtual else ())
-            + ("-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", e.client_id or "-", key[-1])
+            + ("-" if e.broker is None else f"b{e.broker}", e.kind, e.group or "-", key[3], key[-1])
         )
         rows.append(row)
     flush_rereads(float("inf"))

@@ -127,6 +127,35 @@ def test_the_session_ends_at_the_tokens_exp_and_a_fresh_token_extends_it(cluster
         assert closed_unanswered(client)  # the session ended at exp: closed at its next request
 
 
+def test_virtual_time_moves_the_tokens_expiry():
+    """With ``virtual_time`` a token's ``exp`` is read on the cluster's clock: an hour of it passes
+    in an instant, the session the token opened ends then (closed at its next request), and a
+    token whose ``exp`` the cluster's clock has passed is refused as expired, though not yet on
+    the wall clock."""
+    with FakeCluster(security_protocol="SASL_PLAINTEXT", virtual_time=True).run_in_thread() as cluster:
+        port = cluster.servers[0].port
+        with RawClient(port) as client:
+            done = log_in(client, unsecured(life_s=3_600))
+            assert done.error_code == 0 and 3_590_000 < done.session_lifetime_ms <= 3_600_050
+            cluster.clock.advance(3_590)  # about ten seconds of the token left
+            assert client.request(METADATA, 12, {"topics": None}).brokers
+            cluster.clock.advance(11)
+            client.send(METADATA, 12, {"topics": None})
+            assert closed_unanswered(client)  # the session ended at exp, on the cluster's clock
+        closed = [e for e in cluster.events if e.kind == "connection_closed"][-1]
+        assert "SASL session expired" in closed.reason
+        with RawClient(port) as client:
+            challenge = log_in(client, unsecured(life_s=600))  # ten minutes left on the wall clock
+            assert (challenge.error_code, challenge.auth_bytes) == (0, INVALID)
+            failed = client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\x01"})
+            assert failed.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        with RawClient(port) as client:  # a token made on the cluster's clock is good
+            now = cluster.clock.now()
+            body = {"sub": "alice", "iat": round(now - 1, 3), "exp": round(now + 60, 3)}
+            fresh = log_in(client, f"{part({'alg': 'none'})}.{part(body)}.")
+            assert fresh.error_code == 0 and 59_000 < fresh.session_lifetime_ms <= 60_050
+
+
 def test_the_unsecured_validators_options():
     options = {"unsecuredValidatorPrincipalClaimName": "client_id", "unsecuredValidatorRequiredScope": "kafka"}
     with FakeCluster(security_protocol="SASL_PLAINTEXT", oauth_validator=options).run_in_thread() as cluster:
