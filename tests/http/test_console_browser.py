@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, ShareConsumer
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.http import ControlEndpoint
@@ -48,18 +48,19 @@ class Worker:
     """A confluent-kafka consumer of the group in a thread; ``reading`` pauses and resumes it
     (a paused one still polls, so it stays in the group, but drops what it gets back)."""
 
-    def __init__(self, cluster: FakeCluster, index: int):
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": cluster.bootstrap_servers,
-                "group.id": GROUP,
-                "client.id": f"worker-{index}",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                "heartbeat.interval.ms": 200,
-                "session.timeout.ms": 6000,
-            }
-        )
+    def __init__(self, cluster: FakeCluster, index: int, group: str = GROUP, kip848: bool = False):
+        config = {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "client.id": f"worker-{index}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        if kip848:
+            config["group.protocol"] = "consumer"
+        else:
+            config |= {"heartbeat.interval.ms": 200, "session.timeout.ms": 6000}
+        self.consumer = Consumer(config)
         self.reading = threading.Event()
         self.reading.set()
         self.done = threading.Event()
@@ -251,6 +252,44 @@ def test_lag_falls_as_the_consumers_read(browser, setup):
     assert len(set(seen)) > 2, seen  # the page showed it falling, not jumping to 0
     assert all(a >= b for a, b in zip(seen, seen[1:])), seen
     assert errors == []
+
+
+def test_consumer_and_share_groups_show_and_churn_runs_from_the_page(browser):
+    """A KIP-848 group (its epoch, 3/3) and a share group side by side; a churn block on the
+    consumer group run from its form."""
+    with FakeCluster(brokers=3, topics={TOPIC: 6}).run_in_thread() as cluster, ControlEndpoint(cluster) as control:
+        produce(cluster, 60)
+        workers = [Worker(cluster, i, "kip848-app", kip848=True) for i in range(2)]
+        sharer = ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "share-app"})
+        sharer.subscribe([TOPIC])
+        stop = threading.Event()
+        polling = threading.Thread(target=lambda: [sharer.poll(0.1) for _ in iter(stop.is_set, True)], daemon=True)
+        polling.start()
+        try:
+            page, errors = open_console(browser, control)
+            page.get_by_test_id("group-kip848-app").click()
+            wait_text(page, "count-0", "3", 20)
+            wait_text(page, "count-1", "3", 5)
+            assert text(page, "group-state") == "Stable" and "consumer" in text(page, "group-detail")
+            page.get_by_test_id("group-share-app").wait_for(timeout=20_000)
+            page.get_by_test_id("group-share-app").click()
+            page.get_by_test_id("group-detail").filter(has_text="share").wait_for(timeout=5000)
+            wait_text(page, "group-state", "Stable", 10)
+            page.get_by_test_id("group-kip848-app").click()
+            churn = page.locator("form.churn")
+            churn.get_by_label("coordinator_failover_storm").check()
+            churn.locator("input[type=number]").first.fill("1")
+            churn.get_by_role("button", name="Run").click()
+            page.get_by_test_id("notice").filter(has_text="churn kip848-app: done").wait_for(timeout=60_000)
+            assert any(e.kind == "group_loaded" and e.group == "kip848-app" for e in cluster.events)
+            snap(page, "kip848")
+            assert errors == []
+        finally:
+            stop.set()
+            polling.join(5)
+            sharer.close()
+            for w in workers:
+                w.stop()
 
 
 def test_the_other_actions_are_the_endpoints_calls(browser):
