@@ -88,12 +88,21 @@ class _ConnectionGroup:
         self.tasks = tasks
         self.full = full
         self.started = 0
+        self.ended = False  # its task left the group's body (full, or cancelled as the broker stops)
 
-    def start(self, serve: Callable[[SocketStream], Coroutine[Any, Any, None]], stream: SocketStream) -> None:
-        self.tasks.start_soon(serve, stream)
+    def start(self, serve: Callable[[SocketStream], Coroutine[Any, Any, None]], stream: SocketStream) -> bool:
+        """Serve ``stream`` in this group; False if the group takes no more: cancelled as the
+        broker stops, between the accept and now (trio: "closed to new arrivals")."""
+        if self.ended:
+            return False
+        try:
+            self.tasks.start_soon(serve, stream)
+        except RuntimeError:
+            return False
         self.started += 1
         if self.started >= GROUP_SIZE:
             self.full.set()  # its task stops waiting: the group ends once its connections have
+        return True
 
 
 @dataclass
@@ -196,8 +205,12 @@ class BrokerServer:
         under_trio = sniffio.current_async_library() == "trio"
         full = trio.Event() if under_trio else anyio.Event()
         async with trio.open_nursery() if under_trio else anyio.create_task_group() as tasks:
-            task_status.started(_ConnectionGroup(tasks, full))
-            await full.wait()
+            group = _ConnectionGroup(tasks, full)
+            task_status.started(group)
+            try:
+                await full.wait()
+            finally:
+                group.ended = True
 
     async def _accept_loop(self, listener: SocketListener, tg: TaskGroup | trio.Nursery, endpoint: Endpoint) -> None:
         pause = ACCEPT_BACKOFF_S[0]
@@ -228,7 +241,12 @@ class BrokerServer:
                     with anyio.CancelScope(shield=True):
                         await stream.aclose()
                     raise
-            group.start(partial(self._serve_one, endpoint=endpoint), stream)
+            if not group.start(partial(self._serve_one, endpoint=endpoint), stream):
+                # the broker is stopping: this accept completed as its groups were cancelled
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+                group = None
+                await anyio.lowlevel.checkpoint()  # where the stop's cancellation lands
 
     async def _serve_one(self, stream: SocketStream, endpoint: Endpoint) -> None:
         security = endpoint.security
