@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -70,7 +71,16 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+def _orphaned_exit(parent: int, every_s: float = 0.5) -> None:
+    """End this run (its process group: the child and what it started) once its parent is gone:
+    a Spark task killed with its Python worker leaves no run behind, holding cores and ports."""
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
 def main() -> None:
+    threading.Thread(target=_orphaned_exit, args=(os.getppid(),), name="orphan-watch", daemon=True).start()
     job = Job.from_json(json.loads(sys.stdin.read()))
     row = run_job(job)  # a module that cannot be loaded raises: the parent's row says "crashed"
     sys.stdout.flush()

@@ -81,10 +81,12 @@ def {name}():
 
 
 def write_replay(row: Mapping[str, Any], campaign_path: str, folder: Path, tries: int = 3) -> Path:
-    """Write the replay test of ``row`` into ``folder``; its path."""
+    """Write the replay test of ``row`` into ``folder``; its path. ``campaign_path``: a ``.py``
+    file (written as its absolute path) or a module name (importable where the test runs)."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"replay_{row['verdict']}_seed_{row['seed']}"
     path = folder / f"test_{stem}.py"
     picture = str((folder / f"{stem}.png").resolve())
-    path.write_text(replay_test_source(row, str(Path(campaign_path).resolve()), picture, tries))
+    spec = str(Path(campaign_path).resolve()) if campaign_path.endswith(".py") else campaign_path
+    path.write_text(replay_test_source(row, spec, picture, tries))
     return path

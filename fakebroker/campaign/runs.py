@@ -15,7 +15,8 @@ A campaign module is a Python file or module with:
 - ``FAULT_MIXES``: :class:`~.schedule.FaultMix` values (optional; default: every built-in block, 3 steps);
 - ``DELIVERY``: ``"at_least_once"`` (default: duplicates are allowed, losses are not) or
   ``"exactly_once"``;
-- ``CLUSTER``: keyword arguments of :class:`~fakebroker.cluster.FakeCluster` (default 3 brokers);
+- ``CLUSTER``: keyword arguments of :class:`~fakebroker.cluster.FakeCluster` (default 3 brokers;
+  no ``port``: each run's cluster takes free ports on loopback, so runs on one host never collide);
 - ``BLOCKS``: blocks of its own, by name in its mixes (optional; the scenario passes them to
   :func:`drive` as ``blocks=BLOCKS``);
 - ``TIMEOUT``: seconds a run may take before it counts as ``stuck`` (default 120).
@@ -120,6 +121,12 @@ def load_campaign(spec: str) -> Campaign:
     mixes = tuple(getattr(module, "FAULT_MIXES", DEFAULT_MIXES) or DEFAULT_MIXES)
     if not all(isinstance(m, FaultMix) for m in mixes) or len({m.name for m in mixes}) != len(mixes):
         raise CampaignError(f"{spec}: FAULT_MIXES must be FaultMix values with different names")
+    cluster = dict(getattr(module, "CLUSTER", DEFAULT_CLUSTER))
+    if cluster.get("port", 0) != 0:
+        raise CampaignError(
+            f"{spec}: CLUSTER port={cluster['port']!r}: a campaign's clusters take free ports (leave port out), "
+            "or the runs that share a host collide"
+        )
     delivery = getattr(module, "DELIVERY", "at_least_once")
     if delivery not in DELIVERIES:
         raise CampaignError(f"{spec}: DELIVERY={delivery!r}: the policies are {', '.join(DELIVERIES)}")
@@ -130,7 +137,7 @@ def load_campaign(spec: str) -> Campaign:
         {k: list(v) for k, v in grid.items()},
         mixes,
         delivery,
-        dict(getattr(module, "CLUSTER", DEFAULT_CLUSTER)),
+        cluster,
         tuple(getattr(module, "BLOCKS", ()) or ()),
         float(getattr(module, "TIMEOUT", DEFAULT_TIMEOUT)),
     )

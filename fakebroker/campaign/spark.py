@@ -9,10 +9,15 @@ environment through ``spark.archives``). fakebroker itself must be installed whe
 executors run (on ``local[*]`` it is the driver's own environment).
 
 Spark's own retries do not apply to verdicts: a run's failure is a row, not a failed task. A
-task fails only if its Python worker dies, and the rows of the tasks done before are kept."""
+task fails only if its Python worker dies (or its executor is lost); the rows of the tasks done
+are kept, the dead task's run is a ``crashed`` row with Spark's error, and the runs not done are
+run in a new job. ``fakebroker campaign`` sets ``spark.task.maxFailures=1`` so Spark does not
+retry such a task first; a session given to :func:`campaign` keeps its own setting."""
 
 from __future__ import annotations
 
+import functools
+import re
 import tempfile
 import threading
 import time
@@ -23,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .isolate import run_isolated
-from .runs import VERDICTS, Campaign, CampaignError, Job, load_campaign
+from ..version import __version__
+from .isolate import OUTPUT_TAIL, run_isolated
+from .runs import VERDICTS, Campaign, CampaignError, Job, load_campaign, schedule_of
 from .shrink import Shrunk, shrink
 
 if TYPE_CHECKING:
@@ -127,22 +133,56 @@ def ship(spark: SparkSession, spec: str) -> str:
     return path.stem
 
 
-def _run_partition(jobs: Iterable[dict[str, Any]], tally: Any) -> Iterator[dict[str, Any]]:
-    for data in jobs:
-        row = run_isolated(Job.from_json(data))
-        tally.add(Counter({row["verdict"]: 1}))
-        yield row
+def _run_partition(jobs: Iterable[tuple[int, dict[str, Any]]], done: Any) -> Iterator[int]:
+    for index, data in jobs:
+        done.add([(index, run_isolated(Job.from_json(data)))])
+        yield index
 
 
-class _CounterParam:
-    """An accumulator of verdict counts (merged at the driver as tasks finish)."""
+class _RowsParam:
+    """An accumulator of (job index, row) pairs. The driver merges each task's as the task
+    finishes, and keeps them when a later task of the job fails: the rows come back this way,
+    not through the action's result."""
 
-    def zero(self, value: Counter[str]) -> Counter[str]:
-        return Counter()
+    def zero(self, value: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+        return []
 
-    def addInPlace(self, a: Counter[str], b: Counter[str]) -> Counter[str]:  # noqa: N802 (Spark's name)
-        a.update(b)
+    def addInPlace(  # noqa: N802 (Spark's name)
+        self, a: list[tuple[int, dict[str, Any]]], b: list[tuple[int, dict[str, Any]]]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        a.extend(b)
         return a
+
+
+# How Spark names the task of a failed job: "Task 3 in stage 7.0 failed 1 times, most recent
+# failure: Lost task 3.0 in stage 7.0 (TID 12) ..."; a task's index is its partition's, here its job's.
+FAILED_TASK = re.compile(r"Lost task (\d+)\.\d+ in stage|Task (\d+) in stage \S+ failed")
+MAX_REDOS = 20  # Spark jobs one execute_on_spark may start after failed ones (each failure is a row)
+
+
+def failed_task(error: BaseException) -> int | None:
+    """The partition index of the task that failed a Spark job, from its message; None if not named."""
+    found = FAILED_TASK.search(str(error))
+    return int(found[1] or found[2]) if found else None
+
+
+def crashed_row(job: Job, error: BaseException, spec: str) -> dict[str, Any]:
+    """The row of a run whose Spark task died (its Python worker killed, its executor lost):
+    crashed, with Spark's account of it as the run's output."""
+    text = str(error)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    schedule = schedule_of(load_campaign(spec), job)  # the driver loaded the campaign already
+    return {
+        **job.to_json(),
+        "campaign": spec,
+        "verdict": "crashed",
+        "schedule": schedule.to_json(),
+        "schedule_text": schedule.describe(),
+        "error": f"the Spark task running it failed: {first[:300]}",
+        "output": text[-OUTPUT_TAIL:],
+        "seconds": 0.0,
+        "version": __version__,
+    }
 
 
 def execute_on_spark(
@@ -153,43 +193,80 @@ def execute_on_spark(
     progress: Callable[[Progress], None] | None = None,
     phase: str = "runs",
 ) -> list[dict[str, Any]]:
-    """Run ``jobs`` as one Spark job, a task each; their rows (with the driver's campaign spec).
-    A run's failure is its row: the job fails only if a Python worker dies."""
+    """Run ``jobs`` as a Spark job, a task each; their rows, in order (with the driver's campaign
+    spec). A run's failure is its row. A task that dies (its Python worker killed, its executor
+    lost) fails the Spark job: the rows of the tasks done are kept, the dead task's run is a
+    ``crashed`` row with Spark's error as its output, and the runs not done go in a new job."""
     from pyspark.accumulators import AccumulatorParam
 
-    class Param(_CounterParam, AccumulatorParam[Counter[str]]):
+    class Param(_RowsParam, AccumulatorParam[list[tuple[int, dict[str, Any]]]]):
         pass
 
     if not jobs:
         return []
     sc = spark.sparkContext
-    tally = sc.accumulator(Counter(), Param())
-    data = [{**j.to_json(), "campaign": executor_spec} for j in jobs]
-    rdd = sc.parallelize(data, len(data)).mapPartitions(lambda it: _run_partition(it, tally))
-    state: dict[str, Any] = {}
-
-    def collect() -> None:
-        sc.setJobDescription(f"fakebroker campaign: {len(jobs)} {phase}")  # Spark's UI shows it
-        try:
-            state["rows"] = rdd.collect()
-        except Exception as exc:  # a dead worker
-            state["error"] = exc
-
-    worker = threading.Thread(target=collect, name="campaign-collect", daemon=True)
+    spec = jobs[0].campaign
+    rows: dict[int, dict[str, Any]] = {}
     shown = Progress(len(jobs), phase=phase)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.25)
-        shown.verdicts = Counter(tally.value)
+
+    def poll(got: list[tuple[int, dict[str, Any]]]) -> None:
+        shown.verdicts = Counter(r["verdict"] for r in rows.values()) + Counter(r["verdict"] for _, r in got)
         shown.done = sum(shown.verdicts.values())
         if progress is not None:
             progress(shown)
-    if "rows" not in state:
-        raise CampaignError(f"the Spark job failed: {state.get('error')!r}")
-    rows: list[dict[str, Any]] = state["rows"]
-    for row in rows:
-        row["campaign"] = jobs[0].campaign
-    return rows
+
+    todo = list(range(len(jobs)))
+    error: BaseException | None = None
+    for _ in range(MAX_REDOS + 1):
+        data = [(i, {**jobs[i].to_json(), "campaign": executor_spec}) for i in todo]
+        got, error = _spark_job(sc, Param(), data, f"fakebroker campaign: {len(todo)} {phase}", poll)
+        rows.update(got)
+        if error is None:
+            break
+        dead = failed_task(error)
+        if dead is None or dead >= len(todo) or todo[dead] in rows:
+            # no task of it named as the one that failed: the job never ran (the driver could
+            # not ship it) or was cancelled; not a run's finding
+            raise CampaignError(f"the Spark job failed: {error!r}")
+        rows[todo[dead]] = crashed_row(jobs[todo[dead]], error, spec)
+        todo = [i for i in todo if i not in rows]
+        if not todo:
+            break
+    if error is not None:  # MAX_REDOS jobs failed in a row: the runs left are crashed too
+        rows.update((i, crashed_row(jobs[i], error, spec)) for i in todo if i not in rows)
+    out = [rows[i] for i in range(len(jobs))]
+    for row in out:
+        row["campaign"] = spec
+    return out
+
+
+def _spark_job(
+    sc: Any,
+    param: Any,
+    data: list[tuple[int, dict[str, Any]]],
+    description: str,
+    poll: Callable[[list[tuple[int, dict[str, Any]]]], None],
+) -> tuple[list[tuple[int, dict[str, Any]]], BaseException | None]:
+    """One Spark job over ``data``, a task each; the (index, row) pairs of the tasks that
+    finished, and the error that failed the job (None if none did). ``poll`` sees the pairs
+    so far four times a second."""
+    done = sc.accumulator([], param)
+    rdd = sc.parallelize(data, len(data)).mapPartitions(functools.partial(_run_partition, done=done))
+    state: dict[str, BaseException] = {}
+
+    def count() -> None:
+        sc.setJobDescription(description)  # Spark's UI shows it
+        try:
+            rdd.count()
+        except Exception as exc:  # a task died: its worker, or its executor
+            state["error"] = exc
+
+    worker = threading.Thread(target=count, name="campaign-job", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.25)
+        poll(list(done.value))
+    return list(done.value), state.get("error")
 
 
 def run_campaign(

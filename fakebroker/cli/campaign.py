@@ -115,7 +115,7 @@ def campaign(
             )
         folder.mkdir(parents=True, exist_ok=True)
         to_dataframe(spark, result.rows).write.mode("overwrite").partitionBy("verdict").parquet(str(folder / "runs"))
-        found = findings(result, module if module.endswith(".py") else loaded.module.__file__ or module, folder, tries)
+        found = findings(result, _replay_spec(module, loaded.module), folder, tries)
         report = write_html(result, found, folder)
     except CampaignError as exc:
         raise click.UsageError(str(exc)) from None
@@ -128,6 +128,18 @@ def campaign(
     click.echo(f"runs: {folder / 'runs'} (Parquet, by verdict); report: {report}")
     click.echo(f"campaign: {len(result.runs)} runs, {len(result.failed)} failed")
     sys.exit(1 if result.failed else 0)
+
+
+def _replay_spec(module: str, loaded: Any) -> str:
+    """What a replay test loads the campaign by: a .py path as given; for a module name, its file
+    when it is a top-level module on disk (the replay then runs from any folder), else the name
+    (a package's module, or one inside a --py-files zip: importable where the replay runs)."""
+    if module.endswith(".py"):
+        return module
+    source = getattr(loaded, "__file__", None)
+    if source and Path(source).is_file() and source.endswith(".py") and not loaded.__package__:
+        return str(source)
+    return module
 
 
 def _spark(master: str | None) -> Any:

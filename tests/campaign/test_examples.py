@@ -1,8 +1,11 @@
-"""The shipped campaign examples beyond confluent-kafka's orders consumer (issue 38), each run as
-the campaign runs it (``run_isolated``: a process per run): an aiokafka consumer that commits
-after processing loses nothing, a transactional consume-transform-produce loop invoices every
-order exactly once, and the same loop with its offsets committed outside the transaction (a
-planted bug) is caught losing orders within a few seeds."""
+"""The shipped campaign examples (issue 38), each run as the campaign runs it (``run_isolated``:
+a process per run): the confluent-kafka orders consumer done right loses nothing with the classic
+protocol and with ``group.protocol=consumer``, and its planted bug (commit before processing) is
+caught losing orders with ``group.protocol=consumer`` too (the Spark tests run it classic); an
+aiokafka consumer that commits after processing loses nothing; a transactional
+consume-transform-produce loop invoices every order exactly once, and the same loop with its
+offsets committed outside the transaction (a planted bug) is caught losing orders within a few
+seeds."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from fakebroker.campaign.isolate import run_isolated
 
 pytestmark = pytest.mark.clients
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "campaigns"
-SEEDS = (0, 1)  # the transactional example's two protocols, one seed each
+SEEDS = (0, 1)  # the orders and transactional examples' two protocols (classic, consumer), one seed each
 
 
 def job(spec: str, seed: int) -> Job:
@@ -39,7 +42,7 @@ def failure(row: dict[str, Any]) -> str:
     return f"{row['verdict']} (seed {row['seed']} {row.get('cell')}):\n{row.get('error')}\n{output}"
 
 
-@pytest.mark.parametrize("example", ["aiokafka_orders.py", "transfer_eos.py"])
+@pytest.mark.parametrize("example", ["correct.py", "aiokafka_orders.py", "transfer_eos.py"])
 def test_a_correct_example_is_ok_on_every_seed(example):
     # each run is a process of its own with a cluster of its own, as on a campaign's executors
     # (local[2] runs two at a time): the seeds run side by side, most of a run is waiting
@@ -98,3 +101,23 @@ def test_offsets_committed_outside_the_transaction_lose_orders_within_a_few_seed
     assert found["verdict"] == "lost", "\n".join(failure(r) for r in rows)
     assert 0 < found["lost"] and found["processed"] < found["produced"], found
     print(f"found on seed {found['seed']} in {found['seconds']} s: {found['error'].splitlines()[0]}")
+
+
+def test_the_planted_bug_loses_orders_with_the_consumer_group_protocol_too():
+    # the campaign tests on Spark run commit_first with the classic protocol; here KIP-848's
+    # group.protocol=consumer, two seeds side by side, then more until one loses
+    spec = str(EXAMPLES / "commit_first.py")
+    mix = load_campaign(spec).mixes[0].name
+    consumer = {"protocol": "consumer"}
+    rows: list[dict[str, Any]] = []
+    for first in range(0, 6, 2):
+        jobs = [Job(spec, seed, mix, consumer, timeout=load_campaign(spec).timeout) for seed in (first, first + 1)]
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            rows += pool.map(run_isolated, jobs)
+        if any(r["verdict"] == "lost" for r in rows):
+            break
+    assert {r["verdict"] for r in rows} <= {"ok", "lost"}, "\n".join(failure(r) for r in rows)
+    found = next((r for r in rows if r["verdict"] == "lost"), None)
+    assert found is not None, "\n".join(failure(r) for r in rows)
+    assert found["cell"] == consumer and 0 < found["lost"] and "lost:" in found["error"], found
+    print(f"found on seed {found['seed']} of {len(rows)} in {found['seconds']} s: {found['error'].splitlines()[0]}")

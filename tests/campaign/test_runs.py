@@ -6,6 +6,7 @@ return verdicts directly, so the rows' plumbing is tested alone."""
 from __future__ import annotations
 
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,11 @@ def test_a_run_in_this_process_is_a_row_with_its_schedule_and_timeline(tmp_path)
         ),
         ("def scenario(c, s, p, cell):\n    os._exit(3)", "crashed", "exited 3"),
         (
-            "TIMEOUT = 1\ndef scenario(c, s, p, cell):\n    print('waiting for ever', flush=True)\n    time.sleep(600)",
+            # 3 s: the child's imports and its cluster's start come out of the run's time and a
+            # short grace (under CI load a 1 s run was killed before it printed)
+            "TIMEOUT = 3\ndef scenario(c, s, p, cell):\n    print('waiting for ever', flush=True)\n    time.sleep(600)",
             "stuck",
-            "overran 1 s",
+            "overran 3 s",
         ),
     ],
     ids=["raises", "does-not-settle", "returns-junk", "duplicates-exactly-once", "dies", "hangs"],
@@ -102,6 +105,7 @@ def test_whatever_a_run_does_is_a_row_in_its_own_process(tmp_path, body, verdict
         ("DELIVERY = 'at_most_once'\ndef scenario(*a): pass", "the policies are at_least_once, exactly_once"),
         ("FAULT_MIXES = ['all']\ndef scenario(*a): pass", "FAULT_MIXES must be FaultMix values"),
         ("import no_such_module_here", "cannot import it"),
+        ("CLUSTER = {'port': 9092}\ndef scenario(*a): pass", "a campaign's clusters take free ports"),
     ],
 )
 def test_an_unusable_campaign_module_names_what_is_valid(tmp_path, body, message):
@@ -111,3 +115,27 @@ def test_an_unusable_campaign_module_names_what_is_valid(tmp_path, body, message
     assert message in str(raised.value)
     with pytest.raises(CampaignError, match="no such file"):
         load_campaign(str(tmp_path / "missing.py"))
+
+
+def test_runs_side_by_side_take_free_ports_on_loopback(tmp_path):
+    """Each run's cluster listens on loopback on ports of its own: runs that share a host (the
+    tasks of one executor) never collide."""
+    spec = module(
+        tmp_path,
+        """
+        CLUSTER = {"brokers": 2}
+        def scenario(cluster, seed, schedule, cell):
+            print("bootstrap", cluster.bootstrap_servers, flush=True)
+            time.sleep(1.0)  # the runs overlap
+            return Verdict(1, 1)
+        """,
+        name="ports_campaign",
+    )
+    jobs = [Job(spec, seed, "quiet", {}, timeout=30) for seed in range(4)]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        rows = list(pool.map(run_isolated, jobs))
+    assert [r["verdict"] for r in rows] == ["ok"] * 4, rows
+    servers = [line.split()[1] for r in rows for line in r["output"].splitlines() if line.startswith("bootstrap")]
+    addresses = [a for s in servers for a in s.split(",")]
+    assert len(servers) == 4 and len(addresses) == 8, servers
+    assert len(set(addresses)) == 8 and all(a.startswith("127.0.0.1:") for a in addresses), addresses

@@ -9,9 +9,12 @@ The first test is part of the CI run (3 seeds); the campaigns of hundreds of see
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import time
+import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -43,6 +46,9 @@ def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest
     assert sorted(p.name for p in (out / "runs").iterdir() if p.is_dir())[0] == "verdict=lost"
     assert (out / "report.html").read_text().count("<tr>") >= 2 and (out / "failures.png").stat().st_size > 1000
     assert "python -m pytest" in done.stdout and "smallest seed" in done.stdout  # the summary table
+    # progress, off a terminal a line a tenth: runs done of all, rate, failures so far by kind
+    assert re.search(r"^runs: 3/3 \(\d+\.\d/s\); failed: lost \d", done.stderr, re.M), done.stderr[-3000:]
+    assert "shrinking lost: " in done.stderr
     replays = sorted((out / "replays").glob("test_replay_lost_seed_*.py"))
     assert len(replays) == 1, list((out / "replays").iterdir())
     source = replays[0].read_text()
@@ -57,6 +63,51 @@ def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest
     assert replayed.returncode == 1, replayed.stdout[-3000:]
     assert "AssertionError: lost again" in replayed.stdout and "timeline picture:" in replayed.stdout
     assert next((out / "replays").glob("replay_lost_seed_*.png")).stat().st_size > 1000
+
+
+SUBMITTED = """
+from fakebroker.testing.ledger import RecordId, Verdict
+CLUSTER = {'brokers': 1}
+def scenario(cluster, seed, schedule, cell):
+    return Verdict(2, 1, lost=[RecordId('t', 0, 1)]) if seed == 1 else Verdict(2, 2)
+"""
+
+
+@pytest.mark.slow  # spark-submit starts its own JVM and driver: 21-47 s, kept out of CI's main run
+def test_spark_submit_runs_a_campaign_module_shipped_with_py_files(tmp_path):
+    """The documented spark-submit line on local[2]: submit_campaign.py with the campaign given
+    by module name and shipped in a zip with --py-files (on neither side's path otherwise). Its
+    replay test names the module, and fails under pytest with the zip on PYTHONPATH."""
+    import pyspark
+
+    import fakebroker.cli.submit_campaign as submit
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "submitted_campaign.py").write_text(SUBMITTED)
+    bundle = tmp_path / "campaigns.zip"
+    with zipfile.ZipFile(bundle, "w") as z:
+        z.write(source / "submitted_campaign.py", "submitted_campaign.py")
+    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}  # fmt: skip
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [str(spark_submit), "--master", "local[2]", "--conf", "spark.task.maxFailures=1", "--conf",
+         "spark.ui.enabled=false", "--py-files", str(bundle), submit.__file__, "submitted_campaign", "--seeds", "3",
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=240, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "campaign: 3 runs, 1 failed", done.stdout + done.stderr[-3000:]
+    assert done.returncode == 1
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir() if p.is_dir()) == ["verdict=lost", "verdict=ok"]
+    (replay,) = (tmp_path / "out" / "replays").glob("test_replay_lost_seed_1.py")
+    assert "'submitted_campaign'," in replay.read_text()  # by name: the module is in the zip
+    replayed = subprocess.run(
+        [sys.executable, "-m", "pytest", str(replay), "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**env, "PYTHONPATH": str(bundle)},
+    )  # fmt: skip
+    assert replayed.returncode == 1 and "lost again" in replayed.stdout, replayed.stdout[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +146,7 @@ def test_two_hundred_seeds_over_the_planted_bug(spark, tmp_path):
     )  # fmt: skip
     assert replayed.returncode == 1 and "lost again" in replayed.stdout, replayed.stdout[-3000:]
     print(f"200 seeds in {result.seconds} s: {dict(verdicts)}; smallest seed {smallest['seed']}; {finding.shrunk}")
+    print(f"minimal schedule:\n{shrunk.schedule.describe()}\nreplay: {finding.command}")
 
 
 @pytest.mark.slow
@@ -102,9 +154,11 @@ def test_two_hundred_seeds_over_the_planted_bug(spark, tmp_path):
 def test_two_hundred_seeds_over_the_correct_consumer_find_nothing(spark):
     from fakebroker.campaign.spark import campaign as run
 
+    started = time.monotonic()
     rows = run(spark, str(EXAMPLES / "correct.py"), seeds=200, grid={"protocol": ["classic"]})
     verdicts = {r["verdict"]: r["count"] for r in rows.groupBy("verdict").count().collect()}
     assert verdicts == {"ok": 200}, verdicts
+    print(f"200 seeds in {time.monotonic() - started:.0f} s: {verdicts}")
 
 
 @pytest.mark.slow
@@ -116,6 +170,7 @@ def test_of_two_settings_that_differ_in_one_behaviour_only_one_fails(spark):
     by_setting = Counter((r["cell"]["enable.auto.commit"], r["verdict"]) for r in result.runs)
     assert by_setting[("false", "ok")] == 16, by_setting
     assert by_setting[("true", "lost")] >= 1, by_setting
+    print(f"{len(result.runs)} runs in {result.seconds} s: {dict(by_setting)}")
 
 
 def test_max_minutes_starts_no_new_wave_past_its_time(spark, tmp_path):
@@ -128,8 +183,81 @@ def test_max_minutes_starts_no_new_wave_past_its_time(spark, tmp_path):
         "import time\nfrom fakebroker.testing.ledger import Verdict\nCLUSTER = {'brokers': 1}\n"
         "def scenario(cluster, seed, schedule, cell):\n    time.sleep(0.2)\n    return Verdict(1, 1)\n"
     )
-    result = run_campaign(spark, str(module), seeds=40, max_minutes=0.01)
+    seen = []
+    result = run_campaign(
+        spark,
+        str(module),
+        seeds=40,
+        max_minutes=0.01,
+        progress=lambda p: seen.append((p.done, p.total, dict(p.verdicts), p.rate)),
+    )
     assert result.cut_short and len(result.runs) == 8, (result.cut_short, len(result.runs))
+    # the progress shown while it ran: runs done of all, by verdict, a rate once runs are done
+    assert seen and [d for d, *_ in seen] == sorted(d for d, *_ in seen), seen
+    assert {t for _, t, _, _ in seen} == {40} and max(d for d, *_ in seen) <= 8, seen
+    assert all(v == {"ok": d} or (d == 0 and not v) for d, _, v, _ in seen), seen
+    assert all(r > 0 for d, _, _, r in seen if d), seen
     assert {r["verdict"] for r in result.runs} == {"ok"}
     rows = to_dataframe(spark, result.rows)
     assert rows.count() == 8 and rows.filter("verdict = 'ok'").count() == 8
+
+
+DIES_WITH_ITS_WORKER = """
+import os, signal, time
+from fakebroker.testing.ledger import Verdict
+CLUSTER = {{'brokers': 1}}
+def scenario(cluster, seed, schedule, cell):
+    if seed == 2:  # the run kills the Spark task's Python worker (its parent): the task dies
+        with open({pidfile!r}, 'w') as f:
+            f.write(str(os.getpid()))
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(600)
+    time.sleep(0.2)
+    return Verdict(1, 1)
+"""
+
+
+def test_a_task_that_dies_is_a_crashed_row_and_the_other_runs_are_kept(spark, tmp_path):
+    """A run whose Spark task dies (its Python worker killed; Spark does not retry on local[2])
+    fails that Spark job: the run is a crashed row with Spark's account of it, the rows of the
+    runs done are kept and the runs not done run in a new job. The run's own process ends with
+    its parent, leaving nothing running."""
+    from fakebroker.campaign.spark import campaign
+
+    pidfile = tmp_path / "killer.pid"
+    module = tmp_path / "dies_with_its_worker.py"
+    module.write_text(DIES_WITH_ITS_WORKER.format(pidfile=str(pidfile)))
+    frame = campaign(spark, str(module), seeds=6)
+    rows = {r["seed"]: r for r in frame.collect()}
+    assert sorted(rows) == list(range(6)), sorted(rows)
+    assert {s: r["verdict"] for s, r in rows.items()} == {0: "ok", 1: "ok", 2: "crashed", 3: "ok", 4: "ok", 5: "ok"}
+    crashed = rows[2]
+    assert crashed["error"].startswith("the Spark task running it failed"), crashed["error"]
+    assert "Python worker" in crashed["output"], crashed["output"][-2000:]
+    assert crashed["schedule"] and crashed["mix"] == "all" and not crashed["tag"]
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), f"the run's process {pid} outlived its Spark task"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"  # a zombie has ended
+
+
+def test_the_task_that_failed_a_job_is_read_from_sparks_message():
+    from fakebroker.campaign.spark import failed_task
+
+    aborted = (
+        "An error occurred while calling o57.count.\n: org.apache.spark.SparkException: Job aborted due to stage "
+        "failure: Task 2 in stage 7.0 failed 1 times, most recent failure: Lost task 2.0 in stage 7.0 (TID 9) "
+        "(127.0.0.1 executor driver): org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)"
+    )
+    assert failed_task(RuntimeError(aborted)) == 2
+    assert failed_task(RuntimeError("Job aborted due to stage failure: Task 11 in stage 3.0 failed 4 times")) == 11
+    assert failed_task(RuntimeError("Job 3 cancelled part of cancelled job group")) is None  # not a run's
