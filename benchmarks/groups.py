@@ -19,9 +19,9 @@ raw-client row are reported beside its wall time, with the raw client's own CPU 
 time against ``fakebroker serve`` (3 brokers) printing its coloured event lines into a pipe
 this process drains, as a user's terminal would (``--no-serve`` skips it). A raw-client row
 gives up after ``ROW_LIMIT_S`` and says so. The table shows seconds and the ratio mock /
-fakebroker (above 1 = fakebroker faster); the last lines are ``stable_1000_s: X`` and
-``stable_1000_serve_s: X``, seconds for 1,000 members to reach Stable on a FakeCluster and
-on ``fakebroker serve``.
+fakebroker (above 1 = fakebroker faster); the last lines are ``stable_N_s: X`` and ``stable_N_serve_s: X`` for N
+of 1,000, 5,000 and 10,000 (those of ``--sizes``), seconds for N members to reach Stable on a
+FakeCluster and on ``fakebroker serve``.
 """
 
 from __future__ import annotations
@@ -428,12 +428,13 @@ def main() -> None:
         row = (cell(seconds, fake_cpu.get(name)), cell(served.get(name), served_cpu.get(name)))
         table.add_row(name, *row, cell(other, base_cpu.get(name)), ratio)
     Console(width=180).print(table)
-    for key, results in (("stable_1000_s", fake), ("stable_1000_serve_s", served)):
-        stable = results.get(raw_row(1000))
-        if isinstance(stable, float):
-            print(f"{key}: {stable:.3f}")
-        elif 1000 in sizes and results:
-            print(f"{key}: {stable}")
+    for size in (1000, 5000, 10000):
+        for key, results in ((f"stable_{size}_s", fake), (f"stable_{size}_serve_s", served)):
+            stable = results.get(raw_row(size))
+            if isinstance(stable, float):
+                print(f"{key}: {stable:.3f}")
+            elif size in sizes and results:
+                print(f"{key}: {stable}")
 
 
 if __name__ == "__main__":
