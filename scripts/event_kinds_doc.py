@@ -35,9 +35,10 @@ SECTIONS: list[tuple[str, str, tuple[str, ...]]] = [
     (
         "Authentication and ACLs",
         "A SASL listener's connections (`peer`, `client_id`): each authentication that succeeded, with "
-        "its principal and mechanism, and each that failed, with Kafka's answer's text; and the ACLs "
-        "created and deleted (CreateAcls, DeleteAcls, `cluster.acls`); and the delegation tokens "
-        "created, renewed and expired (CreateDelegationToken and the rest, the expiry sweep).",
+        "its principal and mechanism, and each that failed, with Kafka's answer's text; the ACLs "
+        "created and deleted (CreateAcls, DeleteAcls, `cluster.acls`) and the authorizer's denials "
+        "(`access_denied`); and the delegation tokens created, renewed and expired "
+        "(CreateDelegationToken and the rest, the expiry sweep).",
         ("fakebroker.core.events.security",),
     ),
     (

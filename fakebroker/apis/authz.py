@@ -5,6 +5,11 @@ Every helper asks :meth:`RequestContext.allowed`, so with no authorizer configur
 before. The decisions themselves are the authorizer's (``core/security/authorizer.py``); this
 module only says how a handler asks and how a denial reads.
 
+A denial is recorded as an ``access_denied`` event, as Kafka's authorizer logs one, unless the
+helper is asked ``quiet=True``: where Kafka passes ``logIfDenied=false`` (a check that only
+filters, or a cluster-wide check tried before the per-resource ones). The KIP-430 bit sets
+(:func:`operations`) are never recorded.
+
 For every handler, group-side or not (produce, fetch, metadata, transactions, admin): the helpers
 stay generic, an operation and a resource type in, a decision out, nothing about one API.
 
@@ -46,19 +51,29 @@ MESSAGES = {
 
 
 def denied(
-    ctx: RequestContext, operation: Operation, resource_type: ResourceType, name: str | None = CLUSTER_NAME
+    ctx: RequestContext,
+    operation: Operation,
+    resource_type: ResourceType,
+    name: str | None = CLUSTER_NAME,
+    *,
+    quiet: bool = False,
 ) -> bool:
     """May this request's principal not do ``operation`` on the resource (the cluster when unnamed)?"""
-    return not ctx.allowed(operation, resource_type, name or "")
+    return not ctx.allowed(operation, resource_type, name or "", quiet=quiet)
 
 
 def allowed_names(
-    ctx: RequestContext, operation: Operation, resource_type: ResourceType, names: Iterable[str | None]
+    ctx: RequestContext,
+    operation: Operation,
+    resource_type: ResourceType,
+    names: Iterable[str | None],
+    *,
+    quiet: bool = False,
 ) -> set[str]:
     """The names among ``names`` the principal may do ``operation`` on, each asked once."""
     if not ctx.cluster.authorizer.enabled:  # asked once per request: everything is allowed
         return {n for n in names if n is not None}
-    return {n for n in dict.fromkeys(names) if n is not None and ctx.allowed(operation, resource_type, n)}
+    return {n for n in dict.fromkeys(names) if n is not None and ctx.allowed(operation, resource_type, n, quiet=quiet)}
 
 
 def split(
@@ -67,11 +82,13 @@ def split(
     resource_type: ResourceType,
     items: Iterable[T],
     name_of: Callable[[T], str | None],
+    *,
+    quiet: bool = False,
 ) -> tuple[list[T], list[T]]:
     """``items`` as (allowed, denied), each in its order, by ``name_of(item)``; an item without
     a name is allowed (its own checks answer it)."""
     items = list(items)
-    ok = allowed_names(ctx, operation, resource_type, (name_of(i) for i in items))
+    ok = allowed_names(ctx, operation, resource_type, (name_of(i) for i in items), quiet=quiet)
     allowed: list[T] = []
     refused: list[T] = []
     for item in items:
@@ -81,10 +98,11 @@ def split(
 
 
 def any_denied(ctx: RequestContext, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> bool:
-    """Is ``operation`` denied on any of the names (each asked once)?"""
+    """Is ``operation`` denied on any of the names (each asked once, every one: each denial is
+    recorded, as Kafka's ``filterByAuthorized`` asks and logs them all)?"""
     if not ctx.cluster.authorizer.enabled:
         return False
-    return any(not ctx.allowed(operation, resource_type, n) for n in dict.fromkeys(names))
+    return not all([ctx.allowed(operation, resource_type, n) for n in dict.fromkeys(names)])
 
 
 def refuse_checked(

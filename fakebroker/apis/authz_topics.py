@@ -28,15 +28,19 @@ CREATE_DENIED = "Authorization failed."  # ControllerApis.createTopics' text for
 
 class TopicCheck:
     """May this request's principal do ``operation`` on a topic? Each name is asked once per
-    request, as Kafka's ``filterByAuthorized`` asks each distinct name once."""
+    request, as Kafka's ``filterByAuthorized`` asks each distinct name once. A denied name is
+    recorded (``access_denied``) unless ``quiet`` (Kafka's ``logIfDenied=false``: an all-topics
+    Metadata's filter, CreateTopics' DESCRIBE_CONFIGS on the topics it created)."""
 
-    __slots__ = ("_authorizer", "_principal", "_host", "_operation", "_seen")
+    __slots__ = ("_ctx", "_authorizer", "_principal", "_host", "_operation", "_quiet", "_seen")
 
-    def __init__(self, ctx: RequestContext, operation: Operation):
+    def __init__(self, ctx: RequestContext, operation: Operation, quiet: bool = False):
+        self._ctx = ctx
         self._authorizer = ctx.cluster.authorizer
         self._principal = ctx.principal
         self._host = ctx.client_host
         self._operation = operation
+        self._quiet = quiet
         self._seen: dict[str, bool] = {}
 
     def __call__(self, name: str) -> bool:
@@ -45,13 +49,15 @@ class TopicCheck:
             seen = self._seen[name] = self._authorizer.authorize(
                 self._principal, self._host, self._operation, ResourceType.TOPIC, name
             )
+            if not seen and not self._quiet:
+                self._ctx.note_denied(self._operation, ResourceType.TOPIC, name)
         return seen
 
 
-def topic_check(ctx: RequestContext, operation: Operation) -> TopicCheck | None:
+def topic_check(ctx: RequestContext, operation: Operation, *, quiet: bool = False) -> TopicCheck | None:
     """The topic check of this request, or None when no authorizer is configured (then every
     topic is allowed, and a handler skips the check)."""
-    return TopicCheck(ctx, operation) if ctx.cluster.authorizer.enabled else None
+    return TopicCheck(ctx, operation, quiet) if ctx.cluster.authorizer.enabled else None
 
 
 def topic_operations(ctx: RequestContext, name: str) -> int:

@@ -11,6 +11,7 @@ its own answer in ``ctx.effects`` (new records wake parked fetches).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from ..core.cluster_state import ClusterState
 from ..core.security.acls import ANONYMOUS, CLUSTER_NAME, Operation, ResourceType
 from ..core.timers import Pending
-from ..protocol.messages import Message, response_type
+from ..protocol.messages import Message, api_keys, response_type
 
 
 @dataclass(slots=True)
@@ -50,18 +51,49 @@ class RequestContext:
     security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     listener: str = ""  # the listener's name ("": the broker's first): the addresses its clients are told
     token_authenticated: bool = False  # the connection logged in with a delegation token (SCRAM tokenauth)
+    denials: set[tuple[Operation, ResourceType, str]] | None = None  # those recorded (made at the first)
 
-    def allowed(self, operation: Operation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:
+    def allowed(
+        self, operation: Operation, resource_type: ResourceType, name: str = CLUSTER_NAME, *, quiet: bool = False
+    ) -> bool:
         """May this request's principal do ``operation`` on the resource? Always, without an
-        authorizer (``authorizer.class.name`` unset), as on Kafka."""
+        authorizer (``authorizer.class.name`` unset), as on Kafka. A denial is recorded
+        (``access_denied``, :meth:`note_denied`) unless ``quiet``: Kafka's ``logIfDenied=false``,
+        for the checks it makes only to filter or to choose between two checks."""
         authorizer = self.cluster.authorizer
-        return not authorizer.enabled or authorizer.authorize(
-            self.principal, self.client_host, operation, resource_type, name
+        if not authorizer.enabled:
+            return True
+        if authorizer.authorize(self.principal, self.client_host, operation, resource_type, name):
+            return True
+        if not quiet:
+            self.note_denied(operation, resource_type, name)
+        return False
+
+    def note_denied(self, operation: Operation, resource_type: ResourceType, name: str) -> None:
+        """Record that the authorizer refused this request ``operation`` on the resource
+        (``access_denied``), once per request for each operation and resource."""
+        key = (operation, resource_type, name)
+        if self.denials is None:
+            self.denials = set()
+        elif key in self.denials:
+            return
+        self.denials.add(key)
+        self.cluster.authorizer.log_denied(
+            self.principal,
+            self.client_host,
+            operation,
+            resource_type,
+            name,
+            self.now_ms,
+            broker=self.broker_id,
+            api=api_name(self.api_key),
+            client_id=self.client_id,
         )
 
     def allowed_any(self, operation: Operation, resource_type: ResourceType) -> bool:
         """May the principal do ``operation`` on some resource of the type (an idempotent
-        producer's IDEMPOTENT_WRITE or any topic WRITE)?"""
+        producer's IDEMPOTENT_WRITE or any topic WRITE)? Never recorded when denied: Kafka's
+        ``authorizeByResourceType`` asks its authorizer with ``logIfDenied=false``."""
         authorizer = self.cluster.authorizer
         return not authorizer.enabled or authorizer.authorize_any(
             self.principal, self.client_host, operation, resource_type
@@ -85,6 +117,12 @@ class RequestContext:
             self.effects.data_changed = True
         else:
             self.effects.partitions.add((topic, partition))
+
+
+@functools.cache
+def api_name(api_key: int) -> str:
+    """``0`` -> ``Produce``: an API's name, as events write it."""
+    return api_keys().get(api_key, str(api_key))
 
 
 @dataclass

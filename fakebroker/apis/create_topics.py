@@ -44,8 +44,9 @@ def _handle(ctx: RequestContext, request: Message):
     # out of what its controller is asked, and answers them last), and whether it may describe
     # a created topic's configs (None: no authorizer, every topic may be created and described)
     uncreatable: set[str] = set()
-    may_describe_configs = topic_check(ctx, Operation.DESCRIBE_CONFIGS)
-    if may_describe_configs is not None and not ctx.allowed(Operation.CREATE, ResourceType.CLUSTER):
+    # (ControllerApis asks both quietly, ``logIfDenied=false``: only CREATE on a topic is recorded)
+    may_describe_configs = topic_check(ctx, Operation.DESCRIBE_CONFIGS, quiet=True)
+    if may_describe_configs is not None and not ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, quiet=True):
         may_create = topic_check(ctx, Operation.CREATE)
         assert may_create is not None
         uncreatable = {t.name for t in request.topics if t.name != METADATA_TOPIC and not may_create(t.name)}

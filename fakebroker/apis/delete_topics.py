@@ -31,7 +31,9 @@ def _handle(ctx: RequestContext, request: Message):
         wanted = [(t.name, t.topic_id) for t in request.topics]
     results = []
     may_describe = may_delete = None  # None: every topic (no authorizer, or DELETE on the cluster)
-    if ctx.cluster.authorizer.enabled and not ctx.allowed(Operation.DELETE, ResourceType.CLUSTER):
+    # DELETE on the cluster is asked quietly (``logIfDenied=false``); Kafka then asks DESCRIBE and
+    # DELETE on every topic named (each denial recorded), whichever decides its answer
+    if ctx.cluster.authorizer.enabled and not ctx.allowed(Operation.DELETE, ResourceType.CLUSTER, quiet=True):
         may_describe, may_delete = topic_check(ctx, Operation.DESCRIBE), topic_check(ctx, Operation.DELETE)
     denied = {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": TOPIC_DENIED}
     for done, (name, topic_id) in enumerate(wanted, 1):
@@ -50,11 +52,13 @@ def _handle(ctx: RequestContext, request: Message):
                 )
                 results.append(ctx.item("responses", out))
                 continue
-            if may_delete is not None and not may_delete(topic.name):
-                # an id is no secret, but its name is only for whom may describe the topic
-                out.update(denied, name=topic.name if may_describe is not None and may_describe(topic.name) else None)
-                results.append(ctx.item("responses", out))
-                continue
+            if may_delete is not None and may_describe is not None:
+                describable, deletable = may_describe(topic.name), may_delete(topic.name)
+                if not deletable:
+                    # an id is no secret, but its name is only for whom may describe the topic
+                    out.update(denied, name=topic.name if describable else None)
+                    results.append(ctx.item("responses", out))
+                    continue
             name = out["name"] = topic.name
         elif topic_id != ZERO_UUID:
             out.update(
@@ -63,8 +67,9 @@ def _handle(ctx: RequestContext, request: Message):
             results.append(ctx.item("responses", out))
             continue
         elif may_describe is not None and may_delete is not None:
-            # DESCRIBE before the topic's existence, DELETE after it
-            if not may_describe(name) or (name in ctx.cluster.topics and not may_delete(name)):
+            # DESCRIBE before the topic's existence, DELETE after it (both asked)
+            describable, deletable = may_describe(name), may_delete(name)
+            if not describable or (name in ctx.cluster.topics and not deletable):
                 out.update(denied)
                 results.append(ctx.item("responses", out))
                 continue

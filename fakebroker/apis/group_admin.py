@@ -70,8 +70,10 @@ def list_groups(ctx: RequestContext, request: Message) -> Message:
     error, hosted = ctx.cluster.groups.list_groups(
         ctx.broker_id, request.states_filter if v >= 4 else None, request.types_filter if v >= 5 else None
     )
-    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER):
-        shown = allowed_names(ctx, Operation.DESCRIBE, ResourceType.GROUP, (g.group_id for g in hosted))
+    # both asked quietly (KafkaApis' ``logIfDenied=false``): the groups one may not describe are
+    # left out, no denial recorded
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, quiet=True):
+        shown = allowed_names(ctx, Operation.DESCRIBE, ResourceType.GROUP, (g.group_id for g in hosted), quiet=True)
         hosted = [g for g in hosted if g.group_id in shown]
     return ctx.response(error_code=error, groups=[dataclasses.asdict(g) for g in hosted], throttle_time_ms=0)
 

@@ -30,9 +30,11 @@ def handle(ctx: RequestContext, request: Message) -> Message:
             # (v6's Enable2Pc would need TWO_PHASE_COMMIT too; v6 is not served)
             if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
                 return answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        elif not ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER) and not ctx.allowed_any(
+        elif not ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, quiet=True) and not ctx.allowed_any(
             Operation.WRITE, ResourceType.TOPIC
         ):
+            # neither is recorded: KafkaApis asks IDEMPOTENT_WRITE with ``logIfDenied=false``, and
+            # authorizeByResourceType's own check is quiet too
             return answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     pid, epoch = (request.producer_id, request.producer_epoch) if v >= 3 else (-1, -1)
     if (pid == -1) != (epoch == -1):

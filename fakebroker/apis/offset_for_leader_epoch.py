@@ -17,7 +17,7 @@ def handle(ctx: RequestContext, request: Message) -> Message:
     # With an authorizer: CLUSTER_ACTION on the cluster (a follower's) allows every topic, else
     # DESCRIBE on each (KIP-320's consumers); the topics refused are answered after the others
     may_describe = topic_check(ctx, Operation.DESCRIBE)
-    if may_describe is not None and ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER):
+    if may_describe is not None and ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, quiet=True):
         may_describe = None
     refused = []
     for t in request.topics:

@@ -33,7 +33,7 @@ from ..core import events as ev
 from ..core.security.authenticator import State
 from ..protocol.errors import ProtocolError
 from ..protocol.framing import FrameDecoder, frame
-from .exchange import CloseConnection
+from .exchange import CloseConnection, authenticated_as
 from .pipeline import Peer, Pipeline
 from .request_memory import SMALL
 
@@ -117,6 +117,7 @@ class Connection:
                     peer=self.peer.address,
                     client_id=self.peer.client_id,
                     reason=str(exc),
+                    principal=authenticated_as(self.peer.auth, self.peer.principal),
                 )
             )
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -157,6 +158,7 @@ class Connection:
                 peer=self.peer.address,
                 client_id=self.peer.client_id,
                 reason=f"idle for more than connections.max.idle.ms={idle * 1000:.0f}",
+                principal=authenticated_as(self.peer.auth, self.peer.principal),
             )
         )
         self._scope.cancel()

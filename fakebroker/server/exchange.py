@@ -13,6 +13,7 @@ import anyio
 from ..apis.context import Result
 from ..apis.registry import Api
 from ..core import events as ev
+from ..core.security.acls import ANONYMOUS
 from ..core.security.authenticator import Authenticator
 from ..protocol import headers
 from ..protocol.error_codes import error_code
@@ -65,6 +66,12 @@ class Exchange:
     def api_name(self) -> str:
         return self.api.name
 
+    @property
+    def authenticated_as(self) -> str | None:
+        """Who the connection authenticated as (SASL, or an SSL client certificate); None for
+        ``User:ANONYMOUS`` or before it did: what request-scoped events name as ``principal``."""
+        return authenticated_as(self.auth, self.principal)
+
     async def encode(self, response: Message | dict) -> bytes:
         """The answer's payload; a long one (worked out in slices) encoded on a worker thread."""
         if not self.sliced:
@@ -112,6 +119,13 @@ def _given(stage: Stage, proceed: Proceed) -> Proceed:
         return stage(exchange, body, proceed)
 
     return walk
+
+
+def authenticated_as(auth: Authenticator | None, principal: str | None) -> str | None:
+    """A connection's principal for its events: its SASL login's, else its client certificate's;
+    None for ``User:ANONYMOUS`` (PLAINTEXT, SSL without a certificate) or before a login."""
+    who = auth.principal if auth is not None else principal
+    return None if who == ANONYMOUS else who
 
 
 @functools.cache
@@ -182,6 +196,7 @@ def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: 
     codes = error_codes(response)
     if not codes:
         return
+    principal = exchange.authenticated_as
     for code in sorted(codes):
         runtime.emit(
             ev.RequestError(
@@ -190,5 +205,6 @@ def note_errors(runtime: Runtime, exchange: Exchange, response: Message, fault: 
                 client_id=exchange.client_id,
                 error=error_name(code),
                 fault=fault,
+                principal=principal,
             )
         )

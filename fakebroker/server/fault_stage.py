@@ -56,6 +56,7 @@ async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proc
     if not fired:
         return await proceed(exchange, body)
     view = look_inside()  # for the event
+    principal = exchange.authenticated_as
     for rule in fired:
         runtime.emit(
             ev.FaultFired(
@@ -68,6 +69,7 @@ async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proc
                 group=min(view.groups) if view.groups else None,
                 topics=sorted(view.topics) or None,
                 error=error_name(rule.error),
+                principal=principal,
             )
         )
     terminal = next((r for r in fired if r.action in TERMINAL), None)
@@ -99,6 +101,7 @@ async def _under_rules(runtime: Runtime, exchange: Exchange, body: Message, proc
                         client_id=exchange.client_id,
                         error=error_name(rule.error),
                         fault=rule.id,
+                        principal=principal,
                     )
                 )
         elif rule.action == "throttle":

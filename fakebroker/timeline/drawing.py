@@ -30,6 +30,7 @@ MARKER_STYLES: dict[str, tuple[str, LineStyle]] = {  # kind -> (colour, line sty
     "member_expired": ("#d62828", "-"),
     "member_left": ("#7b2cbf", "-"),
     "fault_fired": ("#c1121f", "--"),
+    "access_denied": ("#b5179e", "--"),
     "broker_stopped": ("#333333", "-."),
     "broker_started": ("#2a9d8f", "-."),
     "coordinator_moved": ("#8d5524", "--"),
@@ -44,6 +45,9 @@ MARKER_STYLES: dict[str, tuple[str, LineStyle]] = {  # kind -> (colour, line sty
     "duplicate": ("#ff006e", ""),
     "redelivered": ("#3a86ff", ""),
 }
+# what a client keeps meeting (a rule that fires for it, a denial it retries): a small mark on its
+# lane each time, a line only for the first (the labelled marker); kind -> legend of the mark
+CLIENT_MARKS = {"fault_fired": "fault on this client", "access_denied": "access denied to this client"}
 # marks drawn on a member's lane (by client id), not as lines: kind -> (symbol, offset from the lane's middle, legend)
 LANE_MARKS = {
     "duplicate": ("D", 0.3, "records processed again"),
@@ -153,6 +157,7 @@ MARKER_MEANINGS = {  # kind -> what its line means, in the legend
     "member_expired": "member's session expired",
     "member_left": "member left",
     "fault_fired": "fault rule fired",
+    "access_denied": "access denied (ACLs)",
     "broker_stopped": "broker stopped",
     "broker_started": "broker started",
     "coordinator_moved": "coordinator moved",
@@ -173,7 +178,7 @@ def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
     from matplotlib.lines import Line2D
 
     handles = []
-    kinds = {m.kind for m in data.markers if m.kind != "fault_fired" or m.label}
+    kinds = {m.kind for m in data.markers if m.kind not in CLIENT_MARKS or m.label}
     for kind, (colour, style) in MARKER_STYLES.items():
         if kind in kinds and kind not in LANE_MARKS:  # a lane's marks have a symbol entry below
             label = MARKER_MEANINGS.get(kind, kind.replace("_", " "))
@@ -186,11 +191,10 @@ def _marker_handles(data: Swimlanes, lanes: list[Lane]) -> list[Any]:
                 Line2D([], [], color=colour, marker=symbol, linestyle="none", markersize=8, label=f"member {how} here")
             )
     clients = {lane.client_id for lane in lanes}
-    if any(m.kind == "fault_fired" and m.client_id in clients for m in data.markers):
-        colour = MARKER_STYLES["fault_fired"][0]
-        handles.append(
-            Line2D([], [], color=colour, marker="v", linestyle="none", markersize=5, label="fault on this client")
-        )
+    for kind, meaning in CLIENT_MARKS.items():
+        if any(m.kind == kind and m.client_id in clients for m in data.markers):
+            colour = MARKER_STYLES[kind][0]
+            handles.append(Line2D([], [], color=colour, marker="v", linestyle="none", markersize=5, label=meaning))
     for kind, (symbol, _, meaning) in LANE_MARKS.items():
         if any(m.kind == kind and m.client_id in clients for m in data.markers):
             colour = MARKER_STYLES[kind][0]
@@ -325,7 +329,7 @@ def _draw_marker(ax: Any, band: Any, m: Marker, lanes: list[Lane]) -> None:
                         va="center",
                     )
         return
-    if m.kind == "fault_fired":  # can fire often: a small mark on the client's lane, a line only for a rule's first
+    if m.kind in CLIENT_MARKS:  # can happen often: a small mark on the client's lane, a line only for the first
         for y, lane in enumerate(lanes):
             if m.client_id and lane.client_id == m.client_id:
                 ax.plot([m.x], [y - 0.38], marker="v", markersize=5, color=colour, zorder=6)

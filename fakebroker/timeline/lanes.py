@@ -1,5 +1,5 @@
 """The swim lanes of a group's story as data: members' lanes with generation segments and
-assignments, markers for expiries, faults and cluster actions, and the group's states.
+assignments, markers for expiries, faults, denials and cluster actions, and the group's states.
 
 A share group (KIP-932) has no generations: each member jumps to the target assignment of the
 group's epoch, so its lane gets a segment per target computed; its state follows its
@@ -99,6 +99,7 @@ def swimlanes(
     state_now: dict[str, tuple[float, str]] = {}
     last_offsets_leader: int | None = None
     fault_rules_marked: set[Any] = set()
+    denials_marked: set[tuple[Any, ...]] = set()  # (principal, operation, resource type, resource) labelled
     group_xs: list[float] = []
     clients = {e.client_id for e in events if e.group == group and e.client_id} if group is not None else set()
     txns = group_transactions(events, group) if group is not None else set()
@@ -212,6 +213,14 @@ def swimlanes(
             fault_rules_marked.add(d.get("rule"))
             label = f"fault {d.get('rule')}: {d.get('api')} {d.get('action')}" if first else ""
             markers.append(Marker(x, "fault_fired", label, gid, e.client_id))
+        elif e.kind == "access_denied":
+            # a client retries what it was refused: a line (labelled) for the first of each denial,
+            # a small mark on the client's lane for every one (as a fault rule's)
+            what = (d.get("principal"), d.get("operation"), d.get("resource_type"), d.get("resource"))
+            first = what not in denials_marked
+            denials_marked.add(what)
+            label = f"{d.get('principal')} denied {d.get('operation')} {d.get('resource')}" if first else ""
+            markers.append(Marker(x, "access_denied", label, gid, e.client_id))
         elif e.kind in ("broker_stopped", "broker_started"):
             markers.append(Marker(x, e.kind, f"b{e.broker} {e.kind.split('_')[1]}"))
         elif e.kind in ("network_cut", "network_healed"):

@@ -129,9 +129,28 @@ def _share_details(details: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _details(e: Event) -> str:
+def denial_text(details: Mapping[str, Any]) -> str:
+    """An ``access_denied`` event in words: ``User:alice denied READ on GROUP billing``."""
+    return (
+        f"{details.get('principal')} denied {details.get('operation')} on "
+        f"{details.get('resource_type')} {details.get('resource')}"
+    )
+
+
+def _details(e: Event, principal: str | None = None) -> str:
+    """The details column; ``principal``: whom the client column names (a request's
+    ``principal`` detail saying just that is left out; a login's is kept)."""
+    if e.kind == "access_denied":
+        d = e.details
+        where = " ".join(f"{k}={_value(d[k])}" for k in ("api", "host") if d.get(k) is not None)
+        return f"{denial_text(d)} {where}".rstrip()
     details = _share_details(e.details) if e.kind in SHARE_RECORD_KINDS else e.details
-    return " ".join(f"{k}={_value(v)}" for k, v in details.items() if k not in ("group", "client_id") and v is not None)
+    said = principal if e.kind != "client_authenticated" else None
+    return " ".join(
+        f"{k}={_value(v)}"
+        for k, v in details.items()
+        if k not in ("group", "client_id") and v is not None and not (k == "principal" and v == said)
+    )
 
 
 class Principals:
@@ -239,7 +258,7 @@ def timeline_text(
             by = int(e.details.get("by_ms", 0))
             rows.append((_secs(rel), f"~~~~ virtual clock jumped {_secs(by)} (from {_secs(rel - by)}) ~~~~"))
             continue
-        key = (e.kind, e.broker, e.group, principals.label(e.client_id), _details(e))
+        key = (e.kind, e.broker, e.group, principals.label(e.client_id), _details(e, principals.of(e.client_id)))
         if key == last_key:
             repeats += 1
             continue

@@ -23,7 +23,7 @@ from fakebroker.core.events import KINDS, event_kinds
         ("MemberJoined", "unknown event kind 'MemberJoined': did you mean 'member_joined'?"),
         ("member-expired", "did you mean 'member_expired'?"),
         ("group_event", "unknown event kind 'group_event'"),  # a base of kinds, never recorded itself
-        ("zzz", "unknown event kind 'zzz'; event kinds: acls_created, acls_deleted, assignment_delivered"),
+        ("zzz", "unknown event kind 'zzz'; event kinds: access_denied, acls_created, acls_deleted"),
     ],
 )
 def test_an_unknown_event_kind_names_the_closest(kind, message):

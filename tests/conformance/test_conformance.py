@@ -11,7 +11,11 @@ field by field.
 
 The secured probes (``probes_security.py``, ``@probe(secured=True)``) run the same way against
 a pair of their own (SASL_SSL, StandardAuthorizer; see conftest.py), after the others, so one
-JVM at a time serves each kind.
+JVM at a time serves each kind. Their denials are compared too: what Kafka's authorizer logged
+("Principal = User:alice is Denied operation = READ ... on resource = Group:LITERAL:g for
+request = JoinGroup", ``kafka.authorizer.logger`` at INFO, in the broker's server.log) while the
+probe ran, and fakebroker's ``access_denied`` events, as multisets of (principal, operation,
+resource type, resource, API).
 
 Select them with ``-m conformance`` or leave them out with ``-m "not conformance"``. Set
 ``FAKEBROKER_CONFORMANCE_REPORT=path`` to append each differential probe's figures (steps,
@@ -26,7 +30,9 @@ import json
 import os
 import re
 import secrets
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +85,37 @@ def fakebroker_security(cluster) -> Security:
 # the plain probes first, then the secured ones: a test process switches its Kafka broker once
 NAMES = sorted(set(PROBES) - SECURED_PROBES) + sorted(SECURED_PROBES)
 
+# StandardAuthorizerData's audit line for a denial a request asked to be logged (logIfDenied)
+DENIED = re.compile(
+    r"Principal = (\S+) is Denied operation = (\w+) from host = \S+ on resource = "
+    r"(\w+):LITERAL:(.*?) for request = (\w+) with resourceRefCount"
+)
+RESOURCE_TYPES = {  # SecurityUtils.resourceTypeName -> ResourceType's name
+    "Topic": "TOPIC",
+    "Group": "GROUP",
+    "Cluster": "CLUSTER",
+    "TransactionalId": "TRANSACTIONAL_ID",
+    "DelegationToken": "DELEGATION_TOKEN",
+    "User": "USER",
+}
+
+
+def kafka_denials(log: Path, start: int) -> Counter:
+    """The denials Kafka's authorizer logged in ``log`` after byte ``start``."""
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    return Counter((m[1], m[2], RESOURCE_TYPES.get(m[3], m[3]), m[4], m[5]) for m in DENIED.finditer(text))
+
+
+def fake_denials(cluster, since: int) -> Counter:
+    """fakebroker's ``access_denied`` events after the first ``since``, as :func:`kafka_denials`."""
+    return Counter(
+        (e.principal, e.operation, e.resource_type, e.resource, e.api)
+        for e in cluster.events_since(since)
+        if e.kind == "access_denied"
+    )
+
 
 @pytest.mark.parametrize("name", NAMES)
 def test_plain(name, request):
@@ -101,11 +138,14 @@ def test_differential(name, request):
     if secured:
         kafka_security = Security(kafka_broker.secured.ca_file, kafka_broker.secured.users)
         fake_security = fakebroker_security(fakebroker)
+    log = kafka_broker.folder / "server.log" if secured else None
+    start = log.stat().st_size if log is not None else 0
     try:
         kafka = run_probe(name, "kafka", kafka_broker.port, RUN_ID + "d", kafka_security)
     except Exception:
         print(kafka_broker.log_tail())
         raise
+    since = fakebroker.event_count
     fake = run_probe(name, "fakebroker", fakebroker.servers[0].port, RUN_ID + "d", fake_security)
     steps, differences = compare(kafka.steps, fake.steps)
     entries = [a for a in ALLOWED if a.probe == name]
@@ -138,6 +178,15 @@ def test_differential(name, request):
         problems.append("fakebroker did not meet the probe's expectations:\n  " + "\n  ".join(fake.failures))
     if unexplained:
         problems.append("differences from Kafka:\n  " + "\n  ".join(map(str, unexplained)))
+    if log is not None:
+        logged, recorded = kafka_denials(log, start), fake_denials(fakebroker, since)
+        if logged != recorded:
+            problems.append(
+                "denials: Kafka's authorizer logged, not recorded as access_denied:\n  "
+                + "\n  ".join(map(str, sorted((logged - recorded).elements())))
+                + "\nrecorded as access_denied, not logged by Kafka:\n  "
+                + "\n  ".join(map(str, sorted((recorded - logged).elements())))
+            )
     stale = [a for a in entries if a not in used]
     if stale:
         problems.append("allowed differences that no longer show (remove them):\n  " + "\n  ".join(map(repr, stale)))

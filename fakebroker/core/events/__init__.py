@@ -96,6 +96,7 @@ from .log import (
     make,
 )
 from .security import (
+    AccessDenied,
     AclsCreated,
     AclsDeleted,
     AuthenticationFailed,
@@ -134,6 +135,7 @@ for _cls in (Event, *KINDS.values()):
     _cls.__dataclass_params__ = _FROZEN  # type: ignore[attr-defined]  # dataclasses' private flags: not typed
 
 __all__ = [
+    "AccessDenied",
     "AclsCreated",
     "AclsDeleted",
     "AuthenticationFailed",

@@ -16,9 +16,13 @@ class ClientConnected(Event):
 
 @_kind
 class ConnectionClosed(Event):
+    """The broker closed a connection (``reason``: Kafka's cause, or the fault or cut that did);
+    ``principal`` once it authenticated as someone (not ``User:ANONYMOUS``)."""
+
     peer: str
     client_id: str | None
     reason: str
+    principal: str | None = None  # who the connection authenticated as (not set for User:ANONYMOUS)
 
 
 @_kind
@@ -30,14 +34,22 @@ class HandlerError(Event):
 
 @_kind
 class RequestError(Event):
+    """An answer to ``api`` carried ``error`` (one event per distinct error code in it; ``fault``:
+    the rule that put it there); ``principal``: who sent the request, when its connection
+    authenticated as someone (not ``User:ANONYMOUS``)."""
+
     api: int | str
     client_id: str | None
     error: str | None
     fault: int | None = None
+    principal: str | None = None  # who the connection authenticated as (not set for User:ANONYMOUS)
 
 
 @_kind
 class FaultFired(Event):
+    """Fault rule ``rule`` fired for a request of ``api`` (its ``group`` and ``topics`` when it
+    names some) and did ``action``; ``principal`` as in ``request_error``."""
+
     rule: int
     action: str
     api: int | str
@@ -46,6 +58,7 @@ class FaultFired(Event):
     group: str | None = None
     topics: list[str] | None = None
     error: str | None = None
+    principal: str | None = None  # who the connection authenticated as (not set for User:ANONYMOUS)
 
 
 # -- brokers, topics, leaders ------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Event kinds of security: authentication (a SASL listener's connections), the ACLs and the
-delegation tokens."""
+"""Event kinds of security: authentication (a SASL listener's connections), the ACLs, the
+authorizer's denials and the delegation tokens."""
 
 from __future__ import annotations
 
@@ -42,6 +42,31 @@ class AclsDeleted(Event):
     """DeleteAcls (or a test, in code) removed ``acls``, written as in ``acls_created``."""
 
     acls: list[str]
+
+
+@_kind
+class AccessDenied(Event):
+    """The authorizer refused ``principal`` (from ``host``, written as Java writes a client's
+    address, as host ACLs name it) the ``operation`` (Kafka's name: ``READ``, ``WRITE``, ...) on
+    the resource ``resource_type`` (``TOPIC``, ``GROUP``, ``TRANSACTIONAL_ID``, ``CLUSTER``,
+    ``DELEGATION_TOKEN``, ``USER``) named ``resource`` (``kafka-cluster`` for the cluster), for a
+    request of ``api`` from ``client_id`` to ``broker``; ``group`` is the resource's name when it
+    is a group. Recorded where Kafka 4.4's authorizer logs a denial (``kafka.authorizer.logger``
+    at INFO: a check a request asked for, made with ``logIfDenied``), once per operation and
+    resource per request; never for the checks Kafka makes quietly: the topics an all-topics
+    Metadata or a regex subscription leaves out, the KIP-430 ``authorized_operations`` bit sets,
+    ListGroups' filtering, the cluster-wide checks tried before per-resource ones (CREATE or
+    DELETE on the cluster before each topic's), an idempotent producer's (IDEMPOTENT_WRITE on the
+    cluster, WRITE on some topic)."""
+
+    principal: str
+    host: str
+    operation: str
+    resource_type: str
+    resource: str
+    api: str | None = None
+    client_id: str | None = None
+    group: str | None = None
 
 
 @_kind

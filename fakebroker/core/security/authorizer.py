@@ -28,7 +28,7 @@ from typing import Any
 
 from ...protocol.error_codes import ErrorCode
 from ..configs import STANDARD_AUTHORIZER
-from ..events import AclsCreated, AclsDeleted
+from ..events import AccessDenied, AclsCreated, AclsDeleted
 from .acls import (
     ALL_OPERATIONS_BITS,
     CLUSTER_NAME,
@@ -227,6 +227,41 @@ class Authorizer:
         if allowed:
             return True
         return not found and self.allow_everyone_if_no_acl_found
+
+    def log_denied(
+        self,
+        principal: str,
+        host: str,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: str,
+        now_ms: int | None = None,
+        *,
+        broker: int | None = None,
+        api: str | None = None,
+        client_id: str | None = None,
+    ) -> None:
+        """Record a denial as ``access_denied``: what Kafka's authorizer logs at INFO
+        (``kafka.authorizer.logger``, "Principal = ... is Denied operation = ...") for an action
+        that asks for it (``logIfDenied``), the checks a request asks for. The caller decides
+        which those are (``RequestContext.allowed``); :meth:`authorize` itself records nothing,
+        as it also answers the quiet checks (KIP-430 bit sets, filters)."""
+        if self.events is None:
+            return
+        self.events.append(
+            AccessDenied(
+                broker=broker,
+                principal=principal,
+                host=java_host(host),
+                operation=operation.name,
+                resource_type=resource_type.name,
+                resource=name,
+                api=api,
+                client_id=client_id,
+                group=name if resource_type == ResourceType.GROUP else None,
+            ),
+            now_ms,
+        )
 
     def authorize_any(self, principal: str, host: str, operation: Operation, resource_type: ResourceType) -> bool:
         """May ``principal`` do ``operation`` on some resource of the type? Kafka's
