@@ -124,6 +124,8 @@ def test_records_of_a_member_that_leaves_come_back_and_the_ledger_says_member_le
         other = None
         try:
             cluster.wait_for_sync(conditions.record_delivered(GROUP, TOPIC, 0, 9), 30, poll=polling(holder))
+            # the broker handed them out; librdkafka may not have given them to the app yet
+            cluster.wait_for_sync(lambda _: holder.seen == 10, 30, poll=polling(holder))
             other = Worker(cluster, ledger, "other", accept)  # now: it could fetch the records first
             view = cluster.wait_for_sync(conditions.share_group_stable(GROUP, members=2), 30, poll=polling(other))
             assert sorted(m.client_id for m in view.members) == ["holder", "other"]
