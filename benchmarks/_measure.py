@@ -1,6 +1,7 @@
 """What the benchmarks (and the long fuzz run in tests/server) share: resident memory, a raw
-Kafka client that sends one request at a time, a Produce loop, and running a cell in a child
-process with another tree's ``fakebroker`` first on ``sys.path``.
+Kafka client that sends one request at a time, a Produce loop, a confluent-kafka producer's
+rate, and running a cell in a child process with another tree's ``fakebroker`` first on
+``sys.path``.
 
 Benchmarks run both as ``python benchmarks/x.py`` and ``python -m benchmarks.x``; they import
 this module with ``from ._measure import ...`` falling back to ``from _measure import ...``.
@@ -89,6 +90,25 @@ def produce_rate(port: int, seconds: float, topic: str = "bench") -> float:
         count += 1
     client.close()
     return count / elapsed
+
+
+def client_produce_rate(settings: dict[str, Any], records: int, topic: str = "bench") -> tuple[float, float]:
+    """One confluent-kafka producer (``linger.ms=5``) sends ``records`` records of 100 bytes:
+    (records/s, this process's CPU µs per record)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({**settings, "linger.ms": 5})
+    value = b"x" * 100
+    cpu, began = time.process_time(), time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(topic, value=value)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    assert producer.flush(60) == 0
+    return records / (time.perf_counter() - began), (time.process_time() - cpu) * 1e6 / records
 
 
 def run_cell(script: str, tree: Path, *args: str) -> dict[str, Any]:

@@ -30,12 +30,16 @@ import statistics
 import threading
 import time
 
-from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.http import ControlEndpoint
+
+try:
+    from ._measure import client_produce_rate
+except ImportError:  # run as a script
+    from _measure import client_produce_rate
 
 MODES = ("no endpoint", "console closed", "stream open", "console open")
 CHROMIUM_ARGS = [
@@ -51,19 +55,7 @@ CHROMIUM_ARGS = [
 
 def produce_rate(cluster: FakeCluster, records: int) -> tuple[float, float]:
     """(records/s, this process's CPU µs per record)."""
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5, "log_level": 3})
-    value = b"x" * 100
-    cpu = time.process_time()
-    began = time.perf_counter()
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce("bench", value=value)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    assert producer.flush(60) == 0
-    return records / (time.perf_counter() - began), (time.process_time() - cpu) * 1e6 / records
+    return client_produce_rate({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 3}, records)
 
 
 def read_stream(control: ControlEndpoint, stop: threading.Event) -> None:

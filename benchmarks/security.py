@@ -29,6 +29,11 @@ from rich.table import Table
 
 from fakebroker.cluster import FakeCluster
 
+try:
+    from ._measure import client_produce_rate
+except ImportError:  # run as a script
+    from _measure import client_produce_rate
+
 USERS = {"bench": "bench-secret"}
 MODES = [
     ("PLAINTEXT", None),
@@ -60,18 +65,7 @@ def connect_ms(settings: dict, connects: int) -> list[float]:
 
 
 def produce_rate(settings: dict, records: int) -> float:
-    producer = Producer(settings | {"linger.ms": 5})
-    value = b"x" * 100
-    began = time.perf_counter()
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce("bench", value=value)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    assert producer.flush(60) == 0
-    return records / (time.perf_counter() - began)
+    return client_produce_rate(settings, records)[0]
 
 
 def measure(protocol: str, mechanism: str | None, records: int, connects: int) -> tuple[list[float], float]:
