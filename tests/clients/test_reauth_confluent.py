@@ -21,21 +21,14 @@ from confluent_kafka import Consumer, KafkaError, Producer
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import USERS, scram_ssl_settings
+
 pytestmark = pytest.mark.clients
-USERS = {"alice": "alice-secret"}
 EXPIRED = "SASL session expired"
 
 
 def settings(cluster: FakeCluster) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_SSL",
-        "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.username": "alice",
-        "sasl.password": USERS["alice"],
-        "ssl.ca.location": cluster.tls_ca_file,
-        "log_level": 3,
-    }
+    return scram_ssl_settings(cluster)
 
 
 def logins(cluster: FakeCluster) -> list:

@@ -28,22 +28,14 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
 from ..raw_client import SASL_AUTHENTICATE, SASL_HANDSHAKE, RawClient, tls_context
+from .security_support import USERS, scram_ssl_settings
 
 pytestmark = pytest.mark.clients
-USERS = {"alice": "alice-secret"}
 IDLE_MS = 1_500
 
 
 def settings(cluster: FakeCluster) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_SSL",
-        "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.username": "alice",
-        "sasl.password": USERS["alice"],
-        "ssl.ca.location": cluster.tls_ca_file,
-        "log_level": 3,
-    }
+    return scram_ssl_settings(cluster)
 
 
 class Traffic:
