@@ -1,7 +1,8 @@
 """What a campaign leaves behind: the summary (runs, failures by kind with the smallest failing
-seed of each, its minimal schedule and the command that replays it), and in the output folder
-the rows as Parquet partitioned by verdict, one replay test per failing kind, and a small HTML
-report with a picture of the failures by fault mix and setting."""
+seed of each, its minimal schedule, the command that replays it and in how many tries that run
+failed again), and in the output folder the rows as Parquet partitioned by verdict, one replay
+test per failing kind, and a small HTML report with a picture of the failures by fault mix and
+setting."""
 
 from __future__ import annotations
 
@@ -22,31 +23,35 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Finding:
     """One failing kind: its smallest failing run, the run to replay (the shrunk one when
-    shrinking found it), and the replay command."""
+    shrinking found it), the replay command, and how often that run failed again."""
 
     kind: str
     count: int
     smallest: Mapping[str, Any]
     replayed: Mapping[str, Any]
-    shrunk: str  # "" or "shrunk in R rounds (N runs); fails in K of T tries"
+    shrunk: str  # "" or "shrunk in R rounds (N runs) to S step(s)" (and "; fails in K of T tries" of
+    # its last round when the campaign did not replay it again)
     command: str
+    reproduced: str = ""  # "" (not replayed again) or "fails in K of T tries" (and what the others gave)
 
 
 def findings(result: CampaignResult, campaign_path: str, out: Path, tries: int = 3) -> list[Finding]:
     """Each failing kind, with its replay test written under ``out/replays``."""
     counts = Counter(r["verdict"] for r in result.failed)
+    replayed_runs = result.replayed()
     found = []
     for kind, row in sorted(result.smallest_failing().items(), key=lambda kv: -counts[kv[0]]):
         shrunk = result.shrunk.get(kind)
-        replayed = shrunk.minimal if shrunk is not None else row
+        again = result.reproduced.get(kind)
+        replayed = replayed_runs[kind]
         path = write_replay(replayed, campaign_path, out / "replays", tries=tries)
         note = ""
         if shrunk is not None:
-            note = (
-                f"shrunk in {shrunk.rounds} rounds ({shrunk.runs} runs) to {len(shrunk.schedule)} step(s); "
-                f"fails in {shrunk.reproduced} of {shrunk.tries} tries"
-            )
-        found.append(Finding(kind, counts[kind], row, replayed, note, f"python -m pytest {shlex.quote(str(path))}"))
+            note = f"shrunk in {shrunk.rounds} rounds ({shrunk.runs} runs) to {len(shrunk.schedule)} step(s)"
+            if again is None:
+                note += f"; fails in {shrunk.reproduced} of {shrunk.tries} tries"
+        command = f"python -m pytest {shlex.quote(str(path))}"
+        found.append(Finding(kind, counts[kind], row, replayed, note, command, again.describe() if again else ""))
     return found
 
 
@@ -65,7 +70,7 @@ def summary_lines(result: CampaignResult, found: list[Finding]) -> list[str]:
         if f.shrunk:
             lines.append(f"  {f.shrunk}:")
         lines += [f"    {line}" for line in str(f.replayed["schedule_text"]).splitlines()]
-        lines.append(f"  replay: {f.command}")
+        lines.append(f"  replay: {f.command}" + (f" ({f.reproduced})" if f.reproduced else ""))
     return lines
 
 
@@ -74,14 +79,21 @@ def print_summary(result: CampaignResult, found: list[Finding], console: Any) ->
     from rich.table import Table
 
     table = Table(title=f"campaign {result.campaign.name}: {len(result.runs)} runs in {result.seconds:g} s")
-    for column in ("verdict", "runs", "smallest seed", "schedule to replay", "replay"):
+    for column in ("verdict", "runs", "smallest seed", "schedule to replay", "replay", "replay fails"):
         table.add_column(column, overflow="fold")
     verdicts = Counter(r["verdict"] for r in result.runs)
-    table.add_row("ok", str(verdicts.get("ok", 0)), "", "", "")
+    table.add_row("ok", str(verdicts.get("ok", 0)), "", "", "", "")
     for f in found:
         cell = ", ".join(f"{k}={v}" for k, v in sorted(f.smallest["cell"].items()))
         schedule = str(f.replayed["schedule_text"]) + (f"\n({f.shrunk})" if f.shrunk else "")
-        table.add_row(f.kind, str(f.count), f"{f.smallest['seed']} ({f.smallest['mix']}; {cell})", schedule, f.command)
+        table.add_row(
+            f.kind,
+            str(f.count),
+            f"{f.smallest['seed']} ({f.smallest['mix']}; {cell})",
+            schedule,
+            f.command,
+            f.reproduced.removeprefix("fails in ") or "-",
+        )
     console.print(table)
 
 
@@ -144,7 +156,7 @@ def write_html(result: CampaignResult, found: list[Finding], out: Path) -> Path:
         rows.append(
             f"<tr><td>{esc(f.kind)}</td><td>{f.count}</td><td>{f.smallest['seed']}</td>"
             f"<td><pre>{esc(str(f.replayed['schedule_text']))}</pre>{esc(f.shrunk)}</td>"
-            f"<td><code>{esc(f.command)}</code></td></tr>"
+            f"<td><code>{esc(f.command)}</code></td><td>{esc(f.reproduced or '-')}</td></tr>"
         )
     failing = []
     for row in sorted(result.failed, key=lambda r: r["seed"])[:200]:
@@ -164,8 +176,9 @@ table{{border-collapse:collapse}} pre{{margin:0;font-size:12px}}</style></head><
 ({esc(", ".join(f"{v}: {n}" for v, n in verdicts.most_common()))}).</p>
 {f'<img src="{picture.name}" alt="failures by fault mix and setting">' if picture else ""}
 <h2>Findings</h2>
-<table><tr><th>verdict</th><th>runs</th><th>smallest seed</th><th>schedule to replay</th><th>replay</th></tr>
-{"".join(rows) or "<tr><td colspan=5>none</td></tr>"}</table>
+<table><tr><th>verdict</th><th>runs</th><th>smallest seed</th><th>schedule to replay</th><th>replay</th>
+<th>replay fails</th></tr>
+{"".join(rows) or "<tr><td colspan=6>none</td></tr>"}</table>
 <h2>Failing runs</h2>
 <table><tr><th>seed</th><th>mix</th><th>setting</th><th>verdict</th><th>schedule</th><th>what</th></tr>
 {"".join(failing) or "<tr><td colspan=6>none</td></tr>"}</table>

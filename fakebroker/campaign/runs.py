@@ -13,8 +13,9 @@ A campaign module is a Python file or module with:
   (its offsets are committed before the reader sees the output, by design);
 - ``GRID``: the client settings to try, ``{"protocol": ["classic", "consumer"]}`` (optional);
 - ``FAULT_MIXES``: :class:`~.schedule.FaultMix` values (optional; default: every built-in block, 3 steps);
-- ``DELIVERY``: ``"at_least_once"`` (default: duplicates are allowed, losses are not) or
-  ``"exactly_once"``;
+- ``DELIVERY``: ``"at_least_once"`` (default: losses are not allowed, and duplicates only where
+  commits after processing allow them: the verdict's ``duplicates_beyond_policy``, read from the
+  cluster's events, are ``duplicated``) or ``"exactly_once"`` (every duplicate is ``duplicated``);
 - ``CLUSTER``: keyword arguments of :class:`~fakebroker.cluster.FakeCluster` (default 3 brokers;
   no ``port``: each run's cluster takes free ports on loopback, so runs on one host never collide);
 - ``BLOCKS``: blocks of its own, by name in its mixes (optional; the scenario passes them to
@@ -191,10 +192,11 @@ def schedule_of(campaign: Campaign, job: Job) -> Schedule:
 
 
 def kind_of(verdict: Verdict, delivery: str) -> str:
-    """A verdict's kind: the worst thing it shows, losses first."""
+    """A verdict's kind: the worst thing it shows, losses first. At least once, a duplicate is a
+    failure only beyond what commits after processing allow (``duplicates_beyond_policy``)."""
     if verdict.lost:
         return "lost"
-    if verdict.duplicates and delivery == "exactly_once":
+    if verdict.duplicates_beyond_policy or (verdict.duplicates and delivery == "exactly_once"):
         return "duplicated"
     if verdict.out_of_order:
         return "out_of_order"

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..version import __version__
 from .isolate import OUTPUT_TAIL, run_isolated
+from .reproduce import Reproduced, reproduce
 from .runs import VERDICTS, Campaign, CampaignError, Job, load_campaign, schedule_of
 from .shrink import Shrunk, shrink
 
@@ -65,14 +66,24 @@ class Progress:
 
 @dataclass
 class CampaignResult:
-    """What a campaign found: every row (its runs, then its shrinking runs, ``tag`` tells them
-    apart), the shrunk failure of each kind, and whether ``max_minutes`` cut it short."""
+    """What a campaign found: every row (its runs, then its shrinking and replaying runs, ``tag``
+    tells them apart), the shrunk failure of each kind, how often each kind's replayed run failed
+    again, and whether ``max_minutes`` cut it short."""
 
     campaign: Campaign
     rows: list[dict[str, Any]]
     shrunk: dict[str, Shrunk]
     seconds: float
     cut_short: bool = False
+    reproduced: dict[str, Reproduced] = field(default_factory=dict)
+
+    def replayed(self) -> dict[str, dict[str, Any]]:
+        """Each failing kind's run its replay test runs: the smallest failing schedule shrinking
+        found, or else the run with the smallest seed."""
+        return {
+            kind: dict(self.shrunk[kind].minimal) if kind in self.shrunk else row
+            for kind, row in self.smallest_failing().items()
+        }
 
     @property
     def runs(self) -> list[dict[str, Any]]:
@@ -280,9 +291,12 @@ def run_campaign(
     tries: int = 3,
     max_minutes: float | None = None,
     progress: Callable[[Progress], None] | None = None,
+    reproduce_failures: bool = False,
 ) -> CampaignResult:
     """Run a campaign on ``spark``: its runs, then (``shrink_failures``) the shrinking of the
-    smallest failing run of each kind. With ``max_minutes``, runs go in waves and no new wave
+    smallest failing run of each kind, then (``reproduce_failures``) each kind's replayed run
+    (:meth:`CampaignResult.replayed`) ``tries`` times more, to say how often it fails again
+    (:attr:`CampaignResult.reproduced`). With ``max_minutes``, runs go in waves and no new wave
     starts past the time (the runs done are kept)."""
     campaign = load_campaign(module)
     jobs = jobs_of(campaign, seeds, grid, mixes)
@@ -320,6 +334,14 @@ def run_campaign(
                 return got
 
             result.shrunk[kind] = shrink(start, execute, tries=tries)
+    if reproduce_failures:
+
+        def again(js: list[Job]) -> list[dict[str, Any]]:
+            got = execute_on_spark(spark, js, executor_spec, progress=progress, phase="replaying")
+            result.rows.extend(got)
+            return got
+
+        result.reproduced = reproduce(result.replayed(), again, tries=tries)
     result.seconds = round(time.monotonic() - started, 1)
     return result
 
@@ -359,10 +381,12 @@ def campaign(
     shrink: bool = False,
     tries: int = 3,
     max_minutes: float | None = None,
+    reproduce: bool = False,
 ) -> DataFrame:
     """A campaign's rows as a DataFrame: one per run, verdict kind, counts, timings, the
     expanded schedule, a compact timeline, the seed and fakebroker's version (``tag`` names the
-    shrinking runs). ``scenario`` is a campaign module: a ``.py`` path or a module name."""
+    shrinking runs, and with ``reproduce`` the tries of each failing kind's replayed run).
+    ``scenario`` is a campaign module: a ``.py`` path or a module name."""
     result = run_campaign(
         spark,
         scenario,
@@ -372,5 +396,6 @@ def campaign(
         shrink_failures=shrink,
         tries=tries,
         max_minutes=max_minutes,
+        reproduce_failures=reproduce,
     )
     return to_dataframe(spark, result.rows)

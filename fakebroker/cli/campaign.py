@@ -57,7 +57,8 @@ def _parse_grid(texts: tuple[str, ...]) -> dict[str, list[str]]:
     type=click.IntRange(min=1),
     default=3,
     show_default=True,
-    help="Runs of each shrinking candidate and of a replay.",
+    help="Runs of each shrinking candidate and of a replay; each failing kind's replayed run is run this many "
+    "times more, and the summary says in how many it failed again.",
 )
 @click.option(
     "--max-minutes",
@@ -112,6 +113,7 @@ def campaign(
                 tries=tries,
                 max_minutes=max_minutes,
                 progress=show,
+                reproduce_failures=True,
             )
         folder.mkdir(parents=True, exist_ok=True)
         to_dataframe(spark, result.rows).write.mode("overwrite").partitionBy("verdict").parquet(str(folder / "runs"))

@@ -6,7 +6,8 @@ uses only ``fakebroker.cluster``'s public API).
   imported from here: ``from fakebroker.testing import eventually``;
 - ``ledger.py``: :class:`DeliveryLedger`, which judges a run's delivery guarantees (also
   ``from fakebroker import DeliveryLedger``), with its verdict's types; ``queue.py``: its queue
-  semantics for share groups (``queue_verdict``, ``assert_queue_delivery``);
+  semantics for share groups (``queue_verdict``, ``assert_queue_delivery``); ``policy.py``: the
+  duplicates at least once does not allow (``Verdict.duplicates_beyond_policy``);
 - ``churn.py``: the bad days a consumer group meets as building blocks and a seeded runner
   (``from fakebroker.testing.churn import BLOCKS, churn``); ``process_member.py``: a churn
   member handle over a whole process (a Kafka Streams app's jar), started, stopped and stalled
@@ -31,13 +32,14 @@ from .assertions import (
     total_lag,
     values,
 )
-from .ledger import CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
+from .ledger import BeyondPolicy, CommitBeyond, DeliveryLedger, Duplicate, OutOfOrder, RecordId, Reread, Verdict
 from .polling import poll_until, poll_until_async
 from .process_member import ProcessMember
 from .queue import Archived, QueueVerdict, Repeat
 
 __all__ = [
     "Archived",
+    "BeyondPolicy",
     "CommitBeyond",
     "DeliveryLedger",
     "Duplicate",

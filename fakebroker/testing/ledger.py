@@ -49,6 +49,16 @@ no run of the test stops it there — naming each commit's partition and offsets
 ``offset_committed`` event (or the ``committed()`` call) that made it and what became of the
 record; ``allow_commits_beyond=True`` accepts them (at most once on purpose).
 
+Duplicates are what at least once allows, but not every duplicate: a consumer that commits after
+processing reads a record again only from where its position was set anew (the committed offset,
+after a rebalance, a rejoin, a coordinator or leader move). With a cluster, the verdict's
+``duplicates_beyond_policy`` names the repeats nothing explains so (see ``policy.py``): a member
+that processed a record again with nothing that sets a position back since it was handed it
+(``rewind``: it sought back, or ran a batch twice), or a record read again although the group's
+committed offset had been past it since before the reader's position was set (``behind_commit``,
+with ``group``: it started from an offset of its own). ``assert_at_least_once()`` fails on them,
+naming each; ``allow_duplicates_beyond_policy=True`` accepts them (re-processing on purpose).
+
 Share groups (KIP-932) are queues: :meth:`DeliveryLedger.queue_verdict` and
 :meth:`DeliveryLedger.assert_queue_delivery` check that every record was processed at least once
 across the group or archived, explain each repeat by the share event that brought the record
@@ -70,6 +80,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .policy import BeyondPolicy, beyond_policy
 from .queue import Archived, ArchivedSpec, Processing, QueueVerdict, Repeat, ShareHistory, check, judge
 
 if TYPE_CHECKING:
@@ -77,6 +88,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Archived",
+    "BeyondPolicy",
     "CommitBeyond",
     "DeliveryLedger",
     "Duplicate",
@@ -199,6 +211,12 @@ class Verdict:
     """Records of one key processed before an older record of that key."""
     committed_beyond_processed: list[CommitBeyond] = field(default_factory=list)
     """Commits that ran ahead of the processing (they fail both assertions unless allowed)."""
+    duplicates_beyond_policy: list[BeyondPolicy] = field(default_factory=list)
+    """Repeated processings at-least-once with commits after processing does not allow: a
+    record processed again by a member that had processed it, with nothing that sets a position
+    back since it was handed it (``rewind``), or one the group's committed offset had stayed past
+    since before the reader's position was set (``behind_commit``); see :mod:`.policy`. Only
+    with a cluster (and ``group=`` for the commits); each is also in :attr:`duplicates`."""
 
     @property
     def exactly_once(self) -> bool:
@@ -224,6 +242,11 @@ class Verdict:
             f"delivery: {self.produced} produced, {self.processed} processed; {len(self.lost)} lost, "
             f"{len(self.duplicates)} duplicated ({extra} extra), {len(self.out_of_order)} out of order, "
             f"{len(self.committed_beyond_processed)} commits beyond processed"
+            + (
+                f", {len(self.duplicates_beyond_policy)} processed again beyond the commit policy"
+                if self.duplicates_beyond_policy
+                else ""
+            )
         ]
 
         def some(title: str, items: list[Any], show: Any) -> None:
@@ -240,6 +263,11 @@ class Verdict:
             "duplicates",
             self.duplicates,
             lambda d: f"{d.topic}[{d.partition}]@{d.offset} x{d.times} by {'/'.join(d.members)}",
+        )
+        some(
+            "processed again beyond the commit policy",
+            self.duplicates_beyond_policy,
+            lambda b: f"{b.topic}[{b.partition}]@{b.offset} by {b.member} ({b.rule.replace('_', ' ')})",
         )
         some(
             "out of order",
@@ -337,7 +365,7 @@ class DeliveryLedger:
             produced = dict(self._produced)
             processed = list(self._processed)
             commits = list(self._commits)
-        events, share = self._events()
+        everything, events, share = self._history()
         seqs = [e.seq for e in events]
         keys = {**{(e.topic, e.partition, e.offset): e.key for e in processed if e.key is not None}, **produced}
 
@@ -364,7 +392,11 @@ class DeliveryLedger:
         ]
         lost = sorted(RecordId(*where) for where in produced if where not in seen)
         beyond = self._beyond(processed, commits, events, set(produced))
-        return Verdict(len(produced), len(processed), lost, duplicates, out_of_order, beyond)
+        policy = []
+        if self.cluster is not None:
+            reads = [Processing(e.member, e.topic, e.partition, e.offset, e.events, e.delivery) for e in processed]
+            policy = beyond_policy(reads, everything, self.group, start=self._start, queued=share.deliveries)
+        return Verdict(len(produced), len(processed), lost, duplicates, out_of_order, beyond, policy)
 
     def rereads(self) -> list[Reread]:
         """Every processing of a record after its first, in the order they happened (what the
@@ -385,15 +417,21 @@ class DeliveryLedger:
 
     def _events(self) -> tuple[list[Event], ShareHistory]:
         """The group events that explain duplicates, and the share group's record history."""
+        _, events, share = self._history()
+        return events, share
+
+    def _history(self) -> tuple[list[Event], list[Event], ShareHistory]:
+        """Every event since the ledger began, the group events that explain duplicates among
+        them, and the share group's record history."""
         if self.cluster is None:
-            return [], ShareHistory(())
+            return [], [], ShareHistory(())
         everything = self.cluster.events_since(self._start)
         events = [
             e
             for e in everything
             if (e.kind in _GROUP_KINDS and (self.group is None or e.group == self.group)) or e.kind == "broker_stopped"
         ]
-        return events, ShareHistory(everything, self.group)
+        return everything, events, ShareHistory(everything, self.group)
 
     # -- queue semantics (share groups) ------------------------------------------------------------
     def queue_verdict(self) -> QueueVerdict:
@@ -486,13 +524,25 @@ class DeliveryLedger:
         :meth:`CommitBeyond.describe`). ``allow_commits_beyond=True``: judge only what was lost
         and repeated (an at-most-once consumer on purpose)."""
         verdict = self.verdict()
-        _check(verdict, [] if verdict.exactly_once else ["not exactly once"], allow_commits_beyond)
+        _check(verdict, [] if verdict.exactly_once else ["not exactly once"], allow_commits_beyond, True)
         return verdict
 
-    def assert_at_least_once(self, max_duplicates: int | None = None, *, allow_commits_beyond: bool = False) -> Verdict:
+    def assert_at_least_once(
+        self,
+        max_duplicates: int | None = None,
+        *,
+        allow_commits_beyond: bool = False,
+        allow_duplicates_beyond_policy: bool = False,
+    ) -> Verdict:
         """Raise AssertionError (with the summary) if a record was lost, if more than
-        ``max_duplicates`` extra processings happened, or if a commit ran ahead of the processing
-        (unless ``allow_commits_beyond``; see :meth:`assert_exactly_once`)."""
+        ``max_duplicates`` extra processings happened, if a commit ran ahead of the processing
+        (unless ``allow_commits_beyond``; see :meth:`assert_exactly_once`), or if a record was
+        processed again where at-least-once with commits after processing allows no repeat
+        (:attr:`Verdict.duplicates_beyond_policy`: a member went back to a record it had
+        processed with nothing since that sets a position back, or read a record the group had
+        committed past before its position was set), unless ``allow_duplicates_beyond_policy``
+        (a consumer that re-processes on purpose). That check needs the ledger's cluster (and
+        ``group=`` for the commits)."""
         verdict = self.verdict()
         extra = sum(d.times - 1 for d in verdict.duplicates)
         problems = []
@@ -500,7 +550,7 @@ class DeliveryLedger:
             problems.append("not at least once")
         elif max_duplicates is not None and extra > max_duplicates:
             problems.append(f"{extra} duplicates (at most {max_duplicates} allowed)")
-        _check(verdict, problems, allow_commits_beyond)
+        _check(verdict, problems, allow_commits_beyond, allow_duplicates_beyond_policy)
         return verdict
 
 
@@ -515,11 +565,13 @@ def _loss_cause(events: list[Event], seqs: list[int], generations: list[int], af
     return _cause(events, seqs, _Entry(0, after, "", "", 0, 0, None), _Entry(0, seqs[hi - 1], "", "", 0, 0, None))
 
 
-def _check(verdict: Verdict, problems: list[str], allow_commits_beyond: bool) -> None:
+def _check(verdict: Verdict, problems: list[str], allow_commits_beyond: bool, allow_beyond_policy: bool) -> None:
     """Raise AssertionError with ``problems`` and, unless allowed, the commits beyond processing
-    (the lost records' first: their commit explains the loss), then the summary."""
+    (the lost records' first: their commit explains the loss) and the repeats beyond the commit
+    policy, then the summary."""
     beyond = [] if allow_commits_beyond else verdict.committed_beyond_processed
-    if not problems and not beyond:
+    again = [] if allow_beyond_policy else verdict.duplicates_beyond_policy
+    if not problems and not beyond and not again:
         return
     lines = []
     if beyond:
@@ -533,6 +585,17 @@ def _check(verdict: Verdict, problems: list[str], allow_commits_beyond: bool) ->
         )
         lines += [f"  {c.describe()}" for c in shown]
         lines.append("(pass allow_commits_beyond=True to accept commits ahead of processing: at most once on purpose)")
+    if again:
+        problems.append(
+            f"{len(again)} record{'s' if len(again) > 1 else ''} processed again beyond what at least once allows"
+        )
+        lines.append(
+            "a record was processed again though no position was set at or below it (at least once with commits "
+            "after processing re-reads only from the committed offset, after a rebalance, rejoin, coordinator or "
+            "leader move)" + (f"; first {SHOWN} of {len(again)}" if len(again) > SHOWN else "") + ":"
+        )
+        lines += [f"  {b.describe()}" for b in again[:SHOWN]]
+        lines.append("(pass allow_duplicates_beyond_policy=True to accept them: a consumer re-processing on purpose)")
     raise AssertionError("; ".join(problems) + ":\n" + "\n".join([*lines, verdict.summary()]))
 
 

@@ -2,7 +2,9 @@
 a process per run): the confluent-kafka orders consumer done right loses nothing with the classic
 protocol and with ``group.protocol=consumer``, and its planted bug (commit before processing) is
 caught losing orders with ``group.protocol=consumer`` too (the Spark tests run it classic); an
-aiokafka consumer that commits after processing loses nothing; a transactional
+aiokafka consumer that commits after processing loses nothing (its re-reads after rebalances are
+allowed, none is beyond the commit policy); a consumer that seeks back to records it committed
+already is caught duplicating them beyond that policy with both protocols; a transactional
 consume-transform-produce loop invoices every order exactly once, and the same loop with its
 offsets committed outside the transaction (a planted bug) is caught losing orders within a few
 seeds."""
@@ -53,6 +55,19 @@ def test_a_correct_example_is_ok_on_every_seed(example):
         assert row["verdict"] == "ok", failure(row)
         assert row["produced"] > 0 and row["processed"] >= row["produced"], row
         print(f"{example} seed {row['seed']} {row['cell']}: ok in {row['seconds']} s, {row['produced']} records")
+
+
+def test_a_consumer_that_seeks_back_to_committed_records_is_caught_duplicating():
+    # seek_back.py's planted bug, a retry that seeks back to records committed already, with both
+    # protocols side by side: every run duplicates beyond what at least once allows, none loses
+    jobs = [job(str(EXAMPLES / "seek_back.py"), seed) for seed in SEEDS]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        rows = list(pool.map(run_isolated, jobs))
+    for row in rows:
+        assert row["verdict"] == "duplicated", failure(row)
+        assert row["lost"] == 0 and row["duplicated"] > 0, failure(row)
+        assert "processed again beyond the commit policy" in row["error"] and "(rewind)" in row["error"], failure(row)
+        print(f"seek_back.py seed {row['seed']} {row['cell']}: duplicated in {row['seconds']} s")
 
 
 # The transfer loop with the input offsets committed by the consumer before the transaction that

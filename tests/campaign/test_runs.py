@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from fakebroker.campaign import CampaignError, Job, load_campaign, run_job
 from fakebroker.campaign.isolate import run_isolated
 from fakebroker.campaign.runs import kind_of
-from fakebroker.testing.ledger import Duplicate, RecordId, Verdict
+from fakebroker.testing.ledger import BeyondPolicy, Duplicate, RecordId, Verdict
 from fakebroker.version import __version__
 
 LOST = Verdict(3, 2, lost=[RecordId("t", 0, 1)])
@@ -27,7 +28,7 @@ def module(tmp_path: Path, body: str, name: str = "fake_campaign") -> str:
         textwrap.dedent(
             """
             import os, time
-            from fakebroker.testing.ledger import Duplicate, RecordId, Verdict
+            from fakebroker.testing.ledger import BeyondPolicy, Duplicate, RecordId, Verdict
             from fakebroker.campaign import FaultMix
             FAULT_MIXES = [FaultMix("quiet", ("partition_growth",), steps=1)]
             """
@@ -37,11 +38,14 @@ def module(tmp_path: Path, body: str, name: str = "fake_campaign") -> str:
     return str(path)
 
 
-def test_kinds_losses_first_duplicates_only_when_exactly_once():
+def test_kinds_losses_first_duplicates_when_exactly_once_or_beyond_the_commit_policy():
     assert kind_of(Verdict(3, 3), "at_least_once") == "ok"
     assert kind_of(LOST, "at_least_once") == "lost"
-    assert kind_of(DUPLICATED, "at_least_once") == "ok"
+    assert kind_of(DUPLICATED, "at_least_once") == "ok"  # a re-read after a rebalance
     assert kind_of(DUPLICATED, "exactly_once") == "duplicated"
+    rewound = replace(DUPLICATED, duplicates_beyond_policy=[BeyondPolicy("m0", "t", 0, 1, 9, "rewind", None, 4)])
+    assert kind_of(rewound, "at_least_once") == kind_of(rewound, "exactly_once") == "duplicated"
+    assert kind_of(replace(rewound, lost=LOST.lost), "at_least_once") == "lost"
 
 
 def test_a_run_in_this_process_is_a_row_with_its_schedule_and_timeline(tmp_path):

@@ -1,8 +1,9 @@
 """Fault campaigns on Spark (issue 38) with real clients: ``fakebroker campaign`` on ``local[2]``
 over the shipped examples. A campaign over the planted bug (a consumer that commits before
 processing) finds lost records, shrinks the failure to one or two blocks, writes Parquet rows by
-verdict, a report and a replay test that fails under pytest while the bug is there; the correct
-consumer loses nothing; of two client settings that differ in one behaviour, only one fails.
+verdict, a report and a replay test that fails under pytest while the bug is there, and says in
+how many tries that replay failed again (with or without shrinking); the correct consumer loses
+nothing; of two client settings that differ in one behaviour, only one fails.
 
 The first test is part of the CI run (3 seeds); the campaigns of hundreds of seeds are marked
 ``slow`` (``python3 -m pytest -m slow tests/campaign``; about 10 minutes each on 2 cores)."""
@@ -49,6 +50,9 @@ def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest
     # progress, off a terminal a line a tenth: runs done of all, rate, failures so far by kind
     assert re.search(r"^runs: 3/3 \(\d+\.\d/s\); failed: lost \d", done.stderr, re.M), done.stderr[-3000:]
     assert "shrinking lost: " in done.stderr
+    # then the shrunk schedule's replay ran 3 more times (Spark tasks): the table says how often it failed
+    assert re.search(r"^replaying: 3/3 ", done.stderr, re.M), done.stderr[-3000:]
+    assert re.search(r"^│ lost .*│ [123] of 3 tries", done.stdout, re.M), done.stdout
     replays = sorted((out / "replays").glob("test_replay_lost_seed_*.py"))
     assert len(replays) == 1, list((out / "replays").iterdir())
     source = replays[0].read_text()
@@ -63,6 +67,81 @@ def test_a_campaign_finds_the_planted_bug_shrinks_it_and_replays_it_under_pytest
     assert replayed.returncode == 1, replayed.stdout[-3000:]
     assert "AssertionError: lost again" in replayed.stdout and "timeline picture:" in replayed.stdout
     assert next((out / "replays").glob("replay_lost_seed_*.png")).stat().st_size > 1000
+
+
+FLAKY = """
+import os
+from fakebroker.testing.ledger import Duplicate, RecordId, Verdict
+CLUSTER = {{'brokers': 1}}
+DELIVERY = 'exactly_once'
+
+def scenario(cluster, seed, schedule, cell):
+    if seed == 1:  # fails every time
+        return Verdict(2, 1, lost=[RecordId('t', 0, 1)])
+    if seed == 2:  # fails in the campaign's run and in the first of its replays only: timing decided
+        n = 0
+        while True:
+            try:
+                os.close(os.open(os.path.join({folder!r}, str(n)), os.O_CREAT | os.O_EXCL))
+                break
+            except FileExistsError:
+                n += 1
+        if n < 2:
+            return Verdict(2, 3, duplicates=[Duplicate('t', 0, 1, None, 2, ('a', 'b'), None)])
+    return Verdict(2, 2)
+"""
+
+
+def test_without_shrinking_the_summary_says_how_often_each_replay_fails(tmp_path):
+    """Each failing kind's smallest failing run runs --tries times more, as Spark tasks: the
+    summary table, the HTML report and the rows (tagged replay:<kind>:<try>) say in how many it
+    failed again. Seed 1 fails every time; seed 2 fails in its campaign run and in one try of
+    three (a file per run counts them)."""
+    folder = tmp_path / "tries"
+    folder.mkdir()
+    module = tmp_path / "flaky_campaign.py"
+    module.write_text(FLAKY.format(folder=str(folder)))
+    done = subprocess.run(
+        [sys.executable, "-m", "fakebroker", "campaign", str(module), "--master", "local[2]", "--seeds", "3",
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "campaign: 3 runs, 2 failed", done.stdout + done.stderr[-3000:]
+    tries = sorted(int(p.name) for p in folder.iterdir())
+    assert tries == [0, 1, 2, 3], (tries, done.stdout + done.stderr[-3000:])  # its campaign run and 3 replays
+    flat = " ".join(done.stdout.split())
+    table = [line for line in done.stdout.splitlines() if line.startswith(("│ lost", "│ duplicated"))]
+    assert len(table) == 2 and "3 of 3 tries" in table[0] and "1 of 3 tries (2 ok)" in table[1], done.stdout
+    assert "replay fails" in flat and "shrunk" not in flat
+    assert re.search(r"^replaying: 6/6 ", done.stderr, re.M), done.stderr[-3000:]
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "<td>fails in 3 of 3 tries</td>" in report and "<td>fails in 1 of 3 tries (2 ok)</td>" in report
+    # the replays' rows are kept beside the runs (tagged): the ok partition has seed 0's and two replays'
+    partitions = sorted(p.name for p in (tmp_path / "out" / "runs").iterdir() if p.is_dir())
+    assert partitions == ["verdict=duplicated", "verdict=lost", "verdict=ok"], partitions
+
+
+def test_the_python_api_replays_each_failing_kind_when_asked(spark, tmp_path):
+    from fakebroker.campaign.spark import run_campaign
+
+    folder = tmp_path / "tries"
+    folder.mkdir()
+    module = tmp_path / "flaky_api_campaign.py"
+    module.write_text(FLAKY.format(folder=str(folder)))
+    result = run_campaign(spark, str(module), seeds=3, tries=3, reproduce_failures=True)
+    assert {k: (r.failed, r.tries, dict(r.verdicts)) for k, r in result.reproduced.items()} == {
+        "lost": (3, 3, {"lost": 3}),
+        "duplicated": (1, 3, {"duplicated": 1, "ok": 2}),
+    }
+    assert result.reproduced["duplicated"].run["seed"] == 2 and not result.reproduced["duplicated"].run["tag"]
+    tags = Counter((r["seed"], r["tag"].rsplit(":", 1)[0], r["verdict"]) for r in result.rows if r["tag"])
+    assert tags == {(1, "replay:lost", "lost"): 3, (2, "replay:duplicated", "duplicated"): 1,
+                    (2, "replay:duplicated", "ok"): 2}  # fmt: skip
+    lost_tags = sorted(r["tag"] for r in result.rows if r["seed"] == 1 and r["tag"])
+    assert lost_tags == [f"replay:lost:{i}" for i in range(3)]
+    assert len(result.runs) == 3  # the replays are not runs of the campaign
+    # without asking, nothing is replayed (the Python API's default, as shrinking)
+    assert run_campaign(spark, str(module), seeds=[1]).reproduced == {}
 
 
 SUBMITTED = """

@@ -261,6 +261,73 @@ def test_confluent_commit_before_processing_fails_the_assertions_even_when_nothi
     assert ledger.assert_at_least_once(max_duplicates=0, allow_commits_beyond=True).produced == 60
 
 
+def test_confluent_records_read_again_below_the_groups_commits_are_beyond_the_commit_policy(cluster):
+    """Two consumers that commit after processing but read committed records again with nothing
+    that sets a position back: a seeks one partition back to its start after committing it, twice
+    (``rewind``: the first time is not judged, a member's first run in a partition may have been
+    handed out before its assignment settled), then b, joining after a left, starts every
+    partition from the beginning instead of the group's committed offsets (``behind_commit``).
+    Nothing is lost, yet at least once fails, and a campaign's verdict is ``duplicated``; told the
+    re-processing is on purpose, the assertion passes. (A re-read after a rebalance stays
+    allowed: the tests above assert it.)"""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+    from fakebroker.campaign.runs import kind_of
+
+    gid = "ledger-again"
+    ledger = DeliveryLedger(cluster, group=gid)
+    produce_confluent(cluster, ledger, 120)
+    a = Member(cluster, gid, f"{gid}-a", ledger, "after")
+    try:
+        until(lambda: ledger.verdict().processed == 120, "a to process every record", a.poll_once)
+        assert ledger.assert_at_least_once(max_duplicates=0).processed == 120
+        partition = max(range(PARTITIONS), key=lambda p: cluster.offsets(TOPIC, p)[1])
+        again = cluster.offsets(TOPIC, partition)[1]  # every record of the partition, committed
+        for n in (1, 2):
+            a.consumer.seek(TopicPartition(TOPIC, partition, 0))  # back to the first, though committed
+            until(lambda n=n: ledger.verdict().processed == 120 + n * again, "a to read it again", a.poll_once)
+            assert len(ledger.verdict().duplicates_beyond_policy) == (n - 1) * again
+    finally:
+        a.close()
+    rewinds = ledger.verdict().duplicates_beyond_policy
+    assert [(b.member, b.partition, b.rule) for b in rewinds] == [(a.name, partition, "rewind")] * again
+    assert [b.offset for b in rewinds] == list(range(again))
+
+    def from_the_beginning(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            tp.offset = OFFSET_BEGINNING  # the bug: not the committed offsets
+        consumer.assign(partitions)
+
+    b = Consumer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "group.id": gid, "client.id": f"{gid}-b",
+         "enable.auto.commit": False, "log_level": 3, **GROUP_TIMINGS}
+    )  # fmt: skip
+    b.subscribe([TOPIC], on_assign=from_the_beginning)
+    total = 120 + 2 * again
+
+    def poll_b() -> None:
+        msg = b.poll(0.05)
+        if msg is not None and msg.error() is None:
+            ledger.record("b", msg)
+
+    try:
+        until(lambda: ledger.verdict().processed == total + 120, "b to read everything again", poll_b)
+    finally:
+        b.close()
+    v = ledger.verdict()
+    behind = [x for x in v.duplicates_beyond_policy if x.member == "b"]
+    assert len(behind) == 120 and {x.rule for x in behind} == {"behind_commit"}, v.summary()
+    committed = cluster.committed(gid)
+    assert all(x.committed == committed[(TOPIC, x.partition)] > x.offset for x in behind)
+    assert v.lost == [] and v.at_least_once and kind_of(v, "at_least_once") == "duplicated"
+    with pytest.raises(AssertionError) as failed:
+        ledger.assert_at_least_once()
+    lines = str(failed.value).splitlines()
+    assert lines[0] == f"{120 + again} records processed again beyond what at least once allows:", lines[0]
+    assert lines[2].startswith(f"  {TOPIC}[{partition}]@0: {a.name} processed it again after event #"), lines[2]
+    assert ledger.assert_at_least_once(allow_duplicates_beyond_policy=True) == v
+
+
 # -- kafka-python -------------------------------------------------------------------------------------
 def test_kafka_python_records_through_the_ledger(cluster):
     from kafka import KafkaConsumer, KafkaProducer
