@@ -51,8 +51,7 @@ class EventStream:
         seq = max(seq, since)
         runtime = cluster.runtime
         while True:
-            with anyio.move_on_after(IDLE_S):
-                await runtime.wait_event(IDLE_S)
+            await runtime.wait_event(IDLE_S)  # the next event, or IDLE_S
             if cluster.event_count > seq:
                 await anyio.sleep(COALESCE_S)
             batch = self.events_after(seq)
