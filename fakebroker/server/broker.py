@@ -254,7 +254,13 @@ class BrokerServer:
         if security.ssl_context is not None:
             try:
                 served = await start_tls(stream, security.ssl_context)
-            except (TimeoutError, ssl.SSLError, OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            except (anyio.BrokenResourceError, anyio.EndOfStream):
+                # the client hung up before the handshake ended: Kafka logs a disconnect,
+                # not a failed handshake, and so does this (no event, as for any hang-up)
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+                return
+            except (TimeoutError, ssl.SSLError, OSError) as exc:
                 self._tls_failed(stream, exc)
                 with anyio.CancelScope(shield=True):
                     await stream.aclose()

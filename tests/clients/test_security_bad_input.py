@@ -15,8 +15,10 @@ secured conformance probes, ``tests/conformance/probes_security.py``.)"""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import socket
+import ssl
 import struct
 import time
 import uuid
@@ -130,6 +132,34 @@ def test_a_tls_client_hello_that_is_not_one_closes_that_connection_only(cluster,
         assert len(failed) == 3 and all(e.client_id is None for e in failed), failed
     finally:
         traffic.close()
+    assert not [e for e in cluster.events if e.kind == "authentication_failed"]
+
+
+def half_a_client_hello() -> bytes:
+    """The first half of a real TLS client hello."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    hello = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with contextlib.suppress(ssl.SSLWantReadError):
+        hello.do_handshake()
+    sent = outgoing.read()
+    return sent[: len(sent) // 2]
+
+
+def test_a_client_that_hangs_up_during_the_tls_handshake_is_a_disconnect_not_a_failure(cluster):
+    """Kafka logs a peer that goes away mid-handshake as a disconnect; so no event names it
+    (a client closing its connection leaves none either), and everyone else is served."""
+    traffic = Traffic(cluster)
+    try:
+        traffic.round_trip()
+        port = cluster.servers[0].port
+        for sent in (b"", half_a_client_hello()):
+            for _ in range(3):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                    sock.sendall(sent)
+        traffic.round_trip()
+    finally:
+        traffic.close()
+    assert not [e for e in cluster.events if e.kind == "connection_closed"], cluster.events
     assert not [e for e in cluster.events if e.kind == "authentication_failed"]
 
 
