@@ -377,18 +377,12 @@ def serve(
         sys.exit(2)
 
 
-# The process is the broker's own: its garbage collector can be set for a server. Every
-# connection and group member keeps ~150 objects alive, and with Python's default thresholds
-# each full collection walks all of them, again and again while 1,000 members join (~40% of
-# the broker's CPU in benchmarks/groups.py). The start-up objects (the protocol schemas) are
-# frozen out of collection, and young collections run every 20,000 allocations, not 700.
-GC_THRESHOLDS = (20_000, 20, 20)
-
-
+# The process is the broker's own: what exists at start (the protocol schemas, the modules)
+# is frozen out of the collector's walks; the running cluster raises its thresholds
+# (cluster/collector.py), as for any cluster.
 def _collect_less() -> None:
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 async def _serve(

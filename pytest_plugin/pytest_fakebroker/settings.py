@@ -33,6 +33,7 @@ CLUSTER_PARAMS = frozenset(
         "security_protocol",
         "users",
         "oauth_validator",
+        "tune_gc",
     }
 )
 MARKER = "fakebroker"

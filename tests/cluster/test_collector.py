@@ -1,0 +1,83 @@
+"""The garbage-collector thresholds while clusters run (fakebroker/cluster/collector.py): raised
+while any cluster with ``tune_gc`` runs, given back when the last one stops, left alone
+otherwise."""
+
+from __future__ import annotations
+
+import gc
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from fakebroker import FakeCluster
+from fakebroker.cluster.collector import RUNNING_THRESHOLDS
+
+DEFAULTS = (700, 10, 10)
+
+
+@pytest.fixture(autouse=True)
+def python_defaults() -> Iterator[None]:
+    was = gc.get_threshold()
+    gc.set_threshold(*DEFAULTS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+
+
+def test_a_running_cluster_raises_the_thresholds_and_its_stop_gives_them_back():
+    with FakeCluster().run_in_thread():
+        assert gc.get_threshold() == RUNNING_THRESHOLDS
+    assert gc.get_threshold() == DEFAULTS
+
+
+def test_they_stay_raised_until_the_last_of_two_clusters_stops():
+    first = FakeCluster().run_in_thread()
+    first.__enter__()
+    try:
+        with FakeCluster().run_in_thread():
+            assert gc.get_threshold() == RUNNING_THRESHOLDS
+        assert gc.get_threshold() == RUNNING_THRESHOLDS  # the first still runs
+    finally:
+        first.__exit__(None, None, None)
+    assert gc.get_threshold() == DEFAULTS
+
+
+def test_higher_thresholds_of_the_process_are_never_lowered():
+    gc.set_threshold(50_000, 5, 100)
+    with FakeCluster().run_in_thread():
+        assert gc.get_threshold() == (50_000, 20, 100)
+    assert gc.get_threshold() == (50_000, 5, 100)
+
+
+def test_thresholds_changed_while_it_runs_are_the_process_own_and_stay():
+    with FakeCluster().run_in_thread():
+        gc.set_threshold(1_000, 10, 10)
+    assert gc.get_threshold() == (1_000, 10, 10)
+
+
+def test_tune_gc_false_and_a_switched_off_collector_are_left_alone():
+    with FakeCluster(tune_gc=False).run_in_thread():
+        assert gc.get_threshold() == DEFAULTS
+    gc.set_threshold(0)
+    with FakeCluster().run_in_thread():
+        assert gc.get_threshold()[0] == 0
+    assert gc.get_threshold()[0] == 0
+
+
+@pytest.mark.trio
+async def test_a_cluster_started_with_async_with_does_the_same():
+    async with FakeCluster():
+        assert gc.get_threshold() == RUNNING_THRESHOLDS
+    assert gc.get_threshold() == DEFAULTS
+
+
+def test_a_cluster_that_fails_to_start_gives_them_back():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        cluster = FakeCluster(port=taken.getsockname()[1])
+        with pytest.raises(OSError), cluster.run_in_thread():
+            pass
+    assert gc.get_threshold() == DEFAULTS
