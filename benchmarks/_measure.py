@@ -1,7 +1,7 @@
 """What the benchmarks (and the long fuzz run in tests/server) share: resident memory, a raw
 Kafka client that sends one request at a time, a Produce loop, a confluent-kafka producer's
-rate, and running a cell in a child process with another tree's ``fakebroker`` first on
-``sys.path``.
+rate, running a cell in a child process with another tree's ``fakebroker`` first on
+``sys.path``, and the real Kafka broker of the conformance tests.
 
 Benchmarks run both as ``python benchmarks/x.py`` and ``python -m benchmarks.x``; they import
 this module with ``from ._measure import ...`` falling back to ``from _measure import ...``.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -117,3 +118,19 @@ def run_cell(script: str, tree: Path, *args: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run([sys.executable, script, *args], env=env, cwd=tree, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def real_kafka() -> Any:
+    """The conformance tests' ``KafkaBroker`` (one KRaft Kafka 4.4 broker on loopback, a context
+    manager), or a sentence saying why it cannot run here."""
+    root = Path(__file__).resolve().parent.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from tests.conformance import kafka_jars
+    from tests.conformance.kafka_broker import KafkaBroker
+
+    if shutil.which("java") is None:
+        return "not measured: no java"
+    if not kafka_jars.jars_dir().is_dir():
+        return "not measured: no Kafka jars (python3 tests/conformance/kafka_jars.py fetches them)"
+    return KafkaBroker

@@ -15,11 +15,8 @@ lines are ``share_records_per_s_fakebroker``, ``..._kafka`` and ``share_ratio_ka
 from __future__ import annotations
 
 import argparse
-import shutil
-import sys
 import threading
 import time
-from pathlib import Path
 
 from confluent_kafka import Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
@@ -27,6 +24,11 @@ from rich.console import Console
 from rich.table import Table
 
 from fakebroker.cluster import FakeCluster
+
+try:
+    from ._measure import real_kafka
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import real_kafka
 
 TOPIC = "share-bench"
 PARTITIONS = 4
@@ -88,16 +90,9 @@ def consume(bootstrap: str, group: str, n: int, seconds: float) -> tuple[float, 
 
 
 def against_kafka(n: int, size: int) -> tuple[float, float] | str:
-    root = Path(__file__).resolve().parent.parent
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from tests.conformance import kafka_jars
-    from tests.conformance.kafka_broker import KafkaBroker
-
-    if shutil.which("java") is None:
-        return "not measured: no java"
-    if not kafka_jars.jars_dir().is_dir():
-        return "not measured: no Kafka jars (python3 tests/conformance/kafka_jars.py fetches them)"
+    KafkaBroker = real_kafka()
+    if isinstance(KafkaBroker, str):
+        return KafkaBroker
     with KafkaBroker() as kafka:
         bootstrap = f"127.0.0.1:{kafka.port}"
         prepare(bootstrap, "bench", n, size)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import shutil
 import sys
 import time
 import uuid
@@ -32,51 +31,31 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
-from groups import AsyncRawClient, parse_bootstrap
 from rich.console import Console
 from rich.table import Table
 
 from fakebroker.cluster import FakeCluster
+
+try:
+    from ._measure import real_kafka
+    from .groups import AsyncRawClient, parse_bootstrap
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import real_kafka
+    from groups import AsyncRawClient, parse_bootstrap
 
 STREAMS_GROUP_HEARTBEAT = 88
 ROW_LIMIT_S = 90
 QUIET = {"log_level": 3}
 
 
-def heartbeat(group: str, member: str, epoch: int, **fields: Any) -> dict:
-    return {
-        "group_id": group,
-        "member_id": member,
-        "member_epoch": epoch,
-        "endpoint_information_epoch": -1,
-        "instance_id": None,
-        "rack_id": None,
-        "rebalance_timeout_ms": -1,
-        "topology": None,
-        "active_tasks": None,
-        "standby_tasks": None,
-        "warmup_tasks": None,
-        "process_id": None,
-        "user_endpoint": None,
-        "client_tags": None,
-        "task_offsets": None,
-        "task_end_offsets": None,
-        "shutdown_application": False,
-        **fields,
-    }
+def probes() -> Any:
+    """The conformance probes' StreamsGroupHeartbeat bodies (``tests/conformance``)."""
+    root = Path(__file__).resolve().parent.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from tests.conformance import probes_streams
 
-
-def topology(source: str) -> dict:
-    sub = {
-        "subtopology_id": "0",
-        "source_topics": [source],
-        "source_topic_regex": [],
-        "state_changelog_topics": [],
-        "repartition_sink_topics": [],
-        "repartition_source_topics": [],
-        "copartition_groups": [],
-    }
-    return {"epoch": 0, "subtopologies": [sub]}
+    return probes_streams
 
 
 async def settle(bootstrap: str, group: str, topic: str, n: int, partitions: int) -> float:
@@ -89,6 +68,7 @@ async def settle(bootstrap: str, group: str, topic: str, n: int, partitions: int
     if coordinator.error_code:
         raise RuntimeError(f"FindCoordinator: error {coordinator.error_code}")
     clients = [await AsyncRawClient.connect(coordinator.host, coordinator.port) for _ in range(n)]
+    streams = probes()
     held: dict[int, tuple[int, frozenset[int]]] = {}  # member index -> (epoch, partitions held)
     settled = asyncio.Event()
 
@@ -102,12 +82,12 @@ async def settle(bootstrap: str, group: str, topic: str, n: int, partitions: int
 
     async def member(index: int, client: AsyncRawClient) -> None:
         member_id, process = uuid.uuid4().hex, str(uuid.uuid4())
-        body = heartbeat(
+        body = streams.heartbeat_body(
             group,
             member_id,
             0,
             rebalance_timeout_ms=300000,
-            topology=topology(topic),
+            topology=streams.stateless(topic),
             active_tasks=[],
             standby_tasks=[],
             warmup_tasks=[],
@@ -127,7 +107,7 @@ async def settle(bootstrap: str, group: str, topic: str, n: int, partitions: int
                 return
             await asyncio.sleep(0.01)
             tasks = [{"subtopology_id": "0", "partitions": mine}] if mine else []
-            body = heartbeat(
+            body = streams.heartbeat_body(
                 group, member_id, answer.member_epoch, active_tasks=tasks, standby_tasks=[], warmup_tasks=[]
             )
 
@@ -178,16 +158,9 @@ def against_fakebroker(sizes: list[int]) -> dict[int, float | str]:
 
 
 def against_kafka(sizes: list[int]) -> dict[int, float | str] | str:
-    root = Path(__file__).resolve().parent.parent
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from tests.conformance import kafka_jars
-    from tests.conformance.kafka_broker import KafkaBroker
-
-    if shutil.which("java") is None:
-        return "not measured: no java"
-    if not kafka_jars.jars_dir().is_dir():
-        return "not measured: no Kafka jars (python3 tests/conformance/kafka_jars.py fetches them)"
+    KafkaBroker = real_kafka()
+    if isinstance(KafkaBroker, str):
+        return KafkaBroker
     with KafkaBroker() as kafka:  # group.streams.initial.rebalance.delay.ms=0 among its settings
         return measure(f"127.0.0.1:{kafka.port}", sizes, "kafka")
 

@@ -27,14 +27,12 @@ The last lines give produce and consume separately: ``produce_ratio_mock_serve``
 from __future__ import annotations
 
 import argparse
-import shutil
 import socket
 import struct
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from rich.console import Console
@@ -44,9 +42,9 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
 try:
-    from ._measure import rss_mb
+    from ._measure import real_kafka, rss_mb
 except ImportError:  # run as a script: this folder is first on sys.path
-    from _measure import rss_mb
+    from _measure import real_kafka, rss_mb
 
 TOPIC = "bench"
 PARTITIONS = 4  # what librdkafka's mock cluster gives an auto-created topic; used for both
@@ -150,16 +148,9 @@ def against_serve(n: int, size: int) -> tuple[tuple[float, float], float, float]
 
 def against_kafka(n: int, size: int) -> tuple[float, float] | str:
     """(produce, consume) records/s against one real Kafka broker, or why it was not measured."""
-    root = Path(__file__).resolve().parent.parent
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from tests.conformance import kafka_jars
-    from tests.conformance.kafka_broker import KafkaBroker
-
-    if shutil.which("java") is None:
-        return "not measured: no java"
-    if not kafka_jars.jars_dir().is_dir():
-        return "not measured: no Kafka jars (python3 tests/conformance/kafka_jars.py fetches them)"
+    KafkaBroker = real_kafka()
+    if isinstance(KafkaBroker, str):
+        return KafkaBroker
     from confluent_kafka.admin import AdminClient, NewTopic
 
     with KafkaBroker() as kafka:

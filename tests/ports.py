@@ -14,6 +14,7 @@ import errno
 import random
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 ATTEMPTS = 30
 
@@ -56,3 +57,12 @@ def port_runs(count: int = 1, attempts: int = ATTEMPTS) -> Iterator[int]:
 def taken(error: OSError) -> bool:
     """Whether a start failed because another listener took the run meanwhile: try the next."""
     return error.errno == errno.EADDRINUSE
+
+
+@contextmanager
+def a_taken_port() -> Iterator[int]:
+    """A loopback port a listener holds for the block: a cluster told to bind it cannot start."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]

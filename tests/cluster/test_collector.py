@@ -5,13 +5,14 @@ otherwise."""
 from __future__ import annotations
 
 import gc
-import socket
 from collections.abc import Iterator
 
 import pytest
 
 from fakebroker import FakeCluster
 from fakebroker.cluster.collector import RUNNING_THRESHOLDS
+
+from ..ports import a_taken_port
 
 DEFAULTS = (700, 10, 10)
 
@@ -74,10 +75,8 @@ async def test_a_cluster_started_with_async_with_does_the_same():
 
 
 def test_a_cluster_that_fails_to_start_gives_them_back():
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        cluster = FakeCluster(port=taken.getsockname()[1])
+    with a_taken_port() as port:
+        cluster = FakeCluster(port=port)
         with pytest.raises(OSError), cluster.run_in_thread():
             pass
     assert gc.get_threshold() == DEFAULTS

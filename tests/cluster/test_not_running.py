@@ -6,7 +6,6 @@ is classified here, so a new one cannot slip past unclassified."""
 from __future__ import annotations
 
 import pickle
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,8 @@ import anyio
 import pytest
 
 from fakebroker.cluster import ClusterNotRunning, ClusterUsageError, FakeCluster
+
+from ..ports import a_taken_port
 
 # What a cluster was given or has recorded: works before the start and after the stop.
 READABLE_ANY_TIME = {
@@ -158,10 +159,8 @@ def test_a_listener_added_before_the_start_hears_the_start():
 
 
 def test_a_failed_start_leaves_it_not_running():
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        cluster = FakeCluster(port=taken.getsockname()[1])
+    with a_taken_port() as port:
+        cluster = FakeCluster(port=port)
         with pytest.raises(OSError), cluster.run_in_thread():
             pass
     with pytest.raises(ClusterNotRunning, match="has stopped"):
