@@ -9,8 +9,6 @@ nothing is ever recorded."""
 
 from __future__ import annotations
 
-import uuid
-
 from fakebroker.apis import RequestContext, dispatch
 from fakebroker.core.events import AccessDenied
 from fakebroker.core.security.acls import CLUSTER_NAME, PatternType
@@ -35,6 +33,7 @@ from .test_data_authz import (
     produce,
     state_with,
 )
+from .test_group_authz import consumer_heartbeat
 
 
 def denials(state, since: int = 0) -> list[tuple]:
@@ -247,21 +246,7 @@ def test_a_consumer_heartbeat_records_every_subscribed_topic_refused_and_a_regex
     )
 
     def heartbeat(topics, regex=None):
-        return group_call(
-            state,
-            ApiKey.CONSUMER_GROUP_HEARTBEAT,
-            1,
-            group_id="cg",
-            member_id=uuid.uuid4().hex[:22],
-            member_epoch=0,
-            instance_id=None,
-            rack_id=None,
-            rebalance_timeout_ms=30_000,
-            subscribed_topic_names=topics,
-            subscribed_topic_regex=regex,
-            server_assignor=None,
-            topic_partitions=[],
-        )
+        return consumer_heartbeat(state, "cg", topics, regex=regex)
 
     assert heartbeat(["orders", "s1", "s2"]).error_code == E.TOPIC_AUTHORIZATION_FAILED
     assert denials(state) == [

@@ -21,34 +21,24 @@ from confluent_kafka.admin import AdminClient
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import AUTHORIZER, acl_cluster, plain_settings
 from .test_java_acls import run_txn, steps
 from .test_java_client import java_client_jar  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.clients
 USERS = {"admin": "a", "alice": "b", "bob": "c", "carol": "d", "dave": "e"}
-CONFIG = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
+CONFIG = AUTHORIZER
 QUIET = {"log_level": 0}
 
 
 @pytest.fixture
 def cluster():
-    with FakeCluster(security_protocol="SASL_PLAINTEXT", users=USERS, config=CONFIG).run_in_thread() as c:
+    with acl_cluster(USERS) as c:
         yield c
-        assert not [e.describe() for e in c.events if e.kind == "handler_error"]
 
 
 def settings(cluster: FakeCluster, user: str) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "PLAIN",
-        "sasl.username": user,
-        "sasl.password": USERS[user],
-        **QUIET,
-    }
+    return plain_settings(cluster, user, USERS[user], QUIET["log_level"])
 
 
 def unique(prefix: str) -> str:

@@ -18,26 +18,16 @@ from confluent_kafka.admin import (
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import AUTHORIZER, plain_settings
+
 pytestmark = pytest.mark.clients
 USERS = {"admin": "a", "alice": "b"}
-CONFIG = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
+CONFIG = AUTHORIZER
 TIMEOUT = 15
 
 
 def admin(cluster: FakeCluster, user: str) -> AdminClient:
-    return AdminClient(
-        {
-            "bootstrap.servers": cluster.bootstrap_servers,
-            "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN",
-            "sasl.username": user,
-            "sasl.password": USERS[user],
-            "log_level": 3,
-        }
-    )
+    return AdminClient(plain_settings(cluster, user, USERS[user]))
 
 
 def key(b: AclBinding) -> tuple:

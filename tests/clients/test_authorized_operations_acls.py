@@ -16,6 +16,8 @@ from confluent_kafka.admin import AclOperation, AdminClient
 from fakebroker.cluster import FakeCluster
 from fakebroker.cluster.access import STANDARD_AUTHORIZER
 
+from .security_support import plain_settings
+
 pytestmark = pytest.mark.clients
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 CONFIG = {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin"}
@@ -35,14 +37,7 @@ CLUSTER_OPS = {
 
 
 def client(cluster: FakeCluster, user: str) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "PLAIN",
-        "sasl.username": user,
-        "sasl.password": USERS[user],
-        "log_level": 3,
-    }
+    return plain_settings(cluster, user, USERS[user])
 
 
 def join(cluster: FakeCluster, topic: str, group: str, protocol: str) -> Consumer:

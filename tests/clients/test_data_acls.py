@@ -17,21 +17,18 @@ from confluent_kafka.admin import AdminClient
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import acl_cluster
+
 pytestmark = pytest.mark.clients
 USERS = {"admin": "a", "alice": "b"}
-CONFIG = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
 ALICE = "User:alice"
 QUIET = {"log_level": 0}
 
 
 @pytest.fixture
 def cluster():
-    with FakeCluster(security_protocol="SASL_PLAINTEXT", users=USERS, config=CONFIG).run_in_thread() as c:
+    with acl_cluster(USERS) as c:
         yield c
-        assert not [e.describe() for e in c.events if e.kind == "handler_error"]
 
 
 def settings(cluster: FakeCluster, user: str = "alice", mechanism: str = "SCRAM-SHA-512") -> dict:

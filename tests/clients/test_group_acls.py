@@ -23,26 +23,18 @@ from confluent_kafka.admin import (
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import AUTHORIZER, plain_settings
+
 pytestmark = pytest.mark.clients
 USERS = {"admin": "a", "alice": "b"}
-AUTHORIZED = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
+AUTHORIZED = AUTHORIZER
 GROUP = "billing"
 EXPECTED = sorted(b"v%d" % i for i in range(10))
 QUIET = {"log_level": 3}
 
 
 def settings(cluster: FakeCluster, user: str) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "PLAIN",
-        "sasl.username": user,
-        "sasl.password": USERS[user],
-        **QUIET,
-    }
+    return plain_settings(cluster, user, USERS[user], QUIET["log_level"])
 
 
 def binding(resource: ResourceType, name: str, operation: AclOperation, permission: AclPermissionType) -> AclBinding:

@@ -20,6 +20,7 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import acl_cluster
 from .test_java_client import KAFKA_CLIENTS_VERSION, java_client_jar, java_command  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
@@ -27,10 +28,6 @@ pytestmark = [pytest.mark.clients, pytest.mark.java]
 MAIN = "fakebroker.AclScenarios"
 RUN_TIMEOUT = 90
 USERS = {"admin": "a", "alice": "b"}
-CONFIG = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
 ALICE = "User:alice"
 REFUSED = "org.apache.kafka.common.errors.TransactionalIdAuthorizationException"
 
@@ -58,9 +55,8 @@ def steps(lines: list[dict]) -> dict[str, tuple[str | None, str | None]]:
 
 @pytest.fixture
 def cluster():
-    with FakeCluster(security_protocol="SASL_PLAINTEXT", users=USERS, config=CONFIG).run_in_thread() as c:
+    with acl_cluster(USERS) as c:
         yield c
-        assert not [e.describe() for e in c.events if e.kind == "handler_error"]
 
 
 # what beginTransaction then throws: the fatal state's refusal, or (after an InitProducerId

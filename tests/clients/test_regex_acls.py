@@ -16,24 +16,16 @@ from confluent_kafka.admin import ResourceType as Kind
 
 from fakebroker.cluster import FakeCluster
 
+from .security_support import AUTHORIZER, plain_settings
+
 pytestmark = pytest.mark.clients
 USERS = {"admin": "a", "alice": "b"}
-AUTHORIZED = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-}
+AUTHORIZED = AUTHORIZER
 QUIET = {"log_level": 3}
 
 
 def settings(cluster: FakeCluster, user: str) -> dict:
-    return {
-        "bootstrap.servers": cluster.bootstrap_servers,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "PLAIN",
-        "sasl.username": user,
-        "sasl.password": USERS[user],
-        **QUIET,
-    }
+    return plain_settings(cluster, user, USERS[user], QUIET["log_level"])
 
 
 def allow(kind: Kind, name: str, operation: AclOperation) -> AclBinding:
