@@ -120,12 +120,17 @@ def run_cell(script: str, tree: Path, *args: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def real_kafka() -> Any:
-    """The conformance tests' ``KafkaBroker`` (one KRaft Kafka 4.4 broker on loopback, a context
-    manager), or a sentence saying why it cannot run here."""
+def tests_importable() -> None:
+    """Put the checkout on ``sys.path``, so ``tests`` (the conformance tests' helpers) imports."""
     root = Path(__file__).resolve().parent.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+
+
+def real_kafka() -> Any:
+    """The conformance tests' ``KafkaBroker`` (one KRaft Kafka 4.4 broker on loopback, a context
+    manager), or a sentence saying why it cannot run here."""
+    tests_importable()
     from tests.conformance import kafka_jars
     from tests.conformance.kafka_broker import KafkaBroker
 

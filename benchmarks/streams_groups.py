@@ -23,11 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import sys
 import time
 import uuid
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -37,10 +35,10 @@ from rich.table import Table
 from fakebroker.cluster import FakeCluster
 
 try:
-    from ._measure import real_kafka
+    from ._measure import real_kafka, tests_importable
     from .groups import AsyncRawClient, parse_bootstrap
 except ImportError:  # run as a script: this folder is first on sys.path
-    from _measure import real_kafka
+    from _measure import real_kafka, tests_importable
     from groups import AsyncRawClient, parse_bootstrap
 
 STREAMS_GROUP_HEARTBEAT = 88
@@ -50,16 +48,14 @@ QUIET = {"log_level": 3}
 
 def probes() -> Any:
     """The conformance probes' StreamsGroupHeartbeat bodies (``tests/conformance``)."""
-    root = Path(__file__).resolve().parent.parent
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    tests_importable()
     from tests.conformance import probes_streams
 
     return probes_streams
 
 
 async def settle(bootstrap: str, group: str, topic: str, n: int, partitions: int) -> float:
-    """Seconds until ``n`` raw members hold every partition's task once, all at one epoch."""
+    """Seconds until ``n`` raw members each hold tasks, every partition's once, all at one epoch."""
     host, port = parse_bootstrap(bootstrap)[0]
     probe = await AsyncRawClient.connect(host, port)
     found = await probe.request(10, 4, {"key_type": 0, "coordinator_keys": [group]})
