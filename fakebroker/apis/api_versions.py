@@ -10,6 +10,7 @@ import re
 from ..core.releases import DEFAULT_RELEASE
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message, response_type
+from ..protocol.primitives import EncodedOnce
 from .context import RequestContext
 from .registry import api, served
 
@@ -22,10 +23,11 @@ def advertised(kafka_version: str = DEFAULT_RELEASE) -> list[dict[str, int]]:
 
 
 @functools.cache
-def _advertised_entries(kafka_version: str) -> tuple[Message, ...]:
-    """The api_keys entries of a release, typed once: every connection starts with an
-    ApiVersions, and typing its 50-odd entries cost more than the rest of the answer."""
-    return tuple(response_type(ApiKey.API_VERSIONS).new(api_keys=advertised(kafka_version)).api_keys)
+def _advertised_entries(kafka_version: str) -> EncodedOnce:
+    """The api_keys entries of a release, typed once and encoded once per version: every
+    connection starts with an ApiVersions, and its 70-odd entries cost more than the rest of
+    the answer (84 us of 90 encoding them each time)."""
+    return EncodedOnce(response_type(ApiKey.API_VERSIONS).new(api_keys=advertised(kafka_version)).api_keys)
 
 
 def _refusal(request: Message, version: int) -> ErrorCode | None:
@@ -58,14 +60,15 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         for name, level in sorted(features.finalized.items())
         if level > 0
     ]
-    return ctx.response(
+    response = ctx.response(
         error_code=ErrorCode.NONE,
-        api_keys=list(_advertised_entries(ctx.cluster.kafka_version)),  # shared entries, never changed
         throttle_time_ms=0,
         supported_features=supported,
         finalized_features_epoch=features.epoch,
         finalized_features=finalized,
     )
+    response.api_keys = _advertised_entries(ctx.cluster.kafka_version)  # shared (a typed field would be a copy)
+    return response
 
 
 def unsupported_version_response(kafka_version: str = DEFAULT_RELEASE) -> dict:

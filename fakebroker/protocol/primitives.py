@@ -226,6 +226,27 @@ class KArray(_Length):
         return obj
 
 
+class EncodedOnce(tuple):
+    """An array of structs that never changes (ApiVersions' entries of a release, sent on
+    every new connection): the compiled codec encodes its elements once per element codec and
+    writes those bytes afterwards. Anything else reads it as the tuple it is."""
+
+    def __new__(cls, items: Any) -> EncodedOnce:
+        return super().__new__(cls, items)
+
+    def __init__(self, items: Any) -> None:
+        self.encodings: dict[Any, bytes] = {}  # element build function -> the elements' bytes
+
+    def encoded(self, build: Any, context: Any, path: str) -> bytes:
+        found = self.encodings.get(build)
+        if found is None:
+            stream = io.BytesIO()
+            for item in self:
+                build(item, stream, context, path)
+            found = self.encodings[build] = stream.getvalue()
+        return found
+
+
 class KUuid(c.Construct):
     """Kafka ``uuid``: 16 bytes, most significant half first; no null (all-zero = none)."""
 

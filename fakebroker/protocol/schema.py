@@ -286,9 +286,17 @@ class StructCodec(c.Construct):
             for f in cls._fields
             if f.attr not in carried or any(f.attr == a for a, _, _ in tagged.values())
         ]
-        self._fast_parse: Callable[[io.BytesIO, Any, str], Message]
-        self._fast_build: Callable[[Message | dict[str, Any], io.BytesIO, Any, str], Message]
-        self._fast_parse, self._fast_build = compile_struct(self)
+        self.compiled = compile_struct(self)
+        self._fast_parse: Callable[[io.BytesIO, Any, str], Message] = self._first_parse
+        self._fast_build: Callable[[Message | dict[str, Any], io.BytesIO, Any, str], Message] = self._first_build
+
+    def _first_parse(self, stream: io.BytesIO, context: Any, path: str) -> Message:
+        self._fast_parse = self.compiled.function("parse")
+        return self._fast_parse(stream, context, path)
+
+    def _first_build(self, obj: Message | dict[str, Any], stream: io.BytesIO, context: Any, path: str) -> Message:
+        self._fast_build = self.compiled.function("build")
+        return self._fast_build(obj, stream, context, path)
 
     def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Message:
         return self._fast_parse(stream, context, path)

@@ -131,3 +131,54 @@ def test_compiled_codecs_read_and_write_as_the_generic_walk(name, version, data)
     # a flipped byte can make a float64 field NaN, which equals nothing, not even itself: then
     # the two decodes are compared by how they print
     assert fast == slow or repr(fast) == repr(slow)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
+def test_an_array_encoded_once_writes_what_a_list_of_its_items_writes(version):
+    from fakebroker.protocol.primitives import EncodedOnce
+
+    entries = response_type(18).new(api_keys=[{"api_key": k, "min_version": 0, "max_version": 3} for k in range(60)])
+    once = EncodedOnce(entries.api_keys)
+    body = {"error_code": 0, "throttle_time_ms": 0, "finalized_features_epoch": 7}
+    as_list = response_type(18).new(api_keys=list(entries.api_keys), **body)
+    shared = response_type(18).new(**body)
+    shared.api_keys = once  # a typed field would be copied into a list
+    expected = response_type(18).encode(as_list, version)
+    assert response_type(18).encode(shared, version) == expected  # the first encoding fills the memo
+    assert response_type(18).encode(shared, version) == expected  # the second writes it
+    assert len(once.encodings) == 1
+    assert response_type(18).decode(expected, version).api_keys == list(entries.api_keys)
+
+
+def test_the_crc32c_extension_loads_without_its_package_init():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fakebroker.protocol.records import crc\n"
+        "assert crc.crc32c(b'123456789') == 0xE3069283\n"
+        "assert 'crc32c' not in sys.modules, 'the package __init__ ran'\n"
+        "import crc32c\n"
+        "assert crc32c.crc32c is crc.crc32c\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_each_direction_of_a_struct_is_compiled_at_its_first_use():
+    import io
+
+    from construct import Container
+
+    from fakebroker.protocol.schema import build_codec
+
+    heartbeat = response_type(12)
+    codec = build_codec(heartbeat.family.spec(4), heartbeat._classes, 4)  # a fresh one, nothing compiled
+    assert codec.compiled._made == {}
+    stream = io.BytesIO()
+    codec._build(heartbeat.new(error_code=27), stream, Container(), "")
+    assert set(codec.compiled._made) == {"build"}  # a broker writes answers and never reads them
+    assert stream.getvalue() == heartbeat.encode({"error_code": 27}, 4)
+    stream.seek(0)
+    assert codec._parse(stream, Container(), "").error_code == 27
+    assert set(codec.compiled._made) == {"build", "parse"}
