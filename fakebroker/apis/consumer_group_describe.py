@@ -38,7 +38,8 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         group = found.group
         if found.error == ErrorCode.GROUP_ID_NOT_FOUND:
             # Kafka's text for a streams group's id: it exists, as another type
-            what = "is not a consumer group" if cluster.groups.streams.live(group_id) is not None else "not found"
+            streams = cluster.groups.made("streams") and cluster.groups.streams.live(group_id) is not None
+            what = "is not a consumer group" if streams else "not found"
             out.append({**entry, "error_code": found.error, "error_message": f"Group {group_id} {what}."})
             continue
         if found.error or group is None:

@@ -60,7 +60,8 @@ def describe(ctx: RequestContext, request: Message) -> Message:
 
 def _not_found(ctx: RequestContext, group_id: str) -> str:
     """Kafka's text: a streams group's id exists, as another type than classic."""
-    if ctx.cluster.groups.streams.live(group_id) is not None:
+    groups = ctx.cluster.groups
+    if groups.made("streams") and groups.streams.live(group_id) is not None:  # else no streams group exists
         return f"Group {group_id} is not a classic group."
     return f"Group {group_id} not found."
 

@@ -17,16 +17,33 @@ and ``settings`` (what a cluster can be given, checked before it starts).
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ..core.cluster_state import TopicError
 from ..core.events import Event
 from ..protocol.error_codes import ErrorCode
-from ..storage import DataDirError
-from . import conditions, settings
 from .errors import ClusterNotRunning, ClusterUsageError
 from .facade import FakeCluster
-from .shares import InFlightView, ShareGroupView, ShareMemberView, SharePartitionView
-from .views import GroupView, MemberView, TopicView
 from .waiting import WaitTimeout
+
+if TYPE_CHECKING:
+    from ..storage import DataDirError
+    from . import conditions, settings
+    from .shares import InFlightView, ShareGroupView, ShareMemberView, SharePartitionView
+    from .views import GroupView, MemberView, TopicView
+
+# Imported on first use (a cluster that is only started needs none of them): name -> module.
+_LAZY = {
+    "DataDirError": "..storage",
+    "InFlightView": ".shares",
+    "ShareGroupView": ".shares",
+    "ShareMemberView": ".shares",
+    "SharePartitionView": ".shares",
+    "GroupView": ".views",
+    "MemberView": ".views",
+    "TopicView": ".views",
+}
 
 __all__ = [
     "ClusterNotRunning",
@@ -47,3 +64,13 @@ __all__ = [
     "conditions",
     "settings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("conditions", "settings"):
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

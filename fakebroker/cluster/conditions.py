@@ -26,7 +26,7 @@ import abc
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..core import cluster_state as _state  # noqa: F401 - imports every module that defines an event kind
 from ..core.events import KINDS, Event, detail_fields, event_kinds
@@ -37,9 +37,11 @@ from ..core.groups.share.model import ShareGroupState as _ShareState
 from ..core.groups.streams.model import GroupState as _StreamsState
 from ..protocol.suggest import close_matches
 from .errors import ClusterUsageError
-from .shares import ShareGroupView, SharePartitionView
-from .streams import StreamsGroupView
-from .views import GroupView
+
+if TYPE_CHECKING:  # what the cluster's methods return; a wait never needs the modules themselves
+    from .shares import ShareGroupView, SharePartitionView
+    from .streams import StreamsGroupView
+    from .views import GroupView
 
 EVENT_KINDS: tuple[str, ...] = tuple(event_kinds())
 """Every event kind, in name order (``cluster.events`` holds events of these kinds only)."""

@@ -23,7 +23,7 @@ import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -38,7 +38,6 @@ from ..server.broker import BrokerServer, advertised_for
 from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
 from ..server.ticker import Ticker
-from ..storage import DataDir, Journal, restore, snapshot
 from . import collector, loops
 from .access import AclControl
 from .actions import BrokerActions, NetworkActions
@@ -58,12 +57,15 @@ from .security import (
     oauth_token_validator,
     remove_when_gone,
 )
-from .shares import ShareGroupView, share_group_view
-from .streams import StreamsGroupView, streams_group_view
 from .topics import TopicActions
 from .transactions import TransactionActions, TransactionView, committed_records, transaction_view
-from .views import BrokerView, GroupView, TopicView, broker_views, committed_offsets, group_view, topic_view
 from .waiting import Waiting
+
+if TYPE_CHECKING:  # imported on first use: a cluster that is only started needs none of them
+    from ..storage import DataDir, Journal
+    from .shares import ShareGroupView
+    from .streams import StreamsGroupView
+    from .views import BrokerView, GroupView, TopicView
 
 T = TypeVar("T")
 log = logging.getLogger("fakebroker")
@@ -204,7 +206,11 @@ class FakeCluster:
         if posed.name == "3.9":  # 3.9 served only the classic protocol unless told otherwise
             config.setdefault("group.coordinator.rebalance.protocols", "classic")
         broker_config = BrokerConfig(config)
-        self._data_dir = DataDir(data_dir) if data_dir is not None else None
+        self._data_dir: DataDir | None = None
+        if data_dir is not None:
+            from ..storage import DataDir  # the data directory's code only for a cluster that has one
+
+            self._data_dir = DataDir(data_dir)
         self._journal: Journal | None = None  # makes each answered change durable (with a data dir)
         try:  # a damaged or missing metadata file refuses the directory before anything is touched
             self._saved_meta = self._data_dir.read_meta() if self._data_dir is not None else None
@@ -290,6 +296,8 @@ class FakeCluster:
                 first_host, first_port = endpoints[server.endpoints[0].name]
                 self.state.broker_started(server.node_id, first_host, first_port, self.clock.now_ms(), rack, endpoints)
             if self._saved_meta:
+                from ..storage import restore
+
                 restore(self.state, self._saved_meta, self.clock.now_ms())
             if self._data_dir is not None:
                 kept = {(t.name, p.index) for t in self.state.topics.values() for p in t.partitions}
@@ -301,6 +309,8 @@ class FakeCluster:
                 if name not in self.state.topics:  # a topic kept in the data directory stays as it was
                     self._topics.create(name, spec)
             if self._data_dir is not None:
+                from ..storage import Journal
+
                 self._save_meta()  # the restored state, as one snapshot; the journal follows it
                 self._journal = Journal(self.state, self._data_dir.journal, self._save_meta, len(self.state.events))
                 self.runtime.listeners.append(self._journal.on_event)
@@ -337,6 +347,8 @@ class FakeCluster:
     def _save_meta(self) -> None:
         """Write the data directory's metadata snapshot from the state (at start, at stop, and
         when the journal of changes since the last one has grown)."""
+        from ..storage import snapshot
+
         assert self._data_dir is not None
         self._data_dir.write_meta(snapshot(self.state))
 
@@ -511,9 +523,13 @@ class FakeCluster:
 
     def describe_topic(self, name: str) -> TopicView | None:
         """A snapshot of a topic: id, config overrides, partitions with leaders and offsets."""
+        from .views import topic_view
+
         return self._proxy.read(topic_view, self.state, name)
 
     def describe_topics(self, *, internal: bool = False) -> list[TopicView]:
+        from .views import topic_view
+
         def read() -> list[TopicView]:
             views = (topic_view(self.state, name) for name in sorted(self.state.topics))
             return [v for v in views if v is not None and (internal or not v.internal)]
@@ -563,6 +579,8 @@ class FakeCluster:
 
     def brokers(self) -> list[BrokerView]:
         """Every broker with its address and whether it runs."""
+        from .views import broker_views
+
         return self._proxy.read(broker_views, self.state)
 
     async def stop_broker_async(self, broker: int) -> None:
@@ -605,6 +623,8 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a group (state, generation, members and decoded assignments)."""
+        from .views import group_view
+
         return self._proxy.read(group_view, self.state, group_id)
 
     def groups(self) -> list[str]:
@@ -615,16 +635,22 @@ class FakeCluster:
         """A snapshot of a share group (KIP-932): state, epochs, members and assignments, and per
         share partition the start offset and the records in flight with their state, delivery
         count and owner (``view.partition("jobs", 0).state_of(5)``); None for no share group."""
+        from .shares import share_group_view
+
         return self._proxy.read(share_group_view, self.state, group_id)
 
     def streams_group(self, group_id: str) -> StreamsGroupView | None:
         """A snapshot of a streams group (KIP-1071): state, epochs, topology, and each member's
         process, endpoint and tasks (active, standby, warm-up) held, aimed for and being revoked
         (``view.owner("1_0")``, ``view.by_process()``); None for no streams group."""
+        from .streams import streams_group_view
+
         return self._proxy.read(streams_group_view, self.state, group_id)
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the group's committed offset."""
+        from .views import committed_offsets
+
         return self._proxy.read(committed_offsets, self.state, group_id)
 
     def forget_groups(self, group_ids: list[str] | set[str]) -> None:

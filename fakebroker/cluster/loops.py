@@ -19,11 +19,13 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal
+
+if TYPE_CHECKING:  # anyio.from_thread is imported when a loop thread starts: an async cluster needs none
+    from anyio.abc import TaskGroup
+    from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
 IDLE_LOOPS = 2  # enough for a test that runs two clusters side by side
@@ -80,6 +82,8 @@ class LoopThread:
         return self._portal
 
     def _run(self, ready: threading.Event) -> None:
+        from anyio.from_thread import BlockingPortal
+
         async def host() -> None:
             async with BlockingPortal() as portal, anyio.create_task_group() as tasks:
                 self._portal, self._tasks = portal, tasks

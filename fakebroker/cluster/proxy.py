@@ -12,13 +12,14 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
-
-from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..server.runtime import Runtime
 from .errors import ClusterNotRunning
+
+if TYPE_CHECKING:  # anyio.from_thread is imported with the first portal: an async cluster may need none
+    from anyio.abc import TaskGroup
+    from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
 
@@ -107,6 +108,8 @@ class LoopProxy:
         if self.portal is not None and not self._lent:  # run_in_thread's own portal serves
             yield
             return
+        from anyio.from_thread import BlockingPortal
+
         async with BlockingPortal() as portal:
             self._lent.append(portal)
             self.portal = portal

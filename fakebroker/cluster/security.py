@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.security.mechanisms import MECHANISMS
+from ..core.security.oauthbearer import JWKS_ENDPOINT_URL, TokenValidator, UnsecuredJwsValidator
 from ..core.security.oauthbearer import InvalidOAuthToken as InvalidOAuthToken  # re-exported for tests
 from ..core.security.oauthbearer import OAuthToken as OAuthToken
-from ..core.security.oauthbearer import TokenValidator, UnsecuredJwsValidator
-from ..core.security.oauthbearer_jwks import JWKS_ENDPOINT_URL
 from ..core.security.principal import MappingRuleError, parse_rules
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError

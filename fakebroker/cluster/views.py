@@ -7,12 +7,13 @@ Assignments are decoded with the consumer protocol when the group speaks it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.cluster_state import ClusterState
-from ..core.groups.streams.model import Task
 from ..protocol.data import assignment_dict, decode_subscription
-from .streams import subtopology_order
+
+if TYPE_CHECKING:
+    from ..core.groups.streams.model import Task
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def share_group_as_group_view(state: ClusterState, group_id: str) -> GroupView |
     """A share group (KIP-932) as a :class:`GroupView` (``group_type`` "share", ``generation`` the
     group epoch), so what reads any group's state and members reads it too; its records are in
     :func:`~fakebroker.cluster.shares.share_group_view`."""
-    group = state.groups.share.groups.get(group_id)
+    group = state.groups.share.groups.get(group_id) if state.groups.made("share") else None
     if group is None:
         return streams_group_as_group_view(state, group_id)
     members = tuple(
@@ -289,9 +290,10 @@ def streams_group_as_group_view(state: ClusterState, group_id: str) -> GroupView
     epoch; a member's ``assignment`` is its active tasks as subtopology id -> partitions), so
     what reads any group's state and members reads it too; the rest is in
     :func:`~fakebroker.cluster.streams.streams_group_view`."""
-    group = state.groups.streams.groups.get(group_id)
+    group = state.groups.streams.groups.get(group_id) if state.groups.made("streams") else None
     if group is None:
         return None
+    from .streams import subtopology_order  # the streams views, only for a streams group
 
     def plain(tasks: frozenset[Task]) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}

@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 
 from ..server.runtime import Runtime
-from .conditions import Condition, describe
 from .proxy import LoopProxy
 
 
@@ -26,6 +25,8 @@ class Waiting:
         self._runtime = runtime
 
     async def wait_for(self, cluster: Any, condition: Callable[[Any], Any], timeout: float, poll: float) -> Any:
+        from .conditions import Condition  # imported on first wait: a cluster only started needs none
+
         deadline = anyio.current_time() + timeout
         result = condition(cluster)
         keys = condition.wakes_on() if isinstance(condition, Condition) else None
@@ -51,6 +52,8 @@ class Waiting:
     def _remaining(deadline: float, timeout: float, condition: Callable[[Any], Any]) -> float:
         remaining = deadline - anyio.current_time()
         if remaining <= 0:
+            from .conditions import describe
+
             raise WaitTimeout(f"waited {timeout:g} s for {describe(condition)}")
         return remaining
 
@@ -73,6 +76,8 @@ class Waiting:
                 return result
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                from .conditions import describe
+
                 raise WaitTimeout(f"waited {timeout:g} s for {describe(condition)}")
             poll(min(POLL_SECONDS, remaining))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..protocol.error_codes import ErrorCode
 from . import events as ev
@@ -27,7 +28,6 @@ from .features import Features
 from .group_configs import GroupConfigs
 from .groups.placement import OFFSETS_TOPIC, SHARE_STATE_TOPIC, TRANSACTION_TOPIC
 from .groups.service import GroupService
-from .groups.share.dead_letters import DeadLetters
 from .log import LogStorage, MemoryStorage, PartitionLog, PartitionProducers
 from .log.appends import AppendResult, Checked, append_batches, check_batches, produce_limits
 from .placement import CoordinatorPlacement
@@ -35,7 +35,6 @@ from .quotas import ClientQuotas
 from .releases import DEFAULT_RELEASE, release
 from .security.acls import Operation, ResourceType
 from .security.authorizer import Authorizer
-from .security.tokens import EXPIRY_CHECK_INTERVAL, DelegationTokens
 from .security.users import Users
 from .timers import Timers
 from .topics import (
@@ -49,6 +48,10 @@ from .topics import layout as topic_layout
 from .topics.reassignments import Reassignment, complete_ready
 from .transactions.coordinator import TransactionCoordinator
 from .transactions.producer_ids import ProducerIds
+
+if TYPE_CHECKING:
+    from .groups.share.dead_letters import DeadLetters
+    from .security.tokens import DelegationTokens
 
 __all__ = ["BrokerInfo", "ClusterState", "Partition", "Topic", "TopicError", "topic_name_error"]
 
@@ -92,11 +95,9 @@ class ClusterState:
         self.producer_ids = ProducerIds()
         self._next_start = 0  # where the next topic's leaders start, so leadership spreads
         self.events = EventLog(now_ms, wall, event_log_size)
-        # delegation tokens (core/security/tokens.py), which SCRAM's tokenauth logins check
-        self.tokens = DelegationTokens(
-            self.config, self.events, metadata_version=lambda: self.features.finalized.get("metadata.version", 0)
-        )
-        self.users = Users(self.events, tokens=self.tokens)  # PLAIN passwords, SCRAM credentials (users.py)
+        # PLAIN passwords, SCRAM credentials (users.py); the delegation tokens its tokenauth logins
+        # check join it when they are made (``tokens``, below)
+        self.users = Users(self.events)
         self.authorizer = Authorizer(self.config, self.events)  # ACLs (core/security/authorizer.py)
         self.timers = Timers()
         self.group_configs = GroupConfigs(self.config)
@@ -115,14 +116,7 @@ class ClusterState:
             lambda: int(wall() * 1000),
         )
         self.groups.consumer.may_describe = self._may_describe_topic
-        self.groups.shares.dead_letters = DeadLetters(
-            self.config,
-            self.group_configs,
-            lambda: self.features.finalized.get("share.version", 0),
-            self.topics.get,
-            self._create_dead_letter_topic,
-            self._append_dead_letters,
-        )
+        self.groups.dead_letters = self._dead_letters  # the share groups' writer, made with them
         self.coordinator_load_time_ms = coordinator_load_time_ms
         self.transactions = TransactionCoordinator(
             self.config,
@@ -138,6 +132,22 @@ class ClusterState:
         )
         self.transaction_marker_delay_ms = transaction_marker_delay_ms
         self.reassignments: dict[tuple[str, int], Reassignment] = {}  # in progress (core/topics/reassignments.py)
+
+    @functools.cached_property
+    def tokens(self) -> DelegationTokens:
+        """Delegation tokens (core/security/tokens.py), made on first use: a cluster that never
+        sees one never imports them. SCRAM's tokenauth logins check them from then on."""
+        from .security.tokens import DelegationTokens
+
+        tokens = DelegationTokens(
+            self.config, self.events, metadata_version=lambda: self.features.finalized.get("metadata.version", 0)
+        )
+        self.users.tokens = tokens
+        return tokens
+
+    def _sweep_tokens(self, now_ms: int) -> int:
+        """The delegation tokens' expiry sweep (none to sweep while none were ever made)."""
+        return self.tokens.sweep(now_ms) if "tokens" in self.__dict__ else 0
 
     def pose_as(self, kafka_version: str) -> None:
         """Serve the API window and feature levels of Kafka ``kafka_version`` (before clients
@@ -177,7 +187,7 @@ class ClusterState:
         every(OFFSETS_EXPIRY_CHECK, "offsets.retention.check.interval.ms", self.expire_offsets)
         every(TXN_TIMEOUT_CHECK, "transaction.abort.timed.out.transaction.cleanup.interval.ms", self.abort_timed_out)
         every(TXN_EXPIRY_CHECK, "transaction.remove.expired.transaction.cleanup.interval.ms", self.expire_txn_ids)
-        every(TOKEN_EXPIRY_CHECK, EXPIRY_CHECK_INTERVAL, self.tokens.sweep)
+        every(TOKEN_EXPIRY_CHECK, "delegation.token.expiry.check.interval.ms", self._sweep_tokens)
 
     def run_periodic_checks(self, now_ms: int) -> None:
         """Every periodic check at once (after a virtual-time jump)."""
@@ -185,7 +195,7 @@ class ClusterState:
         self.expire_offsets(now_ms)
         self.abort_timed_out(now_ms)
         self.expire_txn_ids(now_ms)
-        self.tokens.sweep(now_ms)
+        self._sweep_tokens(now_ms)
 
     def expire_offsets(self, now_ms: int) -> int:
         dropped = self.groups.expire_offsets(now_ms)
@@ -613,6 +623,19 @@ class ClusterState:
         return topic
 
     # -- transaction coordinator placement and markers ------------------------------------------
+    def _dead_letters(self) -> DeadLetters:
+        """The writer of share groups' dead letters (KIP-1191), made with their share partitions."""
+        from .groups.share.dead_letters import DeadLetters
+
+        return DeadLetters(
+            self.config,
+            self.group_configs,
+            lambda: self.features.finalized.get("share.version", 0),
+            self.topics.get,
+            self._create_dead_letter_topic,
+            self._append_dead_letters,
+        )
+
     def _create_dead_letter_topic(self, name: str, partitions: int) -> Topic:
         """A share group's dead-letter topic, created when the broker allows it."""
         configs = {"errors.deadletterqueue.group.enable": "true", "message.timestamp.type": "CreateTime"}

@@ -22,6 +22,7 @@ Every failure is ``INVALID_CONFIG`` with that text. Values are checked as Java r
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -180,10 +181,12 @@ def java_list(text: str) -> list[str]:
     return [] if not trimmed else re.split(r"\s*,\s*", trimmed)
 
 
-_DURATION = re.compile(
-    r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?",
-    re.IGNORECASE,
-)
+@functools.cache  # compiled at the first duration setting checked, not at import
+def _duration() -> re.Pattern[str]:
+    return re.compile(
+        r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?",
+        re.IGNORECASE,
+    )
 
 
 def _in_long(n: int) -> int:
@@ -195,7 +198,7 @@ def _in_long(n: int) -> int:
 def duration_ns(text: str) -> int | None:
     """``java.time.Duration.parse`` (``PnDTnHnMn.nS``): the duration in nanoseconds, or None
     where Java throws (not that form, a ``T`` with no time part, a long overflow)."""
-    m = _DURATION.fullmatch(text)
+    m = _duration().fullmatch(text)
     if m is None or (m.group(3) is not None and len(m.group(3)) == 1):
         return None
     days, hours, minutes, secs, fraction = m.group(2, 4, 5, 6, 7)

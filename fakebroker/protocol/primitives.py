@@ -226,7 +226,7 @@ class KArray(_Length):
         return obj
 
 
-class EncodedOnce(tuple):
+class EncodedOnce(tuple[Any, ...]):
     """An array of structs that never changes (ApiVersions' entries of a release, sent on
     every new connection): the compiled codec encodes its elements once per element codec and
     writes those bytes afterwards. Anything else reads it as the tuple it is."""

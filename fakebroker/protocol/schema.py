@@ -291,12 +291,14 @@ class StructCodec(c.Construct):
         self._fast_build: Callable[[Message | dict[str, Any], io.BytesIO, Any, str], Message] = self._first_build
 
     def _first_parse(self, stream: io.BytesIO, context: Any, path: str) -> Message:
-        self._fast_parse = self.compiled.function("parse")
-        return self._fast_parse(stream, context, path)
+        parse: Callable[[io.BytesIO, Any, str], Message] = self.compiled.function("parse")
+        self._fast_parse = parse
+        return parse(stream, context, path)
 
     def _first_build(self, obj: Message | dict[str, Any], stream: io.BytesIO, context: Any, path: str) -> Message:
-        self._fast_build = self.compiled.function("build")
-        return self._fast_build(obj, stream, context, path)
+        build: Callable[[Message | dict[str, Any], io.BytesIO, Any, str], Message] = self.compiled.function("build")
+        self._fast_build = build
+        return build(obj, stream, context, path)
 
     def _parse(self, stream: io.BytesIO, context: Any, path: str) -> Message:
         return self._fast_parse(stream, context, path)

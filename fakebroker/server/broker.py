@@ -1,6 +1,6 @@
 """One broker: its listeners (loopback by default; one per name in Kafka's ``listeners``, each
 with its own security), whose connections live in the broker's own task group, a few hundred
-to a task group of their own inside it."""
+to a task group of their own inside it (each an accept task's)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,14 @@ import math
 import socket
 import ssl
 import sys
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import sniffio
 import trio
 from anyio.abc import ByteStream, Listener, SocketListener, SocketStream, TaskGroup, TaskStatus
-from anyio.streams.tls import TLSStream
 
 from ..core import events as ev
 from ..core.security.acls import ANONYMOUS
@@ -29,6 +27,9 @@ from .connection import Connection
 from .pipeline import Pipeline
 from .runtime import Runtime
 from .security import ListenerSecurity, client_principal, start_tls
+
+if TYPE_CHECKING:  # imported by the first TLS connection (server/security.py)
+    from anyio.streams.tls import TLSStream
 
 log = logging.getLogger("fakebroker")
 
@@ -39,7 +40,7 @@ ACCEPT_BACKOFF_S = (0.01, 1.0)  # first and longest pause after such an error
 REAP_CHECK_S = 5.0  # the idle reaper looks at least this often (a changed connections.max.idle.ms)
 REAP_PAUSE_S = 0.01  # and at most this often (connections.max.idle.ms=0 must not spin the loop)
 LISTEN_BACKLOG = 65536  # anyio's default (the kernel caps it at somaxconn)
-GROUP_SIZE = 256  # connections started in one group's task group (see _ConnectionGroup)
+GROUP_SIZE = 256  # connections served in one accept task's task group (see _accept_loop)
 
 
 def advertised_for(host: str) -> str:
@@ -75,34 +76,6 @@ async def listen(host: str, port: int) -> Listener[SocketStream]:
         sock.close()
         raise
     return await SocketListener.from_socket(sock)
-
-
-class _ConnectionGroup:
-    """A task group the next ``GROUP_SIZE`` connections of a listener are served in. It takes
-    no more once full, and ends (with its tables) when they have all closed. In one task group
-    for every connection, trio's set of the group's tasks and that of its cancel scope's child
-    scopes grew to 10,000 entries in a burst and kept their tables (512 KiB to 1 MiB each: a
-    set never shrinks) for the broker's life (issue 33)."""
-
-    def __init__(self, tasks: TaskGroup | trio.Nursery, full: anyio.Event | trio.Event):
-        self.tasks = tasks
-        self.full = full
-        self.started = 0
-        self.ended = False  # its task left the group's body (full, or cancelled as the broker stops)
-
-    def start(self, serve: Callable[[SocketStream], Coroutine[Any, Any, None]], stream: SocketStream) -> bool:
-        """Serve ``stream`` in this group; False if the group takes no more: cancelled as the
-        broker stops, between the accept and now (trio: "closed to new arrivals")."""
-        if self.ended:
-            return False
-        try:
-            self.tasks.start_soon(serve, stream)
-        except RuntimeError:
-            return False
-        self.started += 1
-        if self.started >= GROUP_SIZE:
-            self.full.set()  # its task stops waiting: the group ends once its connections have
-        return True
 
 
 @dataclass
@@ -152,6 +125,7 @@ class BrokerServer:
         self._scope: anyio.CancelScope | trio.CancelScope | None = None
         self.stopped: anyio.Event | None = None  # set once a stopped broker has closed everything
         self.accept_errors = 0  # resource errors met while accepting (EMFILE, ...)
+        self._reaping = False  # the idle reaper runs (from the first connection on)
 
     @property
     def port(self) -> int:
@@ -190,31 +164,35 @@ class BrokerServer:
                 self._scope = scope
                 async with trio.open_nursery() if under_trio else anyio.create_task_group() as tg:
                     task_status.started(self.port)
+                    self._reaping = False  # the idle reaper starts with the first connection
                     for endpoint, listener in listeners:
                         for one in getattr(listener, "listeners", [listener]):
                             tg.start_soon(self._accept_loop, one, tg, endpoint)
-                    tg.start_soon(self._reap_idle)
         finally:
             with anyio.CancelScope(shield=True):
                 for _, listener in listeners:
                     await listener.aclose()
             self.stopped.set()
 
-    async def _connection_group(self, *, task_status: TaskStatus[_ConnectionGroup]) -> None:
-        """A task group for the next connections, open until it is full and they have closed."""
-        under_trio = sniffio.current_async_library() == "trio"
-        full = trio.Event() if under_trio else anyio.Event()
-        async with trio.open_nursery() if under_trio else anyio.create_task_group() as tasks:
-            group = _ConnectionGroup(tasks, full)
-            task_status.started(group)
-            try:
-                await full.wait()
-            finally:
-                group.ended = True
-
     async def _accept_loop(self, listener: SocketListener, tg: TaskGroup | trio.Nursery, endpoint: Endpoint) -> None:
+        """Accept connections and serve them in a task group of this task's own, ``GROUP_SIZE``
+        of them; then a new task accepts the next ones while this one waits for its connections
+        to close. In one task group for every connection, trio's set of the group's tasks and
+        that of its cancel scope's child scopes grew to 10,000 entries in a burst and kept their
+        tables (512 KiB to 1 MiB each: a set never shrinks) for the broker's life (issue 33).
+        Its own group, rather than one a task started for it, spares the first connection the
+        wait for that task (a fresh cluster's first answer)."""
+        under_trio = sniffio.current_async_library() == "trio"
+        serve = partial(self._serve_one, endpoint=endpoint)
+        async with trio.open_nursery() if under_trio else anyio.create_task_group() as connections:
+            for _ in range(GROUP_SIZE):
+                connections.start_soon(serve, await self._accept(listener, tg))
+            tg.start_soon(self._accept_loop, listener, tg, endpoint)  # this group is full
+
+    async def _accept(self, listener: SocketListener, tg: TaskGroup | trio.Nursery) -> SocketStream:
+        """The next connection; an accept that fails for want of resources (EMFILE, ...) is
+        logged and tried again later, as Kafka's acceptor does."""
         pause = ACCEPT_BACKOFF_S[0]
-        group: _ConnectionGroup | None = None
         while True:
             try:
                 stream = await listener.accept()
@@ -233,20 +211,10 @@ class BrokerServer:
                 await anyio.sleep(pause)
                 pause = min(pause * 2, ACCEPT_BACKOFF_S[1])
                 continue
-            pause = ACCEPT_BACKOFF_S[0]
-            if group is None or group.full.is_set():
-                try:
-                    group = await tg.start(self._connection_group)
-                except BaseException:  # the broker is stopping: the connection is not served
-                    with anyio.CancelScope(shield=True):
-                        await stream.aclose()
-                    raise
-            if not group.start(partial(self._serve_one, endpoint=endpoint), stream):
-                # the broker is stopping: this accept completed as its groups were cancelled
-                with anyio.CancelScope(shield=True):
-                    await stream.aclose()
-                group = None
-                await anyio.lowlevel.checkpoint()  # where the stop's cancellation lands
+            if not self._reaping:  # a broker nobody connects to has nothing to reap: no task for it
+                self._reaping = True
+                tg.start_soon(self._reap_idle)
+            return stream
 
     async def _serve_one(self, stream: SocketStream, endpoint: Endpoint) -> None:
         security = endpoint.security
@@ -265,11 +233,15 @@ class BrokerServer:
                 with anyio.CancelScope(shield=True):
                     await stream.aclose()
                 return
+            except BaseException:  # the broker is stopping: the socket closes with it
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+                raise
         conn = Connection(self.pipeline, served)
         conn.peer.security_protocol = security.protocol
         conn.peer.listener = endpoint.name
-        if security.protocol == "SSL" and isinstance(served, TLSStream):
-            principal = client_principal(served, security.mapping_rules)
+        if security.protocol == "SSL" and served is not stream:  # TLS: the stream start_tls made
+            principal = client_principal(cast("TLSStream", served), security.mapping_rules)
             if principal is None:
                 self._tls_failed(stream, ValueError("no ssl.principal.mapping.rules rule maps the certificate"))
                 with anyio.CancelScope(shield=True):

@@ -15,6 +15,11 @@ flight, none received and none ended for ``connections.max.idle.ms`` (Kafka's de
 is closed, as Kafka's selector does: the broker's one reaper task asks each connection
 (:meth:`Connection.reap_if_idle`).
 
+Under trio a plain TCP connection reads and writes its socket itself (:class:`_DirectSocket`):
+a trio socket call that succeeds yields to the scheduler once more after it, a turn of the
+loop (an ``epoll_wait`` with it) twice per request that a request-and-answer client never
+needed. It still yields at every wait, and after a read that found data already there.
+
 Anything that cannot be parsed closes this connection only, with an event; every other
 connection keeps being served.
 """
@@ -22,7 +27,10 @@ connection keeps being served.
 from __future__ import annotations
 
 import math
+import socket
 from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import anyio
 import sniffio
@@ -40,6 +48,55 @@ from .request_memory import SMALL
 ENDINGS = (ProtocolError, CloseConnection, anyio.BrokenResourceError, anyio.ClosedResourceError)
 READ_AHEAD = 16  # frames read ahead of the one being processed (a client's pipelined requests)
 HOLD_BYTES = 1 << 20  # answers held for one write (requests that arrived together) up to this size
+
+
+class _DirectSocket:
+    """A plain TCP connection's socket under trio, read and written without trio's socket
+    wrapper (see the module's docstring); errors as anyio's stream raises them."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+
+    async def receive(self, max_bytes: int) -> bytes:
+        sock = self.sock
+        try:
+            data = sock.recv(max_bytes)
+        except BlockingIOError:  # nothing yet, as between a client's requests
+            while True:
+                try:
+                    await trio.lowlevel.wait_readable(sock)  # the loop runs the others meanwhile
+                except trio.ClosedResourceError as exc:
+                    raise anyio.ClosedResourceError from exc
+                try:
+                    data = sock.recv(max_bytes)
+                    break
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    raise anyio.BrokenResourceError from exc
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        else:  # it was there already (requests sent together): let the others run first
+            await trio.lowlevel.checkpoint()
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def send(self, data: bytes) -> None:
+        sock = self.sock
+        view = memoryview(data)
+        while view:
+            try:
+                sent = sock.send(view)
+            except BlockingIOError:  # the client is not reading: wait until it does
+                try:
+                    await trio.lowlevel.wait_writable(sock)
+                except trio.ClosedResourceError as exc:
+                    raise anyio.ClosedResourceError from exc
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[sent:]
 
 
 def _uncycle(exc: BaseException) -> None:
@@ -79,10 +136,15 @@ class Connection:
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
         self.last_active = self._now()
+        self._io: ByteStream | _DirectSocket = stream
         try:
-            address = stream.extra(anyio.abc.SocketAttribute.remote_address)  # (host, port, ...) over TCP
+            attributes: Mapping[Any, Callable[[], Any]] = stream.extra_attributes  # built at each extra(): once here
+            raw: socket.socket = attributes[anyio.abc.SocketAttribute.raw_socket]()
+            address = raw.getpeername()  # (host, port, ...) over TCP
             host, port = address[0], address[1]
             self.peer = Peer(f"{host}:{port}", str(host))
+            if under_trio and isinstance(stream, anyio.abc.SocketStream) and raw.family != socket.AF_UNIX:
+                self._io = _DirectSocket(raw)  # not a TLS stream: its bytes are the client's
         except Exception:  # pragma: no cover - unusual socket families
             self.peer = Peer()
         self.peer.park = self._park
@@ -138,7 +200,10 @@ class Connection:
     def _close_share_sessions(self) -> None:
         """Closing the connection that opened a share session releases its member's records."""
         runtime = self.runtime
-        shares = runtime.state.groups.shares
+        groups = runtime.state.groups
+        if not groups.made("shares"):  # no share group has fetched yet: nothing to release
+            return
+        shares = groups.shares
         if not shares.sessions.sessions:
             return
         woken = shares.connection_closed(self.pipeline.broker_id, self.peer.address, runtime.clock.now_ms())
@@ -170,7 +235,7 @@ class Connection:
             return
         held, self._held, self._held_bytes = self._held, [], 0
         if not self.peer_gone:
-            await self.stream.send(held[0] if len(held) == 1 else b"".join(held))
+            await self._io.send(held[0] if len(held) == 1 else b"".join(held))
 
     async def _flush_before_closing(self) -> None:
         """The answers of the requests before the one that ends the connection still go out
@@ -214,7 +279,7 @@ class Connection:
             return False
         await self._reserve()
         try:
-            data = await self.stream.receive(65536)
+            data = await self._io.receive(65536)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.peer_gone = True
             return False
@@ -305,7 +370,7 @@ class Connection:
         while len(self._pending) < READ_AHEAD:
             await self._reserve()
             try:
-                data = await self.stream.receive(65536)
+                data = await self._io.receive(65536)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.peer_gone = True
                 if self._in_flight and self._request_scope is not None:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import SocketStream
-from anyio.streams.tls import TLSAttribute, TLSStream
 
 from ..core.security.acls import ANONYMOUS
 from ..core.security.oauthbearer import TokenValidator
 from ..core.security.principal import Rule, certificate_principal
+
+if TYPE_CHECKING:  # anyio's TLS stream is imported by the first TLS listener's first connection
+    from anyio.streams.tls import TLSStream
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 TLS_HANDSHAKE_S = 10.0  # a client that starts TLS and never finishes it is dropped after this
@@ -45,6 +48,8 @@ class ListenerSecurity:
 async def start_tls(stream: SocketStream, context: ssl.SSLContext) -> TLSStream:
     """The server side of a TLS handshake on ``stream``, within ``TLS_HANDSHAKE_S``. Closing it
     later does not wait for the client's close_notify (Kafka's does not either)."""
+    from anyio.streams.tls import TLSStream
+
     with anyio.fail_after(TLS_HANDSHAKE_S):
         return await TLSStream.wrap(stream, server_side=True, ssl_context=context, standard_compatible=False)
 
@@ -53,6 +58,8 @@ def client_principal(stream: TLSStream, rules: tuple[Rule, ...]) -> str | None:
     """An SSL listener's connection's principal from its client certificate: ``User:`` and the
     subject's RFC 2253 name through the mapping rules; ``User:ANONYMOUS`` without a certificate;
     None when no rule maps it (Kafka then fails the connection)."""
+    from anyio.streams.tls import TLSAttribute
+
     der = stream.extra(TLSAttribute.peer_certificate_binary, None)
     if not der:
         return ANONYMOUS

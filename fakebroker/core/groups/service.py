@@ -14,9 +14,11 @@ committed offsets (``offsets.py``, which knows nothing of group types).
 from __future__ import annotations
 
 import enum
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...protocol import data as consumer_protocol
 from ...protocol.error_codes import ErrorCode as E
@@ -51,14 +53,17 @@ from .results import (
     join_error,
     sync_error,
 )
-from .share.admin import ShareOffsets
-from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest
-from .share.model import ShareGroup
-from .share.partitions import SharePartitions
-from .share.state import ShareStateStore
-from .streams.coordinator import StreamsCoordinator
-from .streams.heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult
-from .streams.model import StreamsGroup
+
+if TYPE_CHECKING:  # share and streams groups: imported when the service first needs them
+    from .share.admin import ShareOffsets
+    from .share.coordinator import ShareCoordinator, ShareHeartbeatRequest
+    from .share.dead_letters import DeadLetters
+    from .share.model import ShareGroup
+    from .share.partitions import SharePartitions
+    from .share.state import ShareStateStore
+    from .streams.coordinator import StreamsCoordinator
+    from .streams.heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult
+    from .streams.model import StreamsGroup
 
 S = GroupState
 
@@ -135,28 +140,81 @@ class GroupService:
         self.consumer.on_only_classic_members = self._downgrade
         self.consumer.group_configs = group_configs  # consumer.* group configs count
         self.offsets = OffsetStore(config, self.events)
-        # share groups: the group coordinator's side, the share coordinator's store, the data path
-        self.share_states = ShareStateStore()
-        self.share = ShareCoordinator(config, group_configs, timers, self.events, topics_view, self._initialize_share)
-        self.shares = SharePartitions(
-            config,
-            group_configs,
-            timers,
+        # share and streams groups: their parts are made on first use (below)
+        self._timers = timers
+        self._topics_view = topics_view
+        self._partition_of = partition_of
+        self._topic_id_of = topic_id_of
+        self._topic_name_of = topic_name_of
+        self._wall_ms = wall_ms
+        self.dead_letters: Callable[[], DeadLetters] | None = None  # makes the cluster's writer (KIP-1191)
+
+    # -- share and streams groups, made on first use ---------------------------------------------
+    # A cluster that never sees a share or a streams group needs neither coordinator (nor their
+    # modules): each part is made when first asked for, and the checks every group request makes
+    # ("is this id a share group?") ask only a part that exists (one never made has no groups).
+    @functools.cached_property
+    def share_states(self) -> ShareStateStore:
+        """The share coordinator's store of share-partition states."""
+        from .share.state import ShareStateStore
+
+        return ShareStateStore()
+
+    @functools.cached_property
+    def share(self) -> ShareCoordinator:
+        """The group coordinator's side of share groups."""
+        from .share.coordinator import ShareCoordinator
+
+        return ShareCoordinator(
+            self.config, self.group_configs, self._timers, self.events, self._topics_view, self._initialize_share
+        )
+
+    @functools.cached_property
+    def shares(self) -> SharePartitions:
+        """The share groups' data path: share partitions, sessions, acknowledgements."""
+        from .share.partitions import SharePartitions
+
+        shares = SharePartitions(
+            self.config,
+            self.group_configs,
+            self._timers,
             self.events,
             self.share_states,
-            partition_of,
-            topic_id_of,
-            topic_name_of,
-            wall_ms,
+            self._partition_of,
+            self._topic_id_of,
+            self._topic_name_of,
+            self._wall_ms,
         )
-        self._topic_id_of = topic_id_of
-        self.streams = StreamsCoordinator(config, group_configs, timers, self.events, topics_view)
+        if self.dead_letters is not None:
+            shares.dead_letters = self.dead_letters()
+        return shares
+
+    @functools.cached_property
+    def share_offsets(self) -> ShareOffsets:
+        """Share groups' offsets as the admin APIs describe, alter and delete them."""
+        from .share.admin import ShareOffsets
 
         def latest_offset(topic: str, index: int) -> int:
-            partition = partition_of(topic, index)
+            partition = self._partition_of(topic, index)
             return partition.log.high_watermark if partition is not None else -1
 
-        self.share_offsets = ShareOffsets(self.share, self.shares, self.share_states, topics_view, latest_offset)
+        return ShareOffsets(self.share, self.shares, self.share_states, self._topics_view, latest_offset)
+
+    @functools.cached_property
+    def streams(self) -> StreamsCoordinator:
+        """The coordinator of streams groups (KIP-1071)."""
+        from .streams.coordinator import StreamsCoordinator
+
+        return StreamsCoordinator(self.config, self.group_configs, self._timers, self.events, self._topics_view)
+
+    def made(self, part: str) -> bool:
+        """Whether ``part`` (``share``, ``shares``, ``share_states``, ``share_offsets``, ``streams``)
+        has been made: one never made holds nothing, and reading it would make it."""
+        return part in self.__dict__
+
+    def _lazy_coordinators(self) -> tuple[ShareCoordinator | None, StreamsCoordinator | None]:
+        """The share and the streams coordinator, each None while it has not been made."""
+        return self.__dict__.get("share"), self.__dict__.get("streams")
 
     # -- the one lookup: a group id's type -------------------------------------------------------
     # Each type's coordinator keeps its own groups; an id names at most one live group. The
@@ -164,18 +222,23 @@ class GroupService:
     # classic coordinator's (which answers for a missing group as Kafka does).
     def ids(self) -> list[str]:
         """Every group id the coordinators know, of every type (Dead ones included until unloaded)."""
-        names = set(self.classic.groups) | set(self.consumer.groups) | set(self.share.groups)
-        return sorted(names | set(self.streams.groups))
+        names = set(self.classic.groups) | set(self.consumer.groups)
+        for coordinator in self._lazy_coordinators():
+            if coordinator is not None:
+                names |= set(coordinator.groups)
+        return sorted(names)
 
     def _consumer_group(self, group_id: str | None) -> ConsumerGroup | None:
         group = self.consumer.groups.get(group_id) if group_id is not None else None
         return group if group is not None and not group.dead else None
 
     def _share_group(self, group_id: str | None) -> ShareGroup | None:
-        return self.share.live(group_id)
+        share = self._lazy_coordinators()[0]
+        return share.live(group_id) if share is not None else None
 
     def _streams_group(self, group_id: str | None) -> StreamsGroup | None:
-        return self.streams.live(group_id)
+        streams = self._lazy_coordinators()[1]
+        return streams.live(group_id) if streams is not None else None
 
     def _not_consumer(self, group_id: str | None) -> str | None:
         """Kafka's message when ``group_id`` names a share or streams group (one id, one type)."""
@@ -310,6 +373,8 @@ class GroupService:
     def streams_heartbeat(self, now_ms: int, broker_id: int, req: StreamsHeartbeatRequest) -> StreamsHeartbeatResult:
         """StreamsGroupHeartbeat: the request's checks, the coordinator, then the group's type
         (a join converts an Empty classic group; any other type is GROUP_ID_NOT_FOUND)."""
+        from .streams.heartbeat import StreamsHeartbeatResult
+
         invalid = self.streams.validate(req)
         if invalid is not None:
             return invalid
@@ -606,13 +671,14 @@ class GroupService:
                 continue
             if wanted_types is None or GroupType.CONSUMER.value in wanted_types:
                 out.append(GroupListing(consumer_group.group_id, "consumer", state, GroupType.CONSUMER.value))
-        for share_group in self.share.groups.values():
+        share, streams = self._lazy_coordinators()
+        for share_group in share.groups.values() if share is not None else ():
             state = share_group.state.value
             if share_group.dead or wanted_states is not None and state.lower() not in wanted_states:
                 continue
             if wanted_types is None or GroupType.SHARE.value in wanted_types:
                 out.append(GroupListing(share_group.group_id, "share", state, GroupType.SHARE.value))
-        for streams_group in self.streams.groups.values():
+        for streams_group in streams.groups.values() if streams is not None else ():
             state = streams_group.state.value
             if streams_group.dead or wanted_states is not None and state.lower() not in wanted_states:
                 continue
@@ -660,7 +726,9 @@ class GroupService:
     # -- coordinator moves and clean-up ------------------------------------------------------------
     def groups_of_partition(self, partition: int) -> list[str]:
         names = set(self.classic.groups) | set(self.classic.snapshots) | set(self.consumer.groups)
-        names |= set(self.share.groups) | set(self.streams.groups)
+        for coordinator in self._lazy_coordinators():
+            if coordinator is not None:
+                names |= set(coordinator.groups)
         return sorted(g for g in names if self.placement.partition_of(g) == partition)
 
     def coordinator_moved(self, partition: int, leader: int, previous: int, now_ms: int, load_time_ms: int) -> None:
@@ -669,14 +737,16 @@ class GroupService:
         groups = self.groups_of_partition(partition)
         self.classic.unload(groups, now_ms, previous if previous >= 0 else None)
         self.consumer.unload(groups)
-        self.share.unload(groups)
-        self.streams.unload(groups)
+        for coordinator in self._lazy_coordinators():
+            if coordinator is not None:
+                coordinator.unload(groups)
 
         def load(t: int) -> None:
             self.classic.load(groups, t)
             self.consumer.load(groups, t)
-            self.share.load(groups, t)
-            self.streams.load(groups, t)
+            for coordinator in self._lazy_coordinators():
+                if coordinator is not None:
+                    coordinator.load(groups, t)
 
         self.placement.moved(partition, leader, now_ms, load_time_ms, load)
 
@@ -690,10 +760,12 @@ class GroupService:
         """Drop groups and their offsets without a trace (a shared cluster between tests)."""
         self.classic.forget(group_ids)
         self.consumer.forget(group_ids)
-        self.share.forget(group_ids)
-        self.streams.forget(group_ids)
-        for group_id in group_ids:
-            self.shares.drop_group(group_id)
+        for coordinator in self._lazy_coordinators():
+            if coordinator is not None:
+                coordinator.forget(group_ids)
+        if self.made("shares") or self.made("share_states"):  # else there is no share state to drop
+            for group_id in group_ids:
+                self.shares.drop_group(group_id)
         self.offsets.forget(group_ids)
 
 

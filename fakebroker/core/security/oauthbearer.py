@@ -33,6 +33,7 @@ is ``invalid_token``.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import re
@@ -50,12 +51,18 @@ _SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"  # [\x01-\x7F&&[^=,]]|
 _KEY = "[A-Za-z]+"
 _VALUE = "[\\x21-\\x7e \\t\\r\\n]+"
 _KVPAIRS = rf"(?:{_KEY}={_VALUE}\x01)*"
-_CLIENT_INITIAL_RESPONSE = re.compile(rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01")
-_AUTH = re.compile(r"(?P<scheme>[A-Za-z0-9_]+) +(?P<token>[-_~+/.a-zA-Z0-9]+=*)")
-_SCOPE_ITEM = re.compile(r"[\x23-\x5b\x5d-\x7e\x21]+")  # OAuthBearerScopeUtils
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+_CLIENT_INITIAL_RESPONSE = rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01"
+_AUTH = r"(?P<scheme>[A-Za-z0-9_]+) +(?P<token>[-_~+/.a-zA-Z0-9]+=*)"
+_SCOPE_ITEM = r"[\x23-\x5b\x5d-\x7e\x21]+"  # OAuthBearerScopeUtils
+_BASE64URL = r"[A-Za-z0-9_-]*"
 _JAVA_WHITESPACE = "".join(chr(c) for c in range(0x21))  # what String.trim() removes
 _LONG_MAX, _LONG_MIN = 2**63 - 1, -(2**63)
+
+
+@functools.cache  # compiled at the first OAUTHBEARER exchange, not at import: a cluster without it needs none
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
 
 # the unsecured validator's options (JAAS options of OAuthBearerLoginModule in Kafka)
 PRINCIPAL_CLAIM_OPTION = "unsecuredValidatorPrincipalClaimName"
@@ -63,6 +70,10 @@ SCOPE_CLAIM_OPTION = "unsecuredValidatorScopeClaimName"
 REQUIRED_SCOPE_OPTION = "unsecuredValidatorRequiredScope"
 CLOCK_SKEW_OPTION = "unsecuredValidatorAllowableClockSkewMs"
 OPTIONS = (PRINCIPAL_CLAIM_OPTION, SCOPE_CLAIM_OPTION, REQUIRED_SCOPE_OPTION, CLOCK_SKEW_OPTION)
+
+# the broker setting that chooses Kafka's secured validator (``oauthbearer_jwks.py``); here so
+# that a cluster can ask whether it is set without importing that validator
+JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
 
 
 @dataclass(frozen=True)
@@ -139,7 +150,7 @@ def parse_client_initial_response(message: bytes) -> ClientInitialResponse:
     :class:`SaslFailure` (Kafka's ``SaslException``: the client gets the generic text) when it
     does not parse, :class:`UnexpectedServerError` for a scheme other than Bearer."""
     text = message.decode("utf-8", "replace")
-    matched = _CLIENT_INITIAL_RESPONSE.fullmatch(text)
+    matched = _compiled(_CLIENT_INITIAL_RESPONSE).fullmatch(text)
     if matched is None:
         raise SaslFailure("Invalid OAUTHBEARER client first message", passthrough=False)
     properties: dict[str, str] = {}
@@ -150,7 +161,7 @@ def parse_client_initial_response(message: bytes) -> ClientInitialResponse:
     auth = properties.pop("auth", None)
     if auth is None:
         raise SaslFailure("Invalid OAUTHBEARER client first message: 'auth' not specified", passthrough=False)
-    scheme = _AUTH.fullmatch(auth)
+    scheme = _compiled(_AUTH).fullmatch(auth)
     if scheme is None:
         raise SaslFailure("Invalid OAUTHBEARER client first message: invalid 'auth' format", passthrough=False)
     if scheme["scheme"].lower() != "bearer":
@@ -233,7 +244,7 @@ class UnsecuredJwsValidator:
         self.scope_claim = scope_claim.strip() or "scope"
         self.required_scope = list(required_scope)
         for item in self.required_scope:
-            if not _SCOPE_ITEM.fullmatch(item):
+            if not _compiled(_SCOPE_ITEM).fullmatch(item):
                 raise ValueError(f"Invalid scope value: {item}")
         if allowable_clock_skew_ms < 0:
             raise ValueError(f"Allowable clock skew millis must not be negative: {allowable_clock_skew_ms}")
@@ -292,7 +303,7 @@ class UnsecuredJwsValidator:
 def _read_part(part: str) -> dict[str, object]:
     """A header or claims part as ``OAuthBearerUnsecuredJws.toMap`` reads it with Jackson:
     base64url with or without padding, then a JSON object's members (``_convert``ed)."""
-    if len(part) % 4 == 1 or not _BASE64URL.fullmatch(part):  # what java.util.Base64's URL decoder refuses
+    if len(part) % 4 == 1 or not _compiled(_BASE64URL).fullmatch(part):  # what java.util.Base64's URL decoder refuses
         raise InvalidOAuthToken("malformed Base64 URL encoded value")
     data = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
     try:

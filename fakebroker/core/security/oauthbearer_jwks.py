@@ -49,10 +49,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .oauthbearer import JWKS_ENDPOINT_URL as JWKS_ENDPOINT_URL  # defined there, read by a cluster at every start
 from .oauthbearer import InvalidOAuthToken, OAuthToken
 
 # the broker settings Kafka's secured validator reads (SaslConfigs), with Kafka's defaults
-JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
 JWKS_REFRESH_MS = "sasl.oauthbearer.jwks.endpoint.refresh.ms"
 JWKS_RETRY_BACKOFF_MS = "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms"
 JWKS_RETRY_BACKOFF_MAX_MS = "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import os
@@ -56,11 +57,16 @@ _B64 = "[a-zA-Z0-9/+]"
 _BASE64 = rf"(?:{_B64}{{4}})*(?:{_B64}{{3}}=|{_B64}{{2}}==)?"
 _RESERVED = rf"(?:m={_VALUE},)?"
 _EXTENSIONS = rf"(?:,[A-Za-z]+={_VALUE})*"
-_CLIENT_FIRST = re.compile(
+_CLIENT_FIRST = (
     rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,{_RESERVED}n=(?P<saslname>{_SASLNAME}),"
     rf"r=(?P<nonce>{_PRINTABLE})(?P<extensions>{_EXTENSIONS})"
 )
-_CLIENT_FINAL = re.compile(rf"c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS},p=(?P<proof>{_BASE64})")
+_CLIENT_FINAL = rf"c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS},p=(?P<proof>{_BASE64})"
+
+
+@functools.cache  # compiled at the first SCRAM exchange, not at import: a cluster without SASL needs none
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ class ScramServer:
             raise
 
     def _client_first(self, message: str) -> bytes:
-        match = _CLIENT_FIRST.fullmatch(message)
+        match = _compiled(_CLIENT_FIRST).fullmatch(message)
         if match is None:
             raise SaslFailure(f"Invalid SCRAM client first message format: {message}", passthrough=False)
         name, client_nonce = match["saslname"], match["nonce"]
@@ -262,7 +268,7 @@ class ScramServer:
         return self._server_first.encode("utf-8")
 
     def _client_final(self, message: str) -> bytes:
-        match = _CLIENT_FINAL.fullmatch(message)
+        match = _compiled(_CLIENT_FINAL).fullmatch(message)
         if match is None:
             raise SaslFailure(f"Invalid SCRAM client final message format: {message}", passthrough=False)
         nonce = match["nonce"]

@@ -14,7 +14,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
@@ -24,11 +24,13 @@ from ...group_configs import GroupConfigs
 from ...log import PartitionLog
 from ...timers import Timers
 from ...topics import Partition
-from .dead_letters import DeadLetter, DeadLetters
-from .partition import SharePartition
 from .records import AckBatch, AckError, AckType, Acquired, InFlight, LogBatch
 from .sessions import ShareSession, ShareSessions
 from .state import ShareStateStore, StateKey
+
+if TYPE_CHECKING:  # imported when a share partition is first loaded or archives records
+    from .dead_letters import DeadLetters
+    from .partition import SharePartition
 
 PartitionKey = tuple[str, str, int]  # group id, topic, partition
 OUTCOMES = {AckType.GAP: "gap", AckType.ACCEPT: "accept", AckType.RELEASE: "release", AckType.REJECT: "reject"}
@@ -113,6 +115,8 @@ class SharePartitions:
         start = state.start_offset
         if start < 0:
             start = self._reset_offset(group_id, log)
+        from .partition import SharePartition
+
         sp = SharePartition(group_id, topic, index, start, partition.leader_epoch)
         sp.state_epoch = state.state_epoch
         sp.load(start, state.batches)
@@ -254,6 +258,8 @@ class SharePartitions:
         holds DeadLetters, or a release's (range, archived) pairs."""
         if self.dead_letters is None:
             return
+        from .dead_letters import DeadLetter
+
         letters = [
             a if isinstance(a, DeadLetter) else DeadLetter(a[0].first, a[0].last, a[0].count, False)
             for a in archived
@@ -336,6 +342,8 @@ class SharePartitions:
         if any(kind != AckType.RENEW for _, _, kind, _, _ in changed):
             self._persist(sp, start_before, now_ms)
         sp.finish()
+        from .dead_letters import DeadLetter
+
         letters = [
             DeadLetter(first, last, count, kind == AckType.REJECT)
             for first, last, kind, archived, count in changed

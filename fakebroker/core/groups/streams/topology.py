@@ -14,8 +14,6 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .assignor import java_hash_map_order
-
 
 class Status(enum.IntEnum):
     """StreamsGroupHeartbeatResponse.Status codes."""
@@ -188,6 +186,8 @@ def configure(topology: Topology, existing: Mapping[str, int]) -> ConfiguredTopo
     to_create = tuple(wanted[n] for n in sorted(wanted))
     status = None
     if to_create:
+        from .assignor import java_hash_map_order  # on first use: a cluster without streams groups never needs it
+
         # InternalTopicManager.missingInternalTopics names them in its HashMap's order
         names = summarize(java_hash_map_order(list(wanted)))
         status = (Status.MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {names}")
@@ -213,6 +213,8 @@ def _repartition_counts(topology: Topology, existing: Mapping[str, int], decided
         for info in sub.repartition_source_topics:
             if info.partitions != 0:
                 counts[info.name] = info.partitions
+    from .assignor import java_hash_map_order  # on first use: a cluster without streams groups never needs it
+
     by_id = topology.by_id()
     subs = [by_id[sid] for sid in java_hash_map_order(list(by_id))]  # StreamsTopology's HashMap
     needed = True
