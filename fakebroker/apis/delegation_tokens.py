@@ -12,13 +12,20 @@ SSL listener's without a client certificate (DELEGATION_TOKEN_REQUEST_NOT_ALLOWE
 
 from __future__ import annotations
 
-from ..core.security.tokens import DelegationToken, TokenRequester
+from typing import TYPE_CHECKING
+
 from ..protocol.messages import ApiKey, Message
 from .context import RequestContext
 from .registry import api
 
+if TYPE_CHECKING:
+    from ..core.security.tokens import DelegationToken, TokenRequester
+
 
 def _requester(ctx: RequestContext) -> TokenRequester:
+    # imported at the first token request: a cluster that never sees one does not need the tokens core
+    from ..core.security.tokens import TokenRequester
+
     return TokenRequester(ctx.principal, ctx.security_protocol, ctx.token_authenticated, ctx.allowed)
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.groups.share.records import AckBatch, validate_batches
-from ..core.groups.share.sessions import CLOSE_EPOCH
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -24,6 +22,10 @@ from .share_common import member_id_valid, share_enabled
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
+    # imported at the first ShareAcknowledge: a cluster without share groups never needs them
+    from ..core.groups.share.records import AckBatch, validate_batches
+    from ..core.groups.share.sessions import CLOSE_EPOCH
+
     cluster = ctx.cluster
     v = ctx.api_version
     if not share_enabled(cluster):

@@ -12,11 +12,8 @@ for the fetch and for the acknowledgements riding along)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.groups.share.partitions import Fetched
-from ..core.groups.share.records import AckBatch, validate_batches
-from ..core.groups.share.sessions import CLOSE_EPOCH, OPEN_EPOCH, ShareSession
 from ..core.quotas import CONSUMER_BYTE_RATE
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
@@ -27,10 +24,17 @@ from .context import RequestContext, Wait
 from .registry import api
 from .share_common import member_id_valid, share_enabled
 
+if TYPE_CHECKING:
+    from ..core.groups.share.partitions import Fetched
+    from ..core.groups.share.sessions import ShareSession
+
 RECORD_LIMIT = 1  # ShareAcquireMode: 0 batch_optimized, 1 record_limit
 
 
 def handle(ctx: RequestContext, request: Message) -> Message | Wait:
+    # the share core is imported at the first ShareFetch: a cluster without share groups never needs it
+    from ..core.groups.share.sessions import CLOSE_EPOCH, OPEN_EPOCH
+
     cluster = ctx.cluster
     v = ctx.api_version
     if not share_enabled(cluster):
@@ -104,6 +108,8 @@ def handle(ctx: RequestContext, request: Message) -> Message | Wait:
 
 def _acknowledge(ctx: RequestContext, request: Message, group_id: str, member_id: str) -> dict:
     """The acknowledgements piggybacked on the fetch: (topic id, partition) -> (code, message)."""
+    from ..core.groups.share.records import AckBatch, validate_batches
+
     cluster = ctx.cluster
     shares = cluster.groups.shares
     max_type = 4 if ctx.api_version >= 2 else 3
@@ -158,6 +164,8 @@ def _partition_error(ctx: RequestContext, topic_id: Any, index: int) -> tuple[Er
 
 
 def _session_errors(ctx: RequestContext, session: ShareSession) -> dict[Any, Fetched]:
+    from ..core.groups.share.partitions import Fetched
+
     out = {}
     for key in session.partitions:
         error, _ = _partition_error(ctx, *key)
@@ -182,6 +190,8 @@ def _start_loading(ctx: RequestContext, request: Message, session: ShareSession)
 def _fetch(ctx: RequestContext, request: Message, session: ShareSession, *, final: bool) -> dict | None:
     """Acquire for every partition of the session, the budget shared round-robin (rotated by the
     session epoch). None: nothing to answer with yet (the caller may wait)."""
+    from ..core.groups.share.partitions import Fetched
+
     cluster = ctx.cluster
     shares = cluster.groups.shares
     group_id, member_id = request.group_id, request.member_id
@@ -238,6 +248,8 @@ def _answer(ctx: RequestContext, request: Message, fetched: dict, acks: dict, li
     partition the request named in its session's first fetch (or added since). As in Kafka,
     the partitions read come first, then those in error, then those that only carried
     acknowledgements."""
+    from ..core.groups.share.partitions import Fetched
+
     cluster = ctx.cluster
     failed = [k for k, f in fetched.items() if f.error]
     read = [k for k in [*listed, *fetched] if k not in failed]

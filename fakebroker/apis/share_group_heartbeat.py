@@ -6,7 +6,6 @@ subscribed topic (any refused: TOPIC_AUTHORIZATION_FAILED), all without a messag
 
 from __future__ import annotations
 
-from ..core.groups.share.coordinator import ShareHeartbeatRequest
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -27,6 +26,9 @@ def handle(ctx: RequestContext, request: Message) -> Message:
         return heartbeat_error(ctx, ErrorCode.INVALID_REQUEST)
     if any_denied(ctx, Operation.DESCRIBE, ResourceType.TOPIC, request.subscribed_topic_names or ()):
         return heartbeat_error(ctx, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    # imported at the first heartbeat that reaches the coordinator: a cluster without share groups never needs it
+    from ..core.groups.share.coordinator import ShareHeartbeatRequest
+
     result = cluster.groups.share_heartbeat(
         ctx.now_ms,
         ctx.broker_id,

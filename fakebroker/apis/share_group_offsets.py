@@ -12,8 +12,8 @@ when no topic is left the coordinator is not asked)."""
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
-from ..core.groups.share.admin import ZERO_UUID, PartitionOffset, TopicOffsets
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -22,8 +22,14 @@ from .context import RequestContext
 from .registry import api
 from .share_common import INVALID_GROUP_ID_MESSAGE, UNKNOWN_SERVER_ERROR_MESSAGE, share_enabled
 
+if TYPE_CHECKING:
+    from ..core.groups.share.admin import TopicOffsets
+
 
 def describe(ctx: RequestContext, request: Message) -> Message:
+    # the share core is imported at the first request: a cluster without share groups never needs it
+    from ..core.groups.share.admin import ZERO_UUID
+
     cluster = ctx.cluster
     groups = []
     for g in request.groups:
@@ -116,6 +122,8 @@ def alter(ctx: RequestContext, request: Message) -> Message:
 
 
 def delete(ctx: RequestContext, request: Message) -> Message:
+    from ..core.groups.share.admin import ZERO_UUID
+
     cluster = ctx.cluster
     error: ErrorCode = ErrorCode.UNSUPPORTED_VERSION if not share_enabled(cluster) else ErrorCode.NONE
     if not error and not request.group_id:
@@ -154,6 +162,8 @@ def delete(ctx: RequestContext, request: Message) -> Message:
 
 def _refused_topics(ctx: RequestContext, refused: list[tuple[str, list[tuple[int, int]]]]) -> list[TopicOffsets]:
     """AlterShareGroupOffsets' entries for topics the principal may not READ (their id if known)."""
+    from ..core.groups.share.admin import ZERO_UUID, PartitionOffset, TopicOffsets
+
     code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     known = ctx.cluster.topics
     return [

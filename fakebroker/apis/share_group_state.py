@@ -17,16 +17,9 @@ default text (``getErrorResponse``), whatever else is wrong."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.groups.placement import SHARE_STATE_TOPIC, partition_for, share_state_key
-from ..core.groups.share.state import (
-    FENCED_LEADER_EPOCH_MESSAGE,
-    FENCED_STATE_EPOCH_MESSAGE,
-    READ_UNINITIALIZED,
-    WRITE_UNINITIALIZED,
-    ShareState,
-)
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -34,6 +27,9 @@ from .authz import MESSAGES, denied
 from .context import RequestContext
 from .registry import api
 from .share_common import UNKNOWN_TOPIC_OR_PARTITION_MESSAGE, share_enabled
+
+if TYPE_CHECKING:
+    from ..core.groups.share.state import ShareState
 
 NEGATIVE_PARTITION = "The partition id cannot be a negative number."
 NEGATIVE_LEADER_EPOCH = "The leader epoch cannot be a negative number."
@@ -105,6 +101,9 @@ def _code(error: ErrorCode, message: str | None) -> dict[str, Any]:
 
 
 def initialize(ctx: RequestContext, request: Message) -> Message:
+    # the share core's messages are read at the first request: a cluster without share groups never needs it
+    from ..core.groups.share.state import FENCED_STATE_EPOCH_MESSAGE
+
     store = ctx.cluster.groups.share_states
 
     def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
@@ -120,6 +119,8 @@ def initialize(ctx: RequestContext, request: Message) -> Message:
 
 
 def read(ctx: RequestContext, request: Message) -> Message:
+    from ..core.groups.share.state import FENCED_LEADER_EPOCH_MESSAGE, READ_UNINITIALIZED
+
     store = ctx.cluster.groups.share_states
 
     def answer(p: Any, key: tuple, known: bool) -> dict[str, Any]:
@@ -145,6 +146,8 @@ def read(ctx: RequestContext, request: Message) -> Message:
 
 
 def write(ctx: RequestContext, request: Message) -> Message:
+    from ..core.groups.share.state import FENCED_LEADER_EPOCH_MESSAGE, FENCED_STATE_EPOCH_MESSAGE, WRITE_UNINITIALIZED
+
     store = ctx.cluster.groups.share_states
     v1 = ctx.api_version >= 1
 

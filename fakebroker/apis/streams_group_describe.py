@@ -7,10 +7,8 @@ TopologyDescriptionStatus is 1 (not stored) when asked for, 0 otherwise."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.groups.streams.model import StreamsGroup, StreamsMember, Tasks
-from ..core.groups.streams.topology import TopicInfo
 from ..core.security.acls import Operation, ResourceType
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message
@@ -19,6 +17,10 @@ from .authz import allowed_names, operations, split
 from .context import RequestContext
 from .registry import api
 from .streams_group_heartbeat import _task_list, streams_enabled
+
+if TYPE_CHECKING:
+    from ..core.groups.streams.model import StreamsGroup, StreamsMember, Tasks
+    from ..core.groups.streams.topology import TopicInfo
 
 
 def _error(ctx: RequestContext, group_id: str | None, code: ErrorCode, message: str | None = None) -> dict:
@@ -87,6 +89,9 @@ def _offsets(offsets: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
 
 
 def _member(group: StreamsGroup, m: StreamsMember) -> dict[str, Any]:
+    # imported with the first streams group described: a cluster without streams groups never needs it
+    from ..core.groups.streams.model import Tasks
+
     endpoint = m.user_endpoint
     return {
         "member_id": m.member_id,

@@ -10,10 +10,8 @@ needed, else the MISSING_INTERNAL_TOPICS detail says so)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.groups.streams.heartbeat import StreamsHeartbeatRequest, StreamsHeartbeatResult
-from ..core.groups.streams.topology import CopartitionGroup, Status, Subtopology, TopicInfo, Topology
 from ..core.security.acls import Operation, ResourceType
 from ..core.topics.model import TopicError
 from ..protocol.error_codes import ErrorCode
@@ -21,6 +19,10 @@ from ..protocol.messages import ApiKey, Message
 from .authz import allowed_names, any_denied, denied
 from .context import RequestContext
 from .registry import api
+
+if TYPE_CHECKING:
+    from ..core.groups.streams.heartbeat import StreamsHeartbeatResult
+    from ..core.groups.streams.topology import TopicInfo, Topology
 
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
@@ -56,12 +58,16 @@ def error_response(ctx: RequestContext, code: ErrorCode, message: str | None = N
 
 
 def _topic_info(info: Any) -> TopicInfo:
+    from ..core.groups.streams.topology import TopicInfo
+
     configs = tuple((c.key, c.value) for c in info.topic_configs)
     return TopicInfo(info.name, info.partitions, info.replication_factor, configs)
 
 
 def _topology(request: Message) -> tuple[Topology | None, bool]:
     """The request's topology, and whether a subtopology names a source topic regex."""
+    from ..core.groups.streams.topology import CopartitionGroup, Subtopology, Topology
+
     raw = request.topology
     if raw is None:
         return None, False
@@ -109,6 +115,9 @@ def _partitions(by_topic: dict[str, list[int]]) -> list[dict[str, Any]]:
 
 
 def handle(ctx: RequestContext, request: Message) -> Message:
+    # the streams core is imported at the first heartbeat: a cluster without streams groups never needs it
+    from ..core.groups.streams.heartbeat import StreamsHeartbeatRequest
+
     cluster = ctx.cluster
     if not streams_enabled(ctx):
         return error_response(ctx, ErrorCode.UNSUPPORTED_VERSION)
@@ -197,6 +206,8 @@ def _create_internal_topics(ctx: RequestContext, result: StreamsHeartbeatResult)
     """Apis + DefaultAutoTopicCreationManager: the coordinator answered; now the internal
     topics it asked for are created (they exist from the member's next heartbeat). Refused or
     failed ones are appended to the MISSING_INTERNAL_TOPICS detail."""
+    from ..core.groups.streams.topology import Status
+
     statuses = list(result.statuses)
     if not result.to_create:
         return statuses

@@ -25,8 +25,6 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
 from ..core.cluster_state import ClusterState, Topic
 from ..core.configs import BrokerConfig
 from ..core.events import Event
@@ -37,6 +35,7 @@ from ..protocol.framing import DEFAULT_MAX_FRAME_SIZE
 from ..server.broker import BrokerServer, advertised_for
 from ..server.clock import RealClock, VirtualClock
 from ..server.runtime import Runtime
+from ..server.tasks import task_group
 from ..server.ticker import Ticker
 from . import collector, loops
 from .access import AclControl
@@ -285,12 +284,13 @@ class FakeCluster:
         if self._tune_gc:
             collector.hold()
             stack.callback(collector.release)
-        tg = await stack.enter_async_context(anyio.create_task_group())
+        tg = await stack.enter_async_context(task_group())
         proxy.task_group = tg
         proxy.started = True
         try:
             for server in self.servers:
-                await tg.start(server.serve)
+                await server.open()  # its ports are bound now: no task to wait for
+                tg.start_soon(server.run)
                 rack = self._racks[server.node_id]
                 endpoints = server.advertised()
                 first_host, first_port = endpoints[server.endpoints[0].name]

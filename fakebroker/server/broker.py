@@ -126,6 +126,7 @@ class BrokerServer:
         self.stopped: anyio.Event | None = None  # set once a stopped broker has closed everything
         self.accept_errors = 0  # resource errors met while accepting (EMFILE, ...)
         self._reaping = False  # the idle reaper runs (from the first connection on)
+        self._listeners: list[tuple[Endpoint, Listener[SocketStream]]] = []  # bound by open(), served by run()
 
     @property
     def port(self) -> int:
@@ -151,27 +152,49 @@ class BrokerServer:
     async def serve(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled or stopped; reports the first listener's bound port through
         ``task_status``. A restart binds the same ports again."""
+        await self.open()
+        await self.run(task_status=task_status)
+
+    async def open(self) -> None:
+        """Bind every listener (port 0: a free one, then kept for restarts), without waiting:
+        a cluster's start opens its brokers at once and starts :meth:`run` in a task, instead
+        of starting a task and waiting for it to report its port."""
         self.stopped = anyio.Event()
-        # Under trio, trio's own scope and nursery: anyio's cost a 3-broker start 65 us more.
-        under_trio = sniffio.current_async_library() == "trio"
+        # Made here, entered by run(): a stop that comes before run() began cancels it all the same.
+        self._scope = trio.CancelScope() if sniffio.current_async_library() == "trio" else anyio.CancelScope()
         listeners: list[tuple[Endpoint, Listener[SocketStream]]] = []
         try:
             for endpoint in self.endpoints:
                 listener = await listen(endpoint.host, endpoint.port)
                 listeners.append((endpoint, listener))
                 endpoint.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-            with trio.CancelScope() if under_trio else anyio.CancelScope() as scope:
-                self._scope = scope
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                for _, listener in listeners:
+                    await listener.aclose()
+            raise
+        self._listeners = listeners
+
+    async def run(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve what :meth:`open` bound until cancelled or stopped (the listeners close then)."""
+        listeners, self._listeners = self._listeners, []
+        # Under trio, trio's own scope and nursery: anyio's cost a 3-broker start 65 us more.
+        under_trio = sniffio.current_async_library() == "trio"
+        assert self._scope is not None
+        try:
+            with self._scope:
                 async with trio.open_nursery() if under_trio else anyio.create_task_group() as tg:
                     task_status.started(self.port)
                     self._reaping = False  # the idle reaper starts with the first connection
-                    for endpoint, listener in listeners:
-                        for one in getattr(listener, "listeners", [listener]):
-                            tg.start_soon(self._accept_loop, one, tg, endpoint)
+                    loops = [(one, end) for end, bound in listeners for one in getattr(bound, "listeners", [bound])]
+                    for one, endpoint in loops[1:]:
+                        tg.start_soon(self._accept_loop, one, tg, endpoint)
+                    await self._accept_loop(loops[0][0], tg, loops[0][1])  # the first in this task
         finally:
             with anyio.CancelScope(shield=True):
                 for _, listener in listeners:
                     await listener.aclose()
+            assert self.stopped is not None
             self.stopped.set()
 
     async def _accept_loop(self, listener: SocketListener, tg: TaskGroup | trio.Nursery, endpoint: Endpoint) -> None:
