@@ -18,6 +18,12 @@ Every pytest process runs as a user's machine runs it: with bytecode caches (a p
 has its ``.pyc`` files), even where the shell says ``PYTHONDONTWRITEBYTECODE``: without them,
 each run compiled fakebroker's ~230 modules again, ~250 ms that no user pays.
 
+Each test's own time (setup, call and teardown, from a hook in the conftest) gives two more
+columns, far steadier than wall times: ``first test ms``, which holds what a process pays once
+(fakebroker's import and its codecs' first compiles; the mock's first cluster), and ``steady
+ms``, the median of the other tests. ``steady_ratio_mock`` is the median over the runs of the
+fixture's steady time over the mock's: what each further test costs, once both are loaded.
+
 The consumer commits nothing. With librdkafka's default auto-commit, ``close()`` commits the
 offsets of the partitions it gives up, and when it has not learned its group's coordinator yet
 (its first FindCoordinator went out on the bootstrap connection, which librdkafka drops as soon
@@ -29,6 +35,7 @@ as the Metadata answer names the broker) it retries that commit ~50 ms later. Th
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -68,6 +75,30 @@ def round_trip(bootstrap, topic):
 @pytest.mark.parametrize("n", range({tests}))
 def test_round_trip(bootstrap, n):
     round_trip(*bootstrap)
+"""
+
+# appended to every conftest: each test's own time, written where the benchmark says
+TIMES_HOOK = """
+
+import json as _json
+import os as _os
+import time as _time
+
+_times = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    started = _time.perf_counter()
+    yield
+    _times.append(_time.perf_counter() - started)
+
+
+def pytest_sessionfinish(session):
+    where = _os.environ.get("FIXTURE_BENCH_TIMES")
+    if where and _times:
+        with open(where, "w") as out:
+            _json.dump(_times, out)
 """
 
 CONFTESTS = {
@@ -118,6 +149,7 @@ EXTRA_ARGS = {"fakebroker shared (--fakebroker-shared)": ["--fakebroker-shared"]
 def timed(project: Path, *args: str) -> float:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(project.parent / "pycache")  # shared by the ways, filled by the warm-up
+    env["FIXTURE_BENCH_TIMES"] = str(project / "times.json")
     started = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
@@ -139,13 +171,15 @@ def main() -> None:
     args = parser.parse_args()
     walls: dict[str, list[float]] = {way: [] for way in CONFTESTS}
     starts: dict[str, list[float]] = {way: [] for way in CONFTESTS}
+    firsts: dict[str, list[float]] = {way: [] for way in CONFTESTS}  # each run's first test, ms
+    steadies: dict[str, list[float]] = {way: [] for way in CONFTESTS}  # each run's median other test, ms
     with tempfile.TemporaryDirectory() as folder:
         projects = {}
         for index, (way, conftest) in enumerate(CONFTESTS.items()):
             project = Path(folder) / f"p{index}"
             project.mkdir()
             (project / "pytest.ini").write_text("[pytest]\n")
-            (project / "conftest.py").write_text(conftest)
+            (project / "conftest.py").write_text(conftest + TIMES_HOOK)
             (project / "test_round_trip.py").write_text(TEST.format(tests=args.tests))
             projects[way] = project
         for way, project in projects.items():  # untimed: fills the bytecode cache
@@ -154,20 +188,33 @@ def main() -> None:
             for way, project in projects.items():
                 extra = EXTRA_ARGS.get(way, [])
                 walls[way].append(timed(project, *extra))
+                times = json.loads((project / "times.json").read_text())
+                firsts[way].append(times[0] * 1000)
+                steadies[way].append(statistics.median(times[1:]) * 1000)
                 starts[way].append(timed(project, "--co", *extra))
     print(f"{args.tests} tests, each a produce/consume round trip (confluent-kafka); median of {args.runs} runs")
-    print(f"{'':42} {'run s':>7} {'start-up s':>11} {'per test ms':>12} {'range ms':>13}")
+    header = ["run s", "start-up s", "per test ms", "range ms", "first test ms", "steady ms", "range ms"]
+    print(f"{'':42} " + " ".join(f"{h:>13}" for h in header))
     per_run: dict[str, list[float]] = {}
     for way in CONFTESTS:
         per_run[way] = [(w - s) / args.tests * 1000 for w, s in zip(walls[way], starts[way])]
-        wall, start = statistics.median(walls[way]), statistics.median(starts[way])
-        spread = f"{min(per_run[way]):.1f}-{max(per_run[way]):.1f}"
-        print(f"{way:42} {wall:7.2f} {start:11.2f} {statistics.median(per_run[way]):12.1f} {spread:>13}")
-    fresh, mock = per_run["fakebroker fixture (fresh cluster)"], per_run["librdkafka mock (fresh cluster)"]
-    ratios = [f / m for f, m in zip(fresh, mock)]
+        cells = [
+            f"{statistics.median(walls[way]):.2f}",
+            f"{statistics.median(starts[way]):.2f}",
+            f"{statistics.median(per_run[way]):.1f}",
+            f"{min(per_run[way]):.1f}-{max(per_run[way]):.1f}",
+            f"{statistics.median(firsts[way]):.1f}",
+            f"{statistics.median(steadies[way]):.2f}",
+            f"{min(steadies[way]):.2f}-{max(steadies[way]):.2f}",
+        ]
+        print(f"{way:42} " + " ".join(f"{c:>13}" for c in cells))
+    fixture, mock = "fakebroker fixture (fresh cluster)", "librdkafka mock (fresh cluster)"
+    ratios = [f / m for f, m in zip(per_run[fixture], per_run[mock])]
     print(f"per-run ratios: {', '.join(f'{r:.2f}' for r in ratios)}")
     print(f"per_test_ratio_mock: {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f})")
-    print(f"per_test_ms: {statistics.median(fresh):.1f}")
+    steady = [f / m for f, m in zip(steadies[fixture], steadies[mock])]
+    print(f"steady_ratio_mock: {statistics.median(steady):.2f} (range {min(steady):.2f}-{max(steady):.2f})")
+    print(f"per_test_ms: {statistics.median(per_run[fixture]):.1f}")
 
 
 if __name__ == "__main__":
