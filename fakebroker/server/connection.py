@@ -59,6 +59,7 @@ class _DirectSocket:
 
     async def receive(self, max_bytes: int) -> bytes:
         sock = self.sock
+        await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled reader reads nothing (as trio's)
         try:
             data = sock.recv(max_bytes)
         except BlockingIOError:  # nothing yet, as between a client's requests
@@ -76,8 +77,9 @@ class _DirectSocket:
                     raise anyio.BrokenResourceError from exc
         except OSError as exc:
             raise anyio.BrokenResourceError from exc
-        else:  # it was there already (requests sent together): let the others run first
-            await trio.lowlevel.checkpoint()
+        else:  # it was there already (requests sent together): let the others run first, and
+            # never lose what was read to a cancellation (a watcher stopped as its request ends)
+            await trio.lowlevel.cancel_shielded_checkpoint()
         if not data:
             raise anyio.EndOfStream
         return data
