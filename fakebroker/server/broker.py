@@ -27,6 +27,7 @@ from .connection import Connection
 from .pipeline import Pipeline
 from .runtime import Runtime
 from .security import ListenerSecurity, client_principal, start_tls
+from .tasks import task_group
 
 if TYPE_CHECKING:  # imported by the first TLS connection (server/security.py)
     from anyio.streams.tls import TLSStream
@@ -161,6 +162,8 @@ class BrokerServer:
         of starting a task and waiting for it to report its port."""
         self.stopped = anyio.Event()
         # Made here, entered by run(): a stop that comes before run() began cancels it all the same.
+        # Under trio, trio's own scope and task groups (server/tasks.py): anyio's cost a 3-broker
+        # start 65 us more.
         self._scope = trio.CancelScope() if sniffio.current_async_library() == "trio" else anyio.CancelScope()
         listeners: list[tuple[Endpoint, Listener[SocketStream]]] = []
         try:
@@ -178,12 +181,10 @@ class BrokerServer:
     async def run(self, *, task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve what :meth:`open` bound until cancelled or stopped (the listeners close then)."""
         listeners, self._listeners = self._listeners, []
-        # Under trio, trio's own scope and nursery: anyio's cost a 3-broker start 65 us more.
-        under_trio = sniffio.current_async_library() == "trio"
         assert self._scope is not None
         try:
             with self._scope:
-                async with trio.open_nursery() if under_trio else anyio.create_task_group() as tg:
+                async with task_group() as tg:
                     task_status.started(self.port)
                     self._reaping = False  # the idle reaper starts with the first connection
                     loops = [(one, end) for end, bound in listeners for one in getattr(bound, "listeners", [bound])]
@@ -205,9 +206,8 @@ class BrokerServer:
         tables (512 KiB to 1 MiB each: a set never shrinks) for the broker's life (issue 33).
         Its own group, rather than one a task started for it, spares the first connection the
         wait for that task (a fresh cluster's first answer)."""
-        under_trio = sniffio.current_async_library() == "trio"
         serve = partial(self._serve_one, endpoint=endpoint)
-        async with trio.open_nursery() if under_trio else anyio.create_task_group() as connections:
+        async with task_group() as connections:
             for _ in range(GROUP_SIZE):
                 connections.start_soon(serve, await self._accept(listener, tg))
             tg.start_soon(self._accept_loop, listener, tg, endpoint)  # this group is full
