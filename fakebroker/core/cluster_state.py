@@ -187,6 +187,7 @@ class ClusterState:
         every(OFFSETS_EXPIRY_CHECK, "offsets.retention.check.interval.ms", self.expire_offsets)
         every(TXN_TIMEOUT_CHECK, "transaction.abort.timed.out.transaction.cleanup.interval.ms", self.abort_timed_out)
         every(TXN_EXPIRY_CHECK, "transaction.remove.expired.transaction.cleanup.interval.ms", self.expire_txn_ids)
+        # named here, not in security/tokens.py, which a cluster without tokens never imports
         every(TOKEN_EXPIRY_CHECK, "delegation.token.expiry.check.interval.ms", self._sweep_tokens)
 
     def run_periodic_checks(self, now_ms: int) -> None:

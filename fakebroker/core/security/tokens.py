@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 SECRET_KEY = "delegation.token.secret.key"
 MAX_LIFETIME = "delegation.token.max.lifetime.ms"
 EXPIRY_TIME = "delegation.token.expiry.time.ms"  # the renew interval
-EXPIRY_CHECK_INTERVAL = "delegation.token.expiry.check.interval.ms"
 ERROR_TIMESTAMP = -1  # DelegationTokenManager.ERROR_TIMESTAMP: the broker's refusals
 TOKENS_METADATA_VERSION = 14  # MetadataVersion.IBP_3_6_IV2: isDelegationTokenSupported
 USER_TYPE = "User"
