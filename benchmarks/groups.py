@@ -105,9 +105,13 @@ async def form_group(
     partitions: int,
     lenient: bool = False,
     server_cpu: Callable[[], float] | None = None,
-) -> tuple[float, float | None, float]:
+) -> tuple[float, float | None, float, int]:
     """Seconds until ``n`` raw members all hold an assignment of one, current generation, the
-    server's CPU seconds meanwhile (when ``server_cpu`` reads them), and this client's.
+    server's CPU seconds meanwhile (when ``server_cpu`` reads them), this client's, and that
+    generation. Without an initial rebalance delay (fakebroker's default, as the mock's), the
+    first generation holds the members that joined first, so the usual figure is generation 2;
+    a run where some members' first JoinGroup came after that rebalance completed needs a
+    third and more, each a full rejoin of every member: that is what a slow run shows.
     ``lenient`` (for the mock) rejoins on any SyncGroup error: librdkafka's mock answers
     syncs outside its syncing state with errors Kafka does not use (INVALID_REQUEST, ...)."""
     host, port = bootstrap[0]
@@ -191,7 +195,7 @@ async def form_group(
         for c in clients:
             c.close()
     used = None if cpu_before is None or server_cpu is None else server_cpu() - cpu_before
-    return elapsed, used, client_cpu
+    return elapsed, used, client_cpu, max(synced_at.values())
 
 
 CLASSIC = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
@@ -267,20 +271,20 @@ def measure(
     server_cpu: Callable[[], float],
     lenient: bool = False,
     raw_only: bool = False,
-) -> tuple[dict[str, float | str], dict[str, tuple[float | None, float]]]:
+) -> tuple[dict[str, float | str], dict[str, tuple[float | None, float, int]]]:
     """Seconds per scenario, or the reason a scenario could not finish (printed, not hidden);
-    and the server's and the client's CPU seconds per raw-client row. A size given twice gets
+    and the server's and the client's CPU seconds and the final generation per raw-client row. A size given twice gets
     a row per run, each with a group of its own (a group reused would wait for the members
     of the run before it, gone but not yet expired)."""
     out: dict[str, float | str] = {}
-    cpu: dict[str, tuple[float | None, float]] = {}
+    cpu: dict[str, tuple[float | None, float, int]] = {}
     for index, n in enumerate(sizes):
         run = sizes[:index].count(n)
         name = raw_row(n) + (f" #{run + 1}" if run else "")
         row = form_group(parse_bootstrap(bootstrap), f"{label}-{n}-{run}", n, 6, lenient, server_cpu)
         try:
-            out[name], used, client = asyncio.run(asyncio.wait_for(row, timeout=ROW_LIMIT_S))
-            cpu[name] = (used, client)
+            out[name], used, client, generation = asyncio.run(asyncio.wait_for(row, timeout=ROW_LIMIT_S))
+            cpu[name] = (used, client, generation)
         except TimeoutError:
             out[name] = f"gave up after {ROW_LIMIT_S} s"
         except Exception as exc:
@@ -399,26 +403,27 @@ def main() -> None:
     with server("fake") as (bootstrap, cpu):
         fake, fake_cpu = measure(bootstrap, sizes, "fake", cpu)
     served: dict[str, float | str] = {}
-    served_cpu: dict[str, tuple[float | None, float]] = {}
+    served_cpu: dict[str, tuple[float | None, float, int]] = {}
     if not args.no_serve:
         with server("serve") as (bootstrap, cpu):
             served, served_cpu = measure(bootstrap, sizes, "serve", cpu, raw_only=True)
     base: dict[str, float | str] = {}
-    base_cpu: dict[str, tuple[float | None, float]] = {}
+    base_cpu: dict[str, tuple[float | None, float, int]] = {}
     if not args.no_mock:
         with server("mock") as (bootstrap, cpu):
             base, base_cpu = measure(bootstrap, sizes, "mock", cpu, lenient=True)
 
-    def cell(value: float | str | None, cpu: tuple[float | None, float] | None = None) -> str:
+    def cell(value: float | str | None, cpu: tuple[float | None, float, int] | None = None) -> str:
         if not isinstance(value, float):
             return "-" if value is None else value
         if cpu is None:
             return f"{value:.3f}"
-        server_cpu, client_cpu = cpu
-        return f"{value:.3f} (cpu {server_cpu:.2f}, client {client_cpu:.2f})"
+        server_cpu, client_cpu, generation = cpu
+        return f"{value:.3f} (generation {generation}; cpu {server_cpu:.2f}, client {client_cpu:.2f})"
 
     table = Table(
-        title="group formation, 3 brokers (seconds; server and client CPU seconds; ratio = mock / fakebroker)"
+        title="group formation, 3 brokers (seconds; the generation reached; server and client CPU seconds; "
+        "ratio = mock / fakebroker)"
     )
     for col in ("scenario", "fakebroker s", "fakebroker serve s (events printed)", "librdkafka mock s", "ratio"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
@@ -432,7 +437,8 @@ def main() -> None:
         for key, results in ((f"stable_{size}_s", fake), (f"stable_{size}_serve_s", served)):
             stable = results.get(raw_row(size))
             if isinstance(stable, float):
-                print(f"{key}: {stable:.3f}")
+                generation = (fake_cpu if results is fake else served_cpu)[raw_row(size)][2]
+                print(f"{key}: {stable:.3f} (generation {generation})")
             elif size in sizes and results:
                 print(f"{key}: {stable}")
 
