@@ -273,9 +273,9 @@ def measure(
     raw_only: bool = False,
 ) -> tuple[dict[str, float | str], dict[str, tuple[float | None, float, int]]]:
     """Seconds per scenario, or the reason a scenario could not finish (printed, not hidden);
-    and the server's and the client's CPU seconds and the final generation per raw-client row. A size given twice gets
-    a row per run, each with a group of its own (a group reused would wait for the members
-    of the run before it, gone but not yet expired)."""
+    and the server's and the client's CPU seconds and the generation reached per raw-client
+    row. A size given twice gets a row per run, each with a group of its own (a group reused
+    would wait for the members of the run before it, gone but not yet expired)."""
     out: dict[str, float | str] = {}
     cpu: dict[str, tuple[float | None, float, int]] = {}
     for index, n in enumerate(sizes):

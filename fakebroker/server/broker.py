@@ -242,7 +242,11 @@ class BrokerServer:
             if not self._reaping:  # a broker nobody connects to has nothing to reap: no task for it
                 self._reaping = True
                 tg.start_soon(self._reap_idle)
-            return [stream, *await self._accept_waiting(listener, most - 1)]
+            try:
+                return [stream, *await self._accept_waiting(listener, most - 1)]
+            except BaseException:  # cancelled while taking the others (asyncio): not served
+                stream.extra(anyio.abc.SocketAttribute.raw_socket).close()
+                raise
 
     async def _accept_waiting(self, listener: SocketListener, most: int) -> list[SocketStream]:
         """Up to ``most`` connections the kernel has already completed, taken without waiting.
