@@ -207,19 +207,22 @@ class BrokerServer:
         Its own group, rather than one a task started for it, spares the first connection the
         wait for that task (a fresh cluster's first answer)."""
         serve = partial(self._serve_one, endpoint=endpoint)
+        raw: socket.socket = listener.extra(anyio.abc.SocketAttribute.raw_socket)  # once: extra() builds a dict
         async with task_group() as connections:
             room = GROUP_SIZE
             while room:
-                streams = await self._accept(listener, tg, room)
+                streams = await self._accept(listener, raw, tg, room)
                 for stream in streams:
                     connections.start_soon(serve, stream)
                 room -= len(streams)
             tg.start_soon(self._accept_loop, listener, tg, endpoint)  # this group is full
 
-    async def _accept(self, listener: SocketListener, tg: TaskGroup | trio.Nursery, most: int) -> list[SocketStream]:
-        """The next connection, and up to ``most`` - 1 more that are already waiting (see
-        :meth:`_accept_waiting`); an accept that fails for want of resources (EMFILE, ...) is
-        logged and tried again later, as Kafka's acceptor does."""
+    async def _accept(
+        self, listener: SocketListener, raw: socket.socket, tg: TaskGroup | trio.Nursery, most: int
+    ) -> list[SocketStream]:
+        """The next connection, and up to ``most`` - 1 more already waiting on ``raw``, the
+        listener's socket (see :meth:`_accept_waiting`); an accept that fails for want of
+        resources (EMFILE, ...) is logged and tried again later, as Kafka's acceptor does."""
         pause = ACCEPT_BACKOFF_S[0]
         while True:
             try:
@@ -243,12 +246,12 @@ class BrokerServer:
                 self._reaping = True
                 tg.start_soon(self._reap_idle)
             try:
-                return [stream, *await self._accept_waiting(listener, most - 1)]
+                return [stream, *await self._accept_waiting(raw, most - 1)]
             except BaseException:  # cancelled while taking the others (asyncio): not served
                 stream.extra(anyio.abc.SocketAttribute.raw_socket).close()
                 raise
 
-    async def _accept_waiting(self, listener: SocketListener, most: int) -> list[SocketStream]:
+    async def _accept_waiting(self, raw: socket.socket, most: int) -> list[SocketStream]:
         """Up to ``most`` connections the kernel has already completed, taken without waiting.
         Each accept through the listener yields to every other task once, so under load (10,000
         members heartbeating) a burst of new connections waited there one scheduler turn each:
@@ -256,7 +259,6 @@ class BrokerServer:
         member restarted the group's rebalance. Kafka's acceptor takes every ready connection
         at once too. Stops at the first error; the next accept through the listener meets it
         again and deals with it."""
-        raw: socket.socket = listener.extra(anyio.abc.SocketAttribute.raw_socket)
         streams: list[SocketStream] = []
         while len(streams) < most:
             try:

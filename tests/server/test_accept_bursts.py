@@ -29,8 +29,8 @@ def taken(monkeypatch) -> list[int]:
     counts: list[int] = []
     original = broker.BrokerServer._accept_waiting
 
-    async def counted(self, listener, most):
-        streams = await original(self, listener, most)
+    async def counted(self, raw, most):
+        streams = await original(self, raw, most)
         counts.append(len(streams))
         return streams
 
