@@ -366,11 +366,12 @@ class FakeCluster:
             raise ClusterUsageError(_RUNNING_ALREADY)
         with loops.lend(backend) as loop:
             self._proxy.portal = loop.portal
+            self._proxy.trio_token = loop.trio_token
             try:
                 with loop.hosting(self):
                     yield self
             finally:
-                self._proxy.portal = None
+                self._proxy.portal = self._proxy.trio_token = None
 
     @staticmethod
     def stop_idle_loops() -> int:

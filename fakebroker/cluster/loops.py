@@ -63,6 +63,7 @@ class LoopThread:
         self._portal: BlockingPortal | None = None
         self._tasks: TaskGroup | None = None
         self._soon: Callable[..., Any] | None = None
+        self.trio_token: Any = None  # the loop's TrioToken under trio (the proxy's direct way in)
         self._failure: BaseException | None = None
         self.idle = True  # no cluster on it, none half started or half stopped
         ready = threading.Event()
@@ -88,6 +89,10 @@ class LoopThread:
             async with BlockingPortal() as portal, anyio.create_task_group() as tasks:
                 self._portal, self._tasks = portal, tasks
                 self._soon = _call_soon_threadsafe(self.backend)
+                if self.backend == "trio":
+                    import trio
+
+                    self.trio_token = trio.lowlevel.current_trio_token()
                 ready.set()
                 await portal.sleep_until_stopped()
                 tasks.cancel_scope.cancel()
