@@ -418,6 +418,15 @@ def test_the_first_cluster_freezes_the_sessions_objects_unless_turned_off(pytest
         def test_before():
             assert gc.get_freeze_count() == 0
 
+        def test_what_exists_is_frozen_before_fakebroker_is_imported(request):
+            import sys
+            from pytest_fakebroker.plugin import _fakecluster
+
+            assert "fakebroker" not in sys.modules
+            assert _fakecluster(request.config).__name__ == "FakeCluster"
+            before = gc.get_freeze_count()
+            assert (before > 10_000) if FREEZE else before == 0
+
         def test_first_cluster(fakebroker):
             FROZEN.append(gc.get_freeze_count())
             assert (FROZEN[0] > 10_000) if FREEZE else FROZEN[0] == 0
@@ -427,4 +436,4 @@ def test_the_first_cluster_freezes_the_sessions_objects_unless_turned_off(pytest
     """
     pytester.makepyfile(inner.replace("FREEZE", str(freeze)))
     # a process of its own: freezing is process-wide
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)

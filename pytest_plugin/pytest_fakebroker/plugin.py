@@ -18,6 +18,7 @@ import gc
 import itertools
 import os
 import re
+import sys
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -127,14 +128,26 @@ def _freeze_once(config: pytest.Config) -> None:
     gc.freeze()
 
 
+def _fakecluster(config: pytest.Config) -> type[FakeCluster]:
+    """``fakebroker.FakeCluster``, imported by the first fixture that needs it. Before that
+    import, what exists (pytest, the clients, the tests) is frozen as :func:`_freeze_once`
+    freezes it: the import makes objects enough to set off full collections, and each walked
+    everything pytest had made. 13-18 ms of the import's 160-190 (benchmarks/fixture.py's
+    first test)."""
+    if "fakebroker" not in sys.modules and settings.gc_freeze(config):
+        gc.collect(1)
+        gc.freeze()
+    from fakebroker import FakeCluster
+
+    return FakeCluster
+
+
 @pytest.fixture(scope="session")
 def _fakebroker_shared(request: pytest.FixtureRequest) -> Iterator[_Shared | None]:
     if not settings.shared(request.config):
         yield None
         return
-    from fakebroker import FakeCluster
-
-    with FakeCluster(**settings.base_options(request.config)).run_in_thread() as cluster:
+    with _fakecluster(request.config)(**settings.base_options(request.config)).run_in_thread() as cluster:
         _freeze_once(request.config)
         yield _Shared(cluster)
 
@@ -155,9 +168,7 @@ def fakebroker(
         finally:
             _fakebroker_shared.restore(before)
         return
-    from fakebroker import FakeCluster
-
-    with FakeCluster(**settings.options_for(item)).run_in_thread() as cluster:
+    with _fakecluster(request.config)(**settings.options_for(item)).run_in_thread() as cluster:
         _freeze_once(request.config)
         _remember(item, cluster, 0, basetemp)
         yield cluster
@@ -170,9 +181,7 @@ async def _async_fakebroker(
     (``@pytest.mark.anyio``, either backend) or pytest-asyncio (strict or auto mode)."""
     # pytest-trio and anyio's plugin run this generator in the test's loop, setup and teardown in
     # one task; a test pytest-asyncio runs gets its cluster from _asyncio_cluster instead (below)
-    from fakebroker import FakeCluster
-
-    async with FakeCluster(**settings.options_for(request.node)) as cluster:
+    async with _fakecluster(request.config)(**settings.options_for(request.node)) as cluster:
         _freeze_once(request.config)
         _remember(request.node, cluster, 0, tmp_path_factory.getbasetemp())
         yield cluster
@@ -223,13 +232,12 @@ async def _asyncio_cluster(
 ) -> AsyncIterator[FakeCluster]:
     import asyncio
 
-    from fakebroker import FakeCluster
-
+    cluster_class = _fakecluster(request.config)
     ready: asyncio.Future[FakeCluster] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
 
     async def hold() -> None:
-        async with FakeCluster(**settings.options_for(request.node)) as cluster:
+        async with cluster_class(**settings.options_for(request.node)) as cluster:
             ready.set_result(cluster)
             await stop.wait()
 

@@ -72,8 +72,9 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "fakebroker_gc_freeze",
-        "freeze what exists when the first test cluster starts (gc.freeze), so the garbage "
-        "collector stops walking the session's long-lived objects after every test's cluster",
+        "freeze what exists before fakebroker's import and when the first test cluster starts "
+        "(gc.freeze), so the garbage collector stops walking the session's long-lived objects "
+        "during the import and after every test's cluster",
         type="bool",
         default=True,
     )
