@@ -23,7 +23,7 @@ from anyio.abc import ByteStream, Listener, SocketListener, SocketStream, TaskGr
 from ..core import events as ev
 from ..core.security.acls import ANONYMOUS
 from ..core.security.authenticator import Authenticator
-from .connection import Connection
+from .connection import Connection, DirectSocket
 from .pipeline import Pipeline
 from .runtime import Runtime
 from .security import ListenerSecurity, client_principal, start_tls
@@ -205,13 +205,26 @@ class BrokerServer:
         that of its cancel scope's child scopes grew to 10,000 entries in a burst and kept their
         tables (512 KiB to 1 MiB each: a set never shrinks) for the broker's life (issue 33).
         Its own group, rather than one a task started for it, spares the first connection the
-        wait for that task (a fresh cluster's first answer)."""
-        serve = partial(self._serve_one, endpoint=endpoint)
+        wait for that task (a fresh cluster's first answer).
+
+        Under trio a plain TCP listener's connections are taken from its socket directly and
+        served as sockets (:class:`DirectSocket`): anyio's accept, its stream and that
+        stream's close cost each connection ~50 us more, a seventh of its whole cost
+        (``benchmarks/startup.py``). TLS needs anyio's streams; so does asyncio."""
         raw: socket.socket = listener.extra(anyio.abc.SocketAttribute.raw_socket)  # once: extra() builds a dict
+        direct = (
+            endpoint.security.ssl_context is None
+            and raw.family in (socket.AF_INET, socket.AF_INET6)
+            and sniffio.current_async_library() == "trio"
+        )
+        serve = partial(self._serve_one, endpoint=endpoint)
         async with task_group() as connections:
             room = GROUP_SIZE
             while room:
-                streams = await self._accept(listener, raw, tg, room)
+                if direct:
+                    streams: list[SocketStream] | list[DirectSocket] = await self._accept_direct(raw, tg, room)
+                else:
+                    streams = await self._accept(listener, raw, tg, room)
                 for stream in streams:
                     connections.start_soon(serve, stream)
                 room -= len(streams)
@@ -221,7 +234,7 @@ class BrokerServer:
         self, listener: SocketListener, raw: socket.socket, tg: TaskGroup | trio.Nursery, most: int
     ) -> list[SocketStream]:
         """The next connection, and up to ``most`` - 1 more already waiting on ``raw``, the
-        listener's socket (see :meth:`_accept_waiting`); an accept that fails for want of
+        listener's socket (see :meth:`_take_waiting`); an accept that fails for want of
         resources (EMFILE, ...) is logged and tried again later, as Kafka's acceptor does."""
         pause = ACCEPT_BACKOFF_S[0]
         while True:
@@ -231,57 +244,97 @@ class BrokerServer:
                 cause = exc if isinstance(exc, OSError) else exc.__cause__  # anyio wraps the OSError
                 if not isinstance(cause, OSError) or cause.errno not in RESOURCE_ERRNOS:
                     raise
-                self.accept_errors += 1
-                log.warning(
-                    "broker %s cannot accept a connection: %s; retrying in %.2fs (%d connections kept)",
-                    self.node_id,
-                    cause.strerror or cause,
-                    pause,
-                    len(self.connections),
-                )
-                await anyio.sleep(pause)
-                pause = min(pause * 2, ACCEPT_BACKOFF_S[1])
+                pause = await self._accept_failed(cause, pause)
                 continue
-            if not self._reaping:  # a broker nobody connects to has nothing to reap: no task for it
-                self._reaping = True
-                tg.start_soon(self._reap_idle)
+            self._start_reaping(tg)
+            streams = [stream]
+            waiting = self._take_waiting(raw, most - 1)
             try:
-                return [stream, *await self._accept_waiting(raw, most - 1)]
-            except BaseException:  # cancelled while taking the others (asyncio): not served
-                stream.extra(anyio.abc.SocketAttribute.raw_socket).close()
+                while waiting:
+                    sock = waiting[0]
+                    try:
+                        streams.append(await SocketStream.from_socket(sock))  # under trio: no yield
+                    except (OSError, ValueError):  # the client hung up already ("not connected")
+                        sock.close()
+                    del waiting[0]
+                return streams
+            except BaseException:  # cancelled while wrapping them (asyncio's wrap waits): none served
+                for sock in waiting:
+                    sock.close()
+                for taken in streams:
+                    taken.extra(anyio.abc.SocketAttribute.raw_socket).close()
                 raise
 
-    async def _accept_waiting(self, raw: socket.socket, most: int) -> list[SocketStream]:
+    async def _accept_direct(self, raw: socket.socket, tg: TaskGroup | trio.Nursery, most: int) -> list[DirectSocket]:
+        """Under trio: the connections waiting on ``raw``, at least one and at most ``most``
+        (waiting for the first), as sockets served directly; resource errors as :meth:`_accept`."""
+        pause = ACCEPT_BACKOFF_S[0]
+        while True:
+            try:
+                taken = self._take_waiting(raw, most, first_error=True)
+            except OSError as exc:
+                if exc.errno not in RESOURCE_ERRNOS:
+                    raise
+                pause = await self._accept_failed(exc, pause)
+                continue
+            if taken:
+                self._start_reaping(tg)
+                return [DirectSocket(sock) for sock in taken]
+            await trio.lowlevel.wait_readable(raw)  # the loop runs the others meanwhile
+
+    def _take_waiting(self, raw: socket.socket, most: int, first_error: bool = False) -> list[socket.socket]:
         """Up to ``most`` connections the kernel has already completed, taken without waiting.
         Each accept through the listener yields to every other task once, so under load (10,000
         members heartbeating) a burst of new connections waited there one scheduler turn each:
         1,000 connections made in 0.1 s were still being accepted 6 s later, and each late
         member restarted the group's rebalance. Kafka's acceptor takes every ready connection
-        at once too. Stops at the first error; the next accept through the listener meets it
-        again and deals with it."""
-        streams: list[SocketStream] = []
-        while len(streams) < most:
+        at once too. Stops at the first error, which the next accept meets again and deals
+        with (``first_error``: raised when it comes before any connection)."""
+        taken: list[socket.socket] = []
+        while len(taken) < most:
             try:
                 sock, _ = raw.accept()
-            except OSError:  # none waiting (BlockingIOError), or one the listener's accept reports
+            except BlockingIOError:  # none waiting
+                break
+            except ConnectionAbortedError:  # a client that left before it was taken: the next one
+                continue
+            except OSError:  # one the listener's accept reports
+                if first_error and not taken:
+                    raise
                 break
             try:
-                if sock.family in (socket.AF_INET, socket.AF_INET6):  # as the listener's accept does
+                sock.setblocking(False)
+                if sock.family in (socket.AF_INET, socket.AF_INET6):  # as anyio's accept does
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                streams.append(await SocketStream.from_socket(sock))  # under trio: no yield
-            except (OSError, ValueError):  # the client hung up already (from_socket: "not connected")
+            except OSError:  # the client hung up already
                 sock.close()
-            except BaseException:  # cancelled (asyncio's wrap waits): these are not served
-                sock.close()
-                for stream in streams:
-                    stream.extra(anyio.abc.SocketAttribute.raw_socket).close()
-                raise
-        return streams
+                continue
+            taken.append(sock)
+        return taken
 
-    async def _serve_one(self, stream: SocketStream, endpoint: Endpoint) -> None:
+    async def _accept_failed(self, cause: OSError, pause: float) -> float:
+        """Log an accept that failed for want of resources, wait ``pause``; the next pause."""
+        self.accept_errors += 1
+        log.warning(
+            "broker %s cannot accept a connection: %s; retrying in %.2fs (%d connections kept)",
+            self.node_id,
+            cause.strerror or cause,
+            pause,
+            len(self.connections),
+        )
+        await anyio.sleep(pause)
+        return min(pause * 2, ACCEPT_BACKOFF_S[1])
+
+    def _start_reaping(self, tg: TaskGroup | trio.Nursery) -> None:
+        if not self._reaping:  # a broker nobody connects to has nothing to reap: no task for it
+            self._reaping = True
+            tg.start_soon(self._reap_idle)
+
+    async def _serve_one(self, stream: SocketStream | DirectSocket, endpoint: Endpoint) -> None:
         security = endpoint.security
-        served: ByteStream = stream
+        served: ByteStream | DirectSocket = stream
         if security.ssl_context is not None:
+            assert not isinstance(stream, DirectSocket)  # TLS listeners' connections come as anyio streams
             try:
                 served = await start_tls(stream, security.ssl_context)
             except (anyio.BrokenResourceError, anyio.EndOfStream):
@@ -303,6 +356,7 @@ class BrokerServer:
         conn.peer.security_protocol = security.protocol
         conn.peer.listener = endpoint.name
         if security.protocol == "SSL" and served is not stream:  # TLS: the stream start_tls made
+            assert not isinstance(stream, DirectSocket)
             principal = client_principal(cast("TLSStream", served), security.mapping_rules)
             if principal is None:
                 self._tls_failed(stream, ValueError("no ssl.principal.mapping.rules rule maps the certificate"))

@@ -15,7 +15,7 @@ flight, none received and none ended for ``connections.max.idle.ms`` (Kafka's de
 is closed, as Kafka's selector does: the broker's one reaper task asks each connection
 (:meth:`Connection.reap_if_idle`).
 
-Under trio a plain TCP connection reads and writes its socket itself (:class:`_DirectSocket`):
+Under trio a plain TCP connection reads and writes its socket itself (:class:`DirectSocket`):
 a trio socket call that succeeds yields to the scheduler once more after it, a turn of the
 loop (an ``epoll_wait`` with it) twice per request that a request-and-answer client never
 needed. It still yields at every wait, and after a read that found data already there.
@@ -50,12 +50,19 @@ READ_AHEAD = 16  # frames read ahead of the one being processed (a client's pipe
 HOLD_BYTES = 1 << 20  # answers held for one write (requests that arrived together) up to this size
 
 
-class _DirectSocket:
+class DirectSocket:
     """A plain TCP connection's socket under trio, read and written without trio's socket
-    wrapper (see the module's docstring); errors as anyio's stream raises them."""
+    wrapper (see the module's docstring); errors as anyio's stream raises them. The broker
+    serves the sockets it accepts under trio through one of these from the start, with no
+    anyio stream (:meth:`Connection.__init__`)."""
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
+
+    async def aclose(self) -> None:
+        """Close the socket now (trio forgets it first, as trio's own close does)."""
+        trio.lowlevel.notify_closing(self.sock)
+        self.sock.close()
 
     async def receive(self, max_bytes: int) -> bytes:
         sock = self.sock
@@ -110,7 +117,7 @@ def _uncycle(exc: BaseException) -> None:
 
 
 class Connection:
-    def __init__(self, pipeline: Pipeline, stream: ByteStream):
+    def __init__(self, pipeline: Pipeline, stream: ByteStream | DirectSocket):
         self.pipeline = pipeline
         self.runtime = pipeline.runtime
         self.stream = stream
@@ -138,15 +145,18 @@ class Connection:
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
         self.last_active = self._now()
-        self._io: ByteStream | _DirectSocket = stream
+        self._io: ByteStream | DirectSocket = stream
         try:
-            attributes: Mapping[Any, Callable[[], Any]] = stream.extra_attributes  # built at each extra(): once here
-            raw: socket.socket = attributes[anyio.abc.SocketAttribute.raw_socket]()
+            if isinstance(stream, DirectSocket):
+                raw = stream.sock
+            else:
+                attributes: Mapping[Any, Callable[[], Any]] = stream.extra_attributes  # built at each extra(): once
+                raw = attributes[anyio.abc.SocketAttribute.raw_socket]()
+                if under_trio and isinstance(stream, anyio.abc.SocketStream) and raw.family != socket.AF_UNIX:
+                    self._io = DirectSocket(raw)  # not a TLS stream: its bytes are the client's
             address = raw.getpeername()  # (host, port, ...) over TCP
             host, port = address[0], address[1]
             self.peer = Peer(f"{host}:{port}", str(host))
-            if under_trio and isinstance(stream, anyio.abc.SocketStream) and raw.family != socket.AF_UNIX:
-                self._io = _DirectSocket(raw)  # not a TLS stream: its bytes are the client's
         except Exception:  # pragma: no cover - unusual socket families
             self.peer = Peer()
         self.peer.park = self._park
@@ -192,8 +202,11 @@ class Connection:
             self._memory.release(self._assembling)
             self._reserved.clear()
             self._assembling = 0
-            with anyio.CancelScope(shield=True):
-                await self.stream.aclose()
+            if isinstance(self.stream, DirectSocket):
+                await self.stream.aclose()  # no checkpoint: nothing to shield
+            else:
+                with anyio.CancelScope(shield=True):
+                    await self.stream.aclose()
             # The peer's bound methods point back here: a cycle that kept this connection, its
             # socket, task and scopes (~27 objects) until a full collection (issue 33).
             self.peer.park = self.peer.flush = None
