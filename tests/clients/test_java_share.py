@@ -205,8 +205,12 @@ def test_a_new_groups_first_member_gets_its_partitions_one_heartbeat_later(drive
     started = driver.call("start", name="a", group=group, topics=topic)["t"]
 
     first = describe_when(driver, group, lambda d: "exception" not in d, timeout=10)
-    if AGAINST_KAFKA or first["groupEpoch"] == 2:
-        assert first["state"] == "Stable" and first["groupEpoch"] == 2 and first["targetAssignmentEpoch"] == 2, first
+    if AGAINST_KAFKA or first["targetAssignmentEpoch"] == 2:
+        # Group epoch 3 with target 2: the partitions are initialized, and the heartbeat that
+        # found them came less than share.assignment.interval.ms (1 s, the heartbeat's own
+        # interval) after the first assignment, so the next one computes theirs.
+        assert first["state"] == "Stable" and first["groupEpoch"] in (2, 3), first
+        assert first["targetAssignmentEpoch"] == 2, first
         assert [(m["clientId"], m["memberEpoch"], m["partitions"]) for m in first["members"]] == [
             ("fakebroker-share-a", 2, [])
         ]
