@@ -1,5 +1,6 @@
 """The style and the types hold: ruff's lint rules and formatter, and mypy, as configured in
-pyproject.toml (mypy: strict on ``core/`` and ``protocol/``, the rest of the package checked)."""
+pyproject.toml (mypy: strict on ``core/`` and ``protocol/``, the rest of the package and the pytest
+plugin checked)."""
 
 from __future__ import annotations
 

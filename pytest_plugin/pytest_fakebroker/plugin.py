@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -332,20 +332,21 @@ def fakebroker_unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
 
 # -- failure reports ------------------------------------------------------------------------
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
-    if report.when != "call" or not report.failed or not item.stash.get(CLUSTERS, None):
+    clusters = item.stash.get(CLUSTERS, [])
+    if report.when != "call" or not report.failed or not clusters:
         return
     from fakebroker.timeline import timeline_text
 
-    for index, (cluster, since) in enumerate(item.stash[CLUSTERS]):
+    for index, (cluster, since) in enumerate(clusters):
         events = cluster.events_since(since)
         text = timeline_text(events) + "\n\n" + _write_picture(item, events, index)
         report.sections.append((f"fakebroker timeline ({cluster.bootstrap_servers})", text))
 
 
-def _write_picture(item: pytest.Item, events: list, index: int) -> str:
+def _write_picture(item: pytest.Item, events: list[Any], index: int) -> str:
     """Draws the failure's picture; returns the line that says where it is (or why not)."""
     from fakebroker.timeline import CHARTS_MISSING, draw_timeline
 
