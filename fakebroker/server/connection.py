@@ -147,13 +147,11 @@ class Connection:
         self.last_active = self._now()
         self._io: ByteStream | DirectSocket = stream
         try:
-            if isinstance(stream, DirectSocket):
+            if isinstance(stream, DirectSocket):  # the broker's plain TCP connections under trio
                 raw = stream.sock
-            else:
+            else:  # a TLS stream, or any stream under asyncio
                 attributes: Mapping[Any, Callable[[], Any]] = stream.extra_attributes  # built at each extra(): once
                 raw = attributes[anyio.abc.SocketAttribute.raw_socket]()
-                if under_trio and isinstance(stream, anyio.abc.SocketStream) and raw.family != socket.AF_UNIX:
-                    self._io = DirectSocket(raw)  # not a TLS stream: its bytes are the client's
             address = raw.getpeername()  # (host, port, ...) over TCP
             host, port = address[0], address[1]
             self.peer = Peer(f"{host}:{port}", str(host))
