@@ -32,17 +32,6 @@ IDLE_LOOPS = 2  # enough for a test that runs two clusters side by side
 BACKENDS = ("trio", "asyncio")
 
 
-def _call_soon_threadsafe(backend: str) -> Callable[..., Any]:
-    """The running loop's way to run a function on it from another thread, without waiting."""
-    if backend == "trio":
-        import trio
-
-        return trio.lowlevel.current_trio_token().run_sync_soon
-    import asyncio
-
-    return asyncio.get_running_loop().call_soon_threadsafe
-
-
 class LoopEnded(RuntimeError):
     """The event loop a cluster ran on ended while the cluster was still on it; the exception
     that ended it (a bug: none should) is this one's ``__cause__``."""
@@ -88,11 +77,16 @@ class LoopThread:
         async def host() -> None:
             async with BlockingPortal() as portal, anyio.create_task_group() as tasks:
                 self._portal, self._tasks = portal, tasks
-                self._soon = _call_soon_threadsafe(self.backend)
+                # the running loop's way to run a function on it from another thread, without waiting
                 if self.backend == "trio":
                     import trio
 
                     self.trio_token = trio.lowlevel.current_trio_token()
+                    self._soon = self.trio_token.run_sync_soon
+                else:
+                    import asyncio
+
+                    self._soon = asyncio.get_running_loop().call_soon_threadsafe
                 ready.set()
                 await portal.sleep_until_stopped()
                 tasks.cancel_scope.cancel()

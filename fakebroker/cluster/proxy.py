@@ -60,8 +60,8 @@ class LoopProxy:
         if self.task_group is None:
             raise ClusterNotRunning(self.started)
         if self.from_other_thread():
-            if self.trio_token is not None and not self._lent:
-                return trio.from_thread.run_sync(fn, *args, trio_token=self.trio_token)
+            if (token := self._direct_token()) is not None:
+                return trio.from_thread.run_sync(fn, *args, trio_token=token)
             assert self.portal is not None
             return self.portal.call(fn, *args)
         if self.portal is None and not self.on_loop_thread():
@@ -99,9 +99,13 @@ class LoopProxy:
                 "this call waits on the cluster's loop: use it from a test thread with "
                 "run_in_thread(), or await the async form in async code"
             )
-        if self.trio_token is not None and not self._lent:
-            return trio.from_thread.run(fn, *args, trio_token=self.trio_token)
+        if (token := self._direct_token()) is not None:
+            return trio.from_thread.run(fn, *args, trio_token=token)
         return self.portal.call(fn, *args)
+
+    def _direct_token(self) -> trio.lowlevel.TrioToken | None:
+        """The trio token calls from other threads go through, unless a lent portal serves them."""
+        return None if self._lent else self.trio_token
 
     def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Start a task in the cluster's task group (from its loop)."""

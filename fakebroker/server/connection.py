@@ -145,7 +145,6 @@ class Connection:
         self._held: list[bytes] = []  # framed answers not sent yet (see the module's docstring)
         self._held_bytes = 0
         self.last_active = self._now()
-        self._io: ByteStream | DirectSocket = stream
         try:
             if isinstance(stream, DirectSocket):  # the broker's plain TCP connections under trio
                 raw = stream.sock
@@ -248,7 +247,7 @@ class Connection:
             return
         held, self._held, self._held_bytes = self._held, [], 0
         if not self.peer_gone:
-            await self._io.send(held[0] if len(held) == 1 else b"".join(held))
+            await self.stream.send(held[0] if len(held) == 1 else b"".join(held))
 
     async def _flush_before_closing(self) -> None:
         """The answers of the requests before the one that ends the connection still go out
@@ -292,7 +291,7 @@ class Connection:
             return False
         await self._reserve()
         try:
-            data = await self._io.receive(65536)
+            data = await self.stream.receive(65536)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.peer_gone = True
             return False
@@ -383,7 +382,7 @@ class Connection:
         while len(self._pending) < READ_AHEAD:
             await self._reserve()
             try:
-                data = await self._io.receive(65536)
+                data = await self.stream.receive(65536)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.peer_gone = True
                 if self._in_flight and self._request_scope is not None:

@@ -104,7 +104,7 @@ def test_each_closed_connection_gives_its_socket_back(backend):
         with RawClient(server.port) as first:
             assert first.request(API_VERSIONS, 3, HELLO).error_code == 0
             (conn,) = server.connections
-            assert isinstance(conn._io, DirectSocket) == (backend == "trio")
+            assert isinstance(conn.stream, DirectSocket) == (backend == "trio")
         before = open_descriptors()
         for _ in range(100):  # the client leaves
             with RawClient(server.port) as client:
