@@ -420,8 +420,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout of fakebroker")
     parser.add_argument("--runs", type=int, default=7, help="fresh processes per way (0: warm figures only)")
-    parser.add_argument("--warm", type=int, default=200, help="starts per way in the warm process")
+    parser.add_argument(
+        "--warm", type=int, default=200, help="starts per way in the warm process (0: cold figures only)"
+    )
     args = parser.parse_args()
+    if args.runs < 0 or args.warm < 0 or not (args.runs or args.warm):
+        parser.error("--runs and --warm take 0 or more, and one of them more than 0")
     trees = {"this tree": HERE}
     if args.baseline is not None:
         trees["baseline"] = args.baseline.resolve()
@@ -468,6 +472,8 @@ def main() -> None:
             if ways[way][0] == "floor":  # its process is a plain interpreter, no server command
                 cells[0] = cells[2] = "-"
             print(f"{way:30} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+    if not args.warm:  # --warm 0: the cold figures only
+        return
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         warm = {}

@@ -10,7 +10,8 @@ scenario scripts), ``http`` (the control endpoint), ``timeline`` and ``testing``
 import: assertions, the delivery ledger, churn blocks, the region harness; the pytest plugin is a
 distribution of its own, ``pytest-fakebroker``); the facade ``cluster``; the trio edge ``server``;
 the data directory ``storage``; the handlers ``apis`` and the fault rules ``faults``; the pure
-``core``; the wire ``protocol``.
+``core``; the wire ``protocol``; and under them all ``lazy_dataclasses``, the ``dataclass``
+decorator every layer uses (a class is made at its first use, not at import).
 """
 
 from __future__ import annotations

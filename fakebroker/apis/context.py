@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.security.acls import ANONYMOUS, CLUSTER_NAME, Operation, ResourceType
 from ..core.timers import Pending
+from ..lazy_dataclasses import dataclass
 from ..protocol.messages import Message, api_keys, response_type
 
 

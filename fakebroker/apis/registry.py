@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..lazy_dataclasses import dataclass
 from ..protocol.messages import Message, api_keys
 from ..protocol.specs import release_windows
 from .context import Handler, RequestContext, Result

@@ -25,7 +25,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..core import cluster_state as _state  # noqa: F401 - imports every module that defines an event kind
@@ -35,6 +35,7 @@ from ..core.groups.classic.model import GroupState as _ClassicState
 from ..core.groups.consumer.model import ConsumerGroupState as _ConsumerState
 from ..core.groups.share.model import ShareGroupState as _ShareState
 from ..core.groups.streams.model import GroupState as _StreamsState
+from ..lazy_dataclasses import dataclass
 from ..protocol.suggest import close_matches
 from .errors import ClusterUsageError
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ..lazy_dataclasses import dataclass
 from ..server.broker import Endpoint
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError

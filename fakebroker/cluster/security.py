@@ -14,7 +14,6 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from ..core.security.oauthbearer import JWKS_ENDPOINT_URL, TokenValidator, Unsec
 from ..core.security.oauthbearer import InvalidOAuthToken as InvalidOAuthToken  # re-exported for tests
 from ..core.security.oauthbearer import OAuthToken as OAuthToken
 from ..core.security.principal import MappingRuleError, parse_rules
+from ..lazy_dataclasses import dataclass
 from ..server.security import PROTOCOLS, ListenerSecurity
 from .errors import ClusterUsageError
 from .listeners import listener_setting

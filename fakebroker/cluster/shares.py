@@ -14,13 +14,13 @@ with its state, delivery count and, while acquired, its owner::
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.share.model import ShareGroup
 from ..core.groups.share.partition import SharePartition
 from ..core.groups.share.records import RecordState
+from ..lazy_dataclasses import dataclass
 
 # the record states' names in a view: Kafka's RecordState names, in lower case
 STATES = tuple(s.name.lower() for s in RecordState)

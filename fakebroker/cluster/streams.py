@@ -15,11 +15,11 @@ for and being revoked::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.groups.streams.model import StreamsGroup, StreamsMember, Task, Tasks
+from ..lazy_dataclasses import dataclass
 
 
 def task_name(task: Task) -> str:

@@ -29,10 +29,10 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..lazy_dataclasses import dataclass
 from .errors import ClusterUsageError
 
 if TYPE_CHECKING:  # cryptography is imported when a store is made or read (trustme brings it)

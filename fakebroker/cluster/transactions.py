@@ -3,11 +3,11 @@ reader sees, and moving a transaction coordinator."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.cluster_state import ClusterState
 from ..core.transactions.model import STATE_NAMES
+from ..lazy_dataclasses import dataclass
 from ..protocol import records as rec
 from .actions import check_broker, live_brokers, partition_of, topic_of
 from .proxy import LoopProxy

@@ -6,10 +6,11 @@ Assignments are decoded with the consumer protocol when the group speaks it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..core.cluster_state import ClusterState
+from ..lazy_dataclasses import dataclass
 from ..protocol.data import assignment_dict, decode_subscription
 
 if TYPE_CHECKING:

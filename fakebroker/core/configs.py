@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..lazy_dataclasses import dataclass
 from ..protocol.suggest import close_matches
 from .kafka_config_keys import BROKER_KEYS, TOPIC_KEYS
 from .kafka_config_ranges import BROKER_RANGES, TOPIC_RANGES

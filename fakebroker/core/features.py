@@ -9,8 +9,9 @@ unless told otherwise); set ``transaction.version`` to 1 to make clients use the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..lazy_dataclasses import dataclass
 from .releases import DEFAULT_RELEASE, RELEASES
 
 SUPPORTED: dict[str, tuple[int, int]] = RELEASES[DEFAULT_RELEASE].supported

@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from ..lazy_dataclasses import dataclass
 from .groups.placement import java_string_hash
 
 INT_RANGE = (-(2**31), 2**31 - 1)

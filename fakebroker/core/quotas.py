@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..lazy_dataclasses import dataclass
 from ..protocol.error_codes import ErrorCode
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"

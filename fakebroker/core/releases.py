@@ -20,7 +20,7 @@ names ``streams``. 4.3 leaves it out here (streams groups are served as 4.4's on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..lazy_dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..lazy_dataclasses import dataclass
 from ..protocol.messages import ApiKey, Message
 
 TOPIC_KEYS = ("name", "topic", "topic_id", "topic_name")

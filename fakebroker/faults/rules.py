@@ -26,9 +26,10 @@ import itertools
 import random
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ..lazy_dataclasses import dataclass
 from ..protocol.error_codes import ErrorCode, error_code
 from ..protocol.messages import api_keys
 from ..protocol.suggest import close_matches

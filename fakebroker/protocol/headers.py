@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 import struct
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..lazy_dataclasses import dataclass
 from .errors import DecodeError, UnsupportedVersionError
 from .messages import MessageType, message_type, request_type, response_type
 from .schema import Message

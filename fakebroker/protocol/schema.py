@@ -15,11 +15,11 @@ import io
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import construct as c
 
+from ..lazy_dataclasses import dataclass
 from . import primitives as p
 from .compiled import compile_struct
 from .specs import Spec, SpecFamily, VersionRange

@@ -11,10 +11,11 @@ still send) with the 3.9 file. Which versions a broker *serves* is the Kafka rel
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
+from ..lazy_dataclasses import dataclass
 from . import spec_files
 from .spec_files import SPEC_SETS
 

@@ -11,7 +11,6 @@ import math
 import socket
 import ssl
 import sys
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
@@ -23,6 +22,7 @@ from anyio.abc import ByteStream, Listener, SocketListener, SocketStream, TaskGr
 from ..core import events as ev
 from ..core.security.acls import ANONYMOUS
 from ..core.security.authenticator import Authenticator
+from ..lazy_dataclasses import dataclass
 from .connection import Connection, DirectSocket
 from .pipeline import Pipeline
 from .runtime import Runtime

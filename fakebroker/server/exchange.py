@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
@@ -15,6 +14,7 @@ from ..apis.registry import Api
 from ..core import events as ev
 from ..core.security.acls import ANONYMOUS
 from ..core.security.authenticator import Authenticator
+from ..lazy_dataclasses import dataclass
 from ..protocol import headers
 from ..protocol.error_codes import error_code
 from ..protocol.messages import Message

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import cast
 
 import anyio
@@ -25,6 +24,7 @@ from ..apis.context import CloseInstead
 from ..apis.registry import REGISTRY, served
 from ..core import events as ev
 from ..core.security.authenticator import Authenticator
+from ..lazy_dataclasses import dataclass
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type

@@ -5,7 +5,6 @@ authenticator (``core/security/``), one per connection."""
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -14,6 +13,7 @@ from anyio.abc import SocketStream
 from ..core.security.acls import ANONYMOUS
 from ..core.security.oauthbearer import TokenValidator
 from ..core.security.principal import Rule, certificate_principal
+from ..lazy_dataclasses import dataclass
 
 if TYPE_CHECKING:  # anyio's TLS stream is imported by the first TLS listener's first connection
     from anyio.streams.tls import TLSStream

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from ...lazy_dataclasses import dataclass
 
 if TYPE_CHECKING:  # what a kind is: a frozen dataclass with keyword-only fields
     from typing_extensions import dataclass_transform

@@ -11,8 +11,8 @@ before it stores (``service.py``, ``commits.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
 from ..configs import BrokerConfig

@@ -4,7 +4,7 @@ The answers are in ``results.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...lazy_dataclasses import dataclass
 
 # topic name -> partitions
 Assignment = dict[str, set[int]]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 
 

@@ -17,9 +17,9 @@ import enum
 import functools
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...lazy_dataclasses import dataclass
 from ...protocol import data as consumer_protocol
 from ...protocol.error_codes import ErrorCode as E
 from ..configs import BrokerConfig

@@ -27,9 +27,10 @@ from __future__ import annotations
 import bisect
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol
 
+from ...lazy_dataclasses import dataclass
 from ...protocol import records as rec
 from .recovery import LogCut, scan_segment
 from .segments import MemorySegmentStore, Segment, SegmentStore

@@ -11,9 +11,10 @@ for (new, or all its batches removed) may start at any sequence.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 
 if TYPE_CHECKING:

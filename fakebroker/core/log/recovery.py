@@ -23,8 +23,8 @@ storage layer says it on stderr.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ...lazy_dataclasses import dataclass
 from ...protocol import records as rec
 from ...protocol.records import crc
 from ...protocol.records.layout import ATTRIBUTES_OFFSET

@@ -11,8 +11,10 @@ from __future__ import annotations
 import bisect
 import uuid
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
+
+from ...lazy_dataclasses import dataclass
 
 MAX_INDEX_ENTRIES = 4096  # per segment; past it the index is halved and its interval doubled
 

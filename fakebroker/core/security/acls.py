@@ -13,8 +13,9 @@ DELETE and ALTER imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS) for ALL
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import TypeVar
+
+from ...lazy_dataclasses import dataclass
 
 _Code = TypeVar("_Code", bound=enum.IntEnum)
 

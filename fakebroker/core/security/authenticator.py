@@ -21,8 +21,8 @@ import enum
 import secrets
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 from .mechanisms import MECHANISMS, SaslFailure, SaslServer, new_server
 from .oauthbearer import OAuthBearerServer, TokenValidator, UnexpectedServerError

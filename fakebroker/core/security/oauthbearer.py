@@ -38,9 +38,10 @@ import json
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
+from ...lazy_dataclasses import dataclass
 from .sasl import SaslFailure
 
 MECHANISM = "OAUTHBEARER"

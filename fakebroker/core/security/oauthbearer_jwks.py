@@ -46,9 +46,9 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ...lazy_dataclasses import dataclass
 from .oauthbearer import JWKS_ENDPOINT_URL as JWKS_ENDPOINT_URL  # defined there, read by a cluster at every start
 from .oauthbearer import InvalidOAuthToken, OAuthToken
 

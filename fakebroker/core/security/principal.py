@@ -7,7 +7,8 @@ whole name deciding (``DEFAULT``: the name as it is)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ...lazy_dataclasses import dataclass
 
 _RULE = re.compile(r"RULE:(?P<pattern>(?:\\/|[^/])*)/(?P<replacement>(?:\\/|[^/])*)/(?P<case>[LU]?)")
 

@@ -33,9 +33,9 @@ import hmac
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from ...lazy_dataclasses import dataclass
 from .sasl import SaslFailure
 
 # Kafka's SCRAM mechanisms: the hash of each, and the codes AlterUserScramCredentials and

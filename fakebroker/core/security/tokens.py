@@ -23,9 +23,10 @@ import base64
 import hmac
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, NamedTuple
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 from ..events import TokenCreated, TokenExpired, TokenRenewed
 from ..groups.placement import java_string_hash

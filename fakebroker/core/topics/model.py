@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 from ..configs import TopicConfig
 from ..log import PartitionLog, PartitionProducers

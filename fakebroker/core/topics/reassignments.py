@@ -18,9 +18,9 @@ number of replicas stays (INVALID_REPLICATION_FACTOR).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode
 from ..events import Event, EventLog
 from .model import BrokerInfo, Partition, Topic

@@ -15,8 +15,8 @@ since they depend on which broker leads the ``__transaction_state`` partition.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ...lazy_dataclasses import dataclass
 from ...protocol.error_codes import ErrorCode as E
 from .. import events as ev
 from ..configs import BrokerConfig

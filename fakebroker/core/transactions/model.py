@@ -7,8 +7,10 @@ the coordinator refuses any other (an IllegalStateException in Kafka).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
+
+from ...lazy_dataclasses import dataclass
 
 
 class TxnState(Enum):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal, TypeVar
 
 from construct import ConstructError
 
+from ...lazy_dataclasses import dataclass
 from .. import compression as _compression
 from . import crc as _crc32c
 from .control import ControlRecord, ControlRecordType, parse_control_record

@@ -5,9 +5,9 @@ Control *batches* are encoded by :func:`~fakebroker.protocol.records.batch.build
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 
+from ...lazy_dataclasses import dataclass
 from .errors import InvalidRecordError
 from .layout import CONTROL_RECORD_KEY, END_TXN_MARKER
 from .record import Record

@@ -9,9 +9,9 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from ...lazy_dataclasses import dataclass
 from .. import compression as _compression
 from . import crc as _crc32c
 from .errors import CorruptRecordsError

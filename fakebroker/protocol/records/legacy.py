@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from construct import ConstructError
 
+from ...lazy_dataclasses import dataclass
 from .. import compression as _compression
 from .entries import BatchHeader, _check_crc, _decompress, iter_batch_headers
 from .errors import CorruptRecordsError, InvalidRecordError, RecordsError, RecordTooLargeError

@@ -6,8 +6,9 @@ Record fields are zig-zag varints, decoded by hand (see :func:`_decode_records` 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ...lazy_dataclasses import dataclass
 from .errors import InvalidRecordError
 from .layout import NO_TIMESTAMP
 from .varints import _ONE_BYTE_VARINTS, _BadVarint, _Underflow, _varint32, _varint64, _zigzag_varint

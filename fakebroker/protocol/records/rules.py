@@ -3,8 +3,7 @@ one value) and :class:`_RecordRules` (what is checked of each record of one batc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ...lazy_dataclasses import dataclass
 from .layout import _INT64_MAX, CREATE_TIME, LOG_APPEND_TIME
 
 #: fakebroker's bound on what one produced batch may decompress to (Kafka has none besides the

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.data import assignment_dict
 from ....protocol.error_codes import ErrorCode as E
 from ....protocol.errors import DecodeError

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ....lazy_dataclasses import dataclass
 from ...timers import Pending
 
 

@@ -17,8 +17,8 @@ have one (so a static member that restarts keeps its range).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ....lazy_dataclasses import dataclass
 from .model import Assignment
 
 

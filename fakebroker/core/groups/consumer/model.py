@@ -9,7 +9,9 @@ reached. The state is derived, as Kafka's ``ConsumerGroup.maybeUpdateGroupState`
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ....lazy_dataclasses import dataclass
 
 # topic name -> partitions
 Assignment = dict[str, set[int]]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
 from .coordinator import ShareCoordinator

@@ -13,8 +13,8 @@ write fails) the record is archived all the same, as in Kafka.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ....lazy_dataclasses import dataclass
 from ....protocol import records as rec
 from ...configs import BrokerConfig
 from ...group_configs import GroupConfigs

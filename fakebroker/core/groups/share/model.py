@@ -9,7 +9,9 @@ a member jumps to the target at once, and a partition may be assigned to several
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ....lazy_dataclasses import dataclass
 
 # topic name -> partitions
 Assignment = dict[str, set[int]]

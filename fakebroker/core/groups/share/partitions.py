@@ -13,9 +13,9 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 from ... import events as ev
 from ...configs import BrokerConfig

@@ -8,8 +8,8 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 
 # SharePartition's InvalidRecordStateException / InvalidRequestException texts

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 
 INT32_MAX = 2**31 - 1

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 
 StateKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition

@@ -75,8 +75,10 @@ task …``); so does this one (:class:`TaskAssignorError`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Generic, Literal, TypeVar
+
+from ....lazy_dataclasses import dataclass
 
 __all__ = [
     "NAME",

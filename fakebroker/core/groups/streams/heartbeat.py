@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ....lazy_dataclasses import dataclass
 from ....protocol.error_codes import ErrorCode as E
 from ..results import HeartbeatError
 from .model import STATIC_LEAVE_EPOCH, Task, Tasks

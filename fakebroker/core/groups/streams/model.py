@@ -11,8 +11,9 @@ their previous owner released them (Kafka's ``StreamsGroup``, ``StreamsGroupMemb
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ....lazy_dataclasses import dataclass
 from .topology import ConfiguredTopology, Topology
 
 Task = tuple[str, int]  # (subtopology id, partition)

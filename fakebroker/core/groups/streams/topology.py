@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ....lazy_dataclasses import dataclass
 
 
 class Status(enum.IntEnum):
