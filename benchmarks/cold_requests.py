@@ -18,13 +18,16 @@ follows.
 The requests: a connection's first two (ApiVersions v3, Metadata v12 for one topic), a
 one-batch acks=all Produce v9, a Fetch v12 of one partition with a record to read, and a
 transaction's AddPartitionsToTxn v3, transactional Produce and EndTxn v3 (each round commits
-one transaction). ``--baseline`` runs the same in another checkout, in its own process, taking
-turns with this tree's, and prints both.
+one transaction). ApiVersions is measured twice: from a client id the broker has not seen
+(the whole pipeline), and the same bytes again (a tree with the answer memory of
+``server/answer_memory.py`` answers those from memory). ``--baseline`` runs the same in
+another checkout, in its own process, taking turns with this tree's, and prints both.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -34,7 +37,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-NAMES = ["ApiVersions v3", "Metadata v12", "Produce v9", "Fetch v12"]  # the same request every round
+FIXED = ["ApiVersions v3 (same bytes)", "Metadata v12", "Produce v9", "Fetch v12"]  # the same request every round
+NAMES = ["ApiVersions v3", *FIXED]  # the first: a new client id every round
 NAMES += ["AddPartitionsToTxn v3", "Produce v9 (txn)", "EndTxn v3"]  # one transaction each round
 RECORD = (None, b"x" * 100)
 HELLO: dict[str, object] = {"client_software_name": "b", "client_software_version": "1"}
@@ -86,8 +90,13 @@ def measure(rounds: int, evict_mb: int) -> dict[str, dict[str, float]]:
             pipeline = cluster.servers[0].pipeline
             peer = Peer("127.0.0.1:1", "127.0.0.1")
 
-            def request(api: int, version: int, body: dict[str, object]) -> bytes:
-                return headers.encode_request(api, version, 7, body, client_id="bench")
+            def request(api: int, version: int, body: dict[str, object], client_id: str = "bench") -> bytes:
+                return headers.encode_request(api, version, 7, body, client_id=client_id)
+
+            clients = itertools.count()
+
+            def new_client_hello() -> bytes:  # bytes the broker has not seen: never answered from memory
+                return request(18, 3, HELLO, client_id=f"bench-{next(clients)}")
 
             async def answer(payload: bytes, api: int, version: int):  # type: ignore[no-untyped-def]
                 raw = await pipeline.process(payload, peer)
@@ -103,7 +112,7 @@ def measure(rounds: int, evict_mb: int) -> dict[str, dict[str, float]]:
                 return request(0, 9, {"acks": -1, "timeout_ms": 5000, "topic_data": data, **extra})
 
             fixed = {
-                "ApiVersions v3": (request(18, 3, HELLO), 18, 3),
+                "ApiVersions v3 (same bytes)": (request(18, 3, HELLO), 18, 3),
                 "Metadata v12": (request(3, 12, {"topics": [{"name": "bench"}]}), 3, 12),
                 "Produce v9": (produce(records.build_batch([RECORD])), 0, 9),
                 "Fetch v12": (request(1, 12, FETCH), 1, 12),
@@ -129,8 +138,8 @@ def measure(rounds: int, evict_mb: int) -> dict[str, dict[str, float]]:
 
             async def one_round(cold: bool) -> dict[str, float]:
                 took: dict[str, float] = {}
-                steps = [(name, *fixed[name]) for name in NAMES[:4]]
-                steps += [(NAMES[4], add, 24, 3), (NAMES[5], txn_produce(), 0, 9), (NAMES[6], end, 26, 3)]
+                steps = [(NAMES[0], new_client_hello(), 18, 3)] + [(name, *fixed[name]) for name in FIXED]
+                steps += [(NAMES[5], add, 24, 3), (NAMES[6], txn_produce(), 0, 9), (NAMES[7], end, 26, 3)]
                 for name, payload, api, version in steps:
                     if cold:
                         evict()
@@ -149,9 +158,10 @@ def measure(rounds: int, evict_mb: int) -> dict[str, dict[str, float]]:
                 cold = index % 2 == 1  # taking turns
                 for name, seconds in (await one_round(cold)).items():
                     results[name]["cold" if cold else "warm"].append(seconds * 1e6)
-            for name in NAMES[:4]:
+            counts[NAMES[0]] = await counted(pipeline, new_client_hello(), peer)
+            for name in FIXED:
                 counts[name] = await counted(pipeline, fixed[name][0], peer)
-            for name, payload in zip(NAMES[4:], (add, txn_produce(), end), strict=True):
+            for name, payload in zip(NAMES[5:], (add, txn_produce(), end), strict=True):
                 counts[name] = await counted(pipeline, payload, peer)
 
     trio.run(main)
@@ -199,10 +209,10 @@ def main() -> None:
             runs[label].append(run_tree(tree, args.rounds, args.evict_mb))
     print(f"us per request, median of {args.rounds // 2} each way per run; {args.runs} runs per tree, taking turns")
     kinds = ("warm", "cold", "fns/calls")
-    header = f"{'request':24}" + "".join(f"{label + ' ' + kind:>22}" for label, _ in trees for kind in kinds)
+    header = f"{'request':28}" + "".join(f"{label + ' ' + kind:>22}" for label, _ in trees for kind in kinds)
     print(header)
     for name in NAMES:
-        row = f"{name:24}"
+        row = f"{name:28}"
         for label, _ in trees:
             warm = [r[name]["warm"] for r in runs[label]]
             cold = [r[name]["cold"] for r in runs[label]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
+from ..core.cluster_state import ClusterState
 from ..core.releases import DEFAULT_RELEASE
 from ..protocol.error_codes import ErrorCode
 from ..protocol.messages import ApiKey, Message, response_type
@@ -81,4 +82,16 @@ def unsupported_version_response(kafka_version: str = DEFAULT_RELEASE) -> dict:
     }
 
 
-API = api(ApiKey.API_VERSIONS, (0, 5), handle, too_new=unsupported_version_response)
+def answer_depends_on(state: ClusterState) -> tuple[str, str, int, int]:
+    """What a good answer depends on besides the request and the broker: the release posed as,
+    the cluster's id (v5's check) and its features (each change moves their epoch)."""
+    return state.kafka_version, state.cluster_id, id(state.features), state.features.epoch
+
+
+API = api(
+    ApiKey.API_VERSIONS,
+    (0, 5),
+    handle,
+    too_new=unsupported_version_response,
+    same_answer=answer_depends_on,  # every connection opens with one, most of them the same bytes
+)

@@ -11,14 +11,17 @@ versions KIP-896 removed, a 3.9 broker none of 4.x's newer ones.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..lazy_dataclasses import dataclass
 from ..protocol.messages import Message, api_keys
 from ..protocol.specs import release_windows
 from .context import Handler, RequestContext, Result
+
+if TYPE_CHECKING:
+    from ..core.cluster_state import ClusterState
 
 _NAMES = api_keys()
 
@@ -45,6 +48,11 @@ class Api:
     # The byte-rate quota a request counts against (``core.quotas``'s key): the producer
     # quota counts a request's bytes, the consumer quota its answer's.
     byte_quota: str | None = None
+    # An answer that changes nothing and depends only on the request's bytes, the broker and
+    # what this gives for the cluster's state (ApiVersions: the release, its features and the
+    # cluster id): the pipeline may send a good answer again for the same bytes while this gives
+    # the same (``server/answer_memory.py``).
+    same_answer: Callable[[ClusterState], Hashable] | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -66,6 +74,7 @@ def api(
     decode_on_loop: Callable[[io.BytesIO, int, int], bool] | None = None,
     too_new: Callable[[str], dict[str, Any]] | None = None,
     byte_quota: str | None = None,
+    same_answer: Callable[[ClusterState], Hashable] | None = None,
 ) -> Api:
     """Declare that ``handle`` answers API ``key`` at ``versions`` (inclusive), with the facts
     about it that the server acts on (see :class:`Api`)."""
@@ -82,6 +91,7 @@ def api(
         decode_on_loop=decode_on_loop,
         too_new=too_new,
         byte_quota=byte_quota,
+        same_answer=same_answer,
     )
     return declared
 

@@ -7,8 +7,11 @@ rules a test set) and the handler stage (the API's handler and its waiting). Wha
 between APIs is declared on each API (``apis/registry.py``'s :class:`Api`), never asked here.
 
 It works on payloads (frames without their length prefix), so it can be driven without a
-socket. A request that cannot be parsed, or a stage that says so, ends with
-:class:`CloseConnection`; the connection closes and every other one carries on.
+socket. An API whose answer depends only on the request's bytes and a little cluster state
+(``Api.same_answer``: ApiVersions) has its good answers kept (``answer_memory.py``): the same
+bytes again are answered from there while nothing is in the way. A request that cannot be
+parsed, or a stage that says so, ends with :class:`CloseConnection`; the connection closes and
+every other one carries on.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ..lazy_dataclasses import dataclass
 from ..protocol import headers
 from ..protocol.errors import UnsupportedVersionError
 from ..protocol.messages import Message, MessageType, request_type
+from .answer_memory import AnswerMemory
 from .exchange import Answer, CloseConnection, Encoded, Exchange, Proceed, Stage, joined
 from .fault_stage import FaultStage
 from .handler_stage import HandlerStage
@@ -101,12 +105,17 @@ class Pipeline:
         # every stage but the last (the handler's, which has nothing to proceed to) is a Stage
         self._walk = joined(cast("list[Stage]", self.stages[:-1]), cast(HandlerStage, self.stages[-1]))
         self.request_memory = RequestMemory(runtime.state.config.get_int("queued.max.request.bytes"))
+        self.answers = AnswerMemory(runtime)
 
     async def process(self, payload: bytes, peer: Peer) -> bytes | None:
         """decode -> stages -> encode: the response payload for one request payload, or None
         when none is owed."""
         if peer.auth is not None and peer.auth.expects_raw_token:  # after a v0 SaslHandshake
             return raw_token_answer(self.runtime, self.broker_id, peer.auth, peer.address, peer.client_id, payload)
+        recalled = self.answers.recall(payload, peer.auth)
+        if recalled is not None:  # the same bytes as an earlier request, answered the same way
+            self._introduce(peer, recalled[1])
+            return recalled[0]
         decoded = self._decode(payload, peer)
         if isinstance(decoded, bytes):  # a version too new, answered as its API declares (KIP-511)
             return decoded
@@ -118,7 +127,10 @@ class Pipeline:
             peer.muted_until_ms = self.runtime.clock.now_ms() + exchange.throttle_ms
         if exchange.sliced and isinstance(answer, Message | dict):  # a long answer: encoded on a worker thread
             answer = Encoded(await exchange.encode(answer))
-        return self._encode(exchange, answer)
+        reply = self._encode(exchange, answer)
+        if reply is not None and exchange.api.same_answer is not None:
+            self.answers.keep(payload, exchange, answer, reply)
+        return reply
 
     def _decode(self, payload: bytes, peer: Peer) -> tuple[Exchange, Message | io.BytesIO] | bytes:
         """The request (its body still a stream when it is to be decoded on a worker thread),
@@ -126,9 +138,7 @@ class Pipeline:
         runtime = self.runtime
         api_key, api_version, correlation_id = headers.peek_request(payload)
         header, stream = headers.decode_peeked_header(payload, api_key, api_version, correlation_id)
-        if not peer.introduced:
-            peer.client_id, peer.introduced = header.client_id, True
-            runtime.emit(ev.ClientConnected(broker=self.broker_id, peer=peer.address, client_id=header.client_id))
+        self._introduce(peer, header.client_id)
         window = served(runtime.state.kafka_version).get(api_key)
         if window is None or not window[0] <= api_version <= window[1]:
             return self._unsupported(api_key, api_version, correlation_id, window)
@@ -156,6 +166,12 @@ class Pipeline:
             return exchange, _request_types[api_key].decode_from(stream, api_version)
         except UnsupportedVersionError as exc:
             raise CloseConnection(str(exc)) from None
+
+    def _introduce(self, peer: Peer, client_id: str | None) -> None:
+        """A connection's first request names its client."""
+        if not peer.introduced:
+            peer.client_id, peer.introduced = client_id, True
+            self.runtime.emit(ev.ClientConnected(broker=self.broker_id, peer=peer.address, client_id=client_id))
 
     async def _decode_off_loop(self, exchange: Exchange, stream: io.BytesIO, peer: Peer) -> Message:
         """A large body, decoded on a worker thread: it gives the GIL back every few ms."""

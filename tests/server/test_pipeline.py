@@ -204,13 +204,14 @@ def test_whether_a_request_is_owed_an_answer_is_the_registry_s_fact(monkeypatch)
 
 
 def test_the_facts_the_pipeline_acts_on_are_declared_by_the_few_apis_they_concern():
-    facts = ("unanswered", "decode_on_loop", "too_new", "byte_quota")
+    facts = ("unanswered", "decode_on_loop", "too_new", "byte_quota", "same_answer")
     declared = {fact: sorted(a.name for a in REGISTRY.values() if getattr(a, fact) is not None) for fact in facts}
     assert declared == {
         "unanswered": ["Produce"],  # acks=0
         "decode_on_loop": ["Produce"],  # large for its records alone
         "too_new": ["ApiVersions"],  # KIP-511
         "byte_quota": ["Fetch", "Produce", "ShareFetch"],
+        "same_answer": ["ApiVersions"],  # every connection's first request, most often the same bytes
     }
 
 
