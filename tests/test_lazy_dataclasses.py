@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import threading
-from dataclasses import field
+import time
+from dataclasses import InitVar, field
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
@@ -161,3 +163,79 @@ class _Built:
 @given(st.builds(_Built))
 def test_hypothesis_builds_reads_the_real_signature(built: _Built) -> None:
     assert isinstance(built.a, int) and isinstance(built.b, str)
+
+
+def shapes(decorate):
+    """The same classes made by one decorator (the standard one or the lazy one)."""
+
+    @decorate(frozen=True)
+    class Frozen:
+        a: int
+        b: str = "x"
+
+    @decorate(order=True)
+    class Ordered:
+        a: int
+        b: list[int] = field(default_factory=list)
+
+    @decorate(kw_only=True)
+    class KeywordsOnly:
+        a: int
+        b: int = 2
+
+    @decorate
+    class Undocumented:
+        a: int
+        seed: InitVar[int] = 0
+
+        def __post_init__(self, seed: int) -> None:
+            self.a += seed
+
+    return Frozen, Ordered, KeywordsOnly, Undocumented
+
+
+def test_each_class_is_exactly_what_the_standard_decorator_makes():
+    calls = [((1,), {}), ((1, [2]), {}), ((), {"a": 1}), ((1, 5), {})]
+    for lazy, standard, (args, kwargs) in zip(shapes(dataclass), shapes(dataclasses.dataclass), calls, strict=True):
+        assert lazy in lazy_module._pending
+        one, other = lazy(*args, **kwargs), standard(*args, **kwargs)
+        assert repr(one).replace("lazy", "") == repr(other).replace("lazy", "")
+        assert dataclasses.asdict(one) == dataclasses.asdict(other)
+        for attribute in ("__doc__", "__match_args__"):
+            assert getattr(lazy, attribute, None) == getattr(standard, attribute, None), attribute
+        assert str(inspect.signature(lazy)) == str(inspect.signature(standard))
+        assert lazy.__init__.__qualname__ == standard.__init__.__qualname__
+        assert repr(lazy.__dataclass_params__) == repr(standard.__dataclass_params__)  # type: ignore[attr-defined]
+        assert [(n, n in vars(lazy)) for n in vars(standard)] == [(n, True) for n in vars(standard)]
+        with pytest.raises(TypeError) as lazy_error:
+            lazy(*args, 1, 2, 3, **kwargs)
+        with pytest.raises(TypeError) as standard_error:
+            standard(*args, 1, 2, 3, **kwargs)
+        assert str(lazy_error.value) == str(standard_error.value)
+
+
+def test_a_thread_making_an_instance_while_another_makes_the_class_waits_for_it(monkeypatch):
+    """The class's ``__init__`` hook stays until the real one replaces it in one step: a second
+    thread that comes while the decorator is at work waits for it, then makes its instance."""
+
+    @dataclass(frozen=True)
+    class Slow:
+        a: int
+        b: int = 7
+
+    inside = threading.Event()
+
+    def slow_decorator(cls, **options):
+        if cls is Slow:
+            inside.set()
+            time.sleep(0.05)  # the GIL is free: the other thread runs now
+        return dataclasses.dataclass(cls, **options)
+
+    monkeypatch.setattr(lazy_module, "dataclasses", SimpleNamespace(dataclass=slow_decorator))
+    made: dict[str, object] = {}
+    first = threading.Thread(target=lambda: made.setdefault("first", Slow(1)))
+    first.start()
+    assert inside.wait(5)
+    second = Slow(2)  # while the first thread is inside the decorator
+    first.join()
+    assert made["first"] == Slow(1, 7) and second == Slow(2, 7) and repr(second).endswith("Slow(a=2, b=7)")
