@@ -15,7 +15,9 @@ apply the standard decorator, with those arguments, the first time any of them i
 * ``__signature__``: ``inspect.signature`` of the class (hypothesis's ``builds``).
 
 From then on the class is exactly what the standard decorator makes: the same methods, fields
-and errors. A class whose making cannot wait is made at once: with ``slots=True`` (the
+and errors. Being made then costs it about one and a half times what the decorator costs at
+import (its ``__init__`` comes from a second run of the decorator, see ``_make``), so this pays
+for the classes a process never uses. A class whose making cannot wait is made at once: with ``slots=True`` (the
 decorator returns a new class), ``init=False``, an ``__init__`` of its own, or a base class
 with an ``__init_subclass__``. An instance made without ``__init__`` (unpickled in a process
 that never made one) finds its class unmade: nothing in fakebroker does that. Type checkers
