@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from fakebroker import FakeCluster
+from fakebroker.cluster import collector
 from fakebroker.cluster.collector import RUNNING_THRESHOLDS
 
 from ..ports import a_taken_port
@@ -19,6 +20,9 @@ DEFAULTS = (700, 10, 10)
 
 @pytest.fixture(autouse=True)
 def python_defaults() -> Iterator[None]:
+    # these tests need the process's only clusters: one an earlier test left running (a
+    # fixture of a wider scope than its module) holds the thresholds raised throughout
+    assert collector._holders == 0, "a cluster of an earlier test of this process still runs"
     was = gc.get_threshold()
     gc.set_threshold(*DEFAULTS)
     try:

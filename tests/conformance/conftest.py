@@ -29,14 +29,14 @@ from .kafka_broker import (
 SECURED_FAKEBROKER = {"security_protocol": "SASL_SSL", "users": SECURED_USERS}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped with test_conformance.py, its one user
 def conformance_fakebroker():
-    """One fakebroker for every plain probe of the session (each probe uses names of its own)."""
+    """One fakebroker for every plain probe of the module (each probe uses names of its own)."""
     with FakeCluster(brokers=1, config={**SHARED_SETTINGS, **FAKEBROKER_ONLY_SETTINGS}).run_in_thread() as cluster:
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped with test_conformance.py, its one user
 def differential_fakebroker():
     """The fakebroker the differential probes compare with Kafka: a cluster of its own, so it
     holds the same topics as the Kafka broker (probes that list every topic see the same set)."""
@@ -49,14 +49,14 @@ def secured_fakebroker() -> FakeCluster:
     return FakeCluster(brokers=1, config=config, **SECURED_FAKEBROKER)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped with test_conformance.py, its one user
 def secured_conformance_fakebroker():
     """The fakebroker of the secured probes' plain mode (SASL_SSL, StandardAuthorizer)."""
     with secured_fakebroker().run_in_thread() as cluster:
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped with test_conformance.py, its one user
 def secured_differential_fakebroker():
     """The fakebroker the secured probes compare with the secured Kafka broker."""
     with secured_fakebroker().run_in_thread() as cluster:
