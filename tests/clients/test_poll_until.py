@@ -92,7 +92,13 @@ class CountingKafkaConsumer(KafkaConsumer):
 
 
 def kafka_python(cluster: FakeCluster, gid: str, name: str, cls: type = KafkaConsumer) -> KafkaConsumer:
-    return cls(
+    """A kafka-python consumer that knows the topic's partitions before its first JoinGroup.
+    Without them a first leader assigns nothing, rejoins when the metadata arrives, and
+    kafka-python 3.0.12 can lose that rejoin: its own assignment updates the snapshot
+    need_rejoin() compares, so a poll that times out before the SyncGroup answer never applies
+    it, and the member sits in the new generation with no partitions and no heartbeats (a client
+    bug; holding that SyncGroup answer 0.5 s reproduces it every time)."""
+    consumer = cls(
         TOPIC,
         bootstrap_servers=cluster.bootstrap_servers,
         group_id=gid,
@@ -103,6 +109,8 @@ def kafka_python(cluster: FakeCluster, gid: str, name: str, cls: type = KafkaCon
         heartbeat_interval_ms=100,
         session_timeout_ms=6000,
     )
+    assert consumer.partitions_for_topic(TOPIC) == set(range(6))
+    return consumer
 
 
 # -- confluent-kafka -----------------------------------------------------------------------------------
@@ -216,6 +224,25 @@ def test_kafka_python_records_are_handed_over_or_put_back(cluster):
         a.close(autocommit=False)
     verdict = ledger.assert_exactly_once()  # every record handed over once, none skipped by the put back
     assert (verdict.produced, verdict.processed) == (RECORDS, RECORDS)
+
+
+def test_kafka_python_reads_through_a_slow_sync_group(cluster):
+    """Every SyncGroup answer held 0.5 s, ten times poll_until's interval: the consumer's polls
+    time out mid-join and it still takes all six partitions and reads every record. (kafka-python
+    throws away a join that completes between two polls and joins again, so on a loaded machine
+    the group can take a few generations to get there.)"""
+    produce(cluster)
+    cluster.faults.add(api="SyncGroup", action="delay", delay=0.5)
+    a = kafka_python(cluster, "kg", "a", CountingKafkaConsumer)
+    try:
+        got = []
+        assert poll_until(a, lambda: len(got) >= RECORDS, on_record=lambda who, r: got.append(r), timeout=20) is True
+        assert sorted(tp.partition for tp in a.assignment()) == list(range(6))
+        assert len({(r.partition, r.offset) for r in got}) == RECORDS
+        view = cluster.group("kg")
+        assert (view.state, len(view.members)) == ("Stable", 1)
+    finally:
+        a.close(autocommit=False)
 
 
 # -- async: the cluster on the test's own loop ---------------------------------------------------------------
