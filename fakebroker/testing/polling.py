@@ -8,7 +8,10 @@ loop is what this replaces.
 It polls, by their type: confluent-kafka's ``Consumer`` (``poll``) and ``ShareConsumer``,
 kafka-python's ``KafkaConsumer`` (``poll(timeout_ms=)``), aiokafka's ``AIOKafkaConsumer``
 (``getmany``, in :func:`poll_until_async` only), or a function you give, called with the seconds
-it may wait (it handles what it polls itself; what it returns is ignored).
+it may wait (it handles what it polls itself; what it returns is ignored). Two or more
+kafka-python consumers are each polled back to back in a thread of its own while the call lasts
+(see ``_Pollers``); what they poll is handed on, and what they raise raised, on the caller's
+thread.
 
 The records polled meanwhile are not lost to the caller. With ``on_record``, each is handed to
 ``on_record(who, record)`` as it comes, ``who`` being the consumer's name when the consumers
@@ -24,7 +27,9 @@ arguments before your next poll would commit what was put back.)
 from __future__ import annotations
 
 import inspect
+import queue
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -134,6 +139,67 @@ class _Polled:
     def describe(self) -> str:
         error = f", last error {self.last_error}" if self.last_error is not None else ""
         return f"{self.label}: {self.records} record{'' if self.records == 1 else 's'}{error}"
+
+
+class _Pollers:
+    """kafka-python consumers, when there are two or more, each polled back to back in a thread
+    of its own for the whole wait. kafka-python 3.0 joins inside ``poll`` and throws away a join
+    that completes while no poll of that consumer is waiting, then joins again: polled in turn
+    from one thread, each waits out the others' polls, and a group of them can keep
+    rebalancing."""
+
+    def __init__(self, wait: _Wait) -> None:
+        together = [p for p in wait.polled if p.kind == "kafka-python"]
+        self.polled = together if len(together) > 1 else []
+        self._interval = wait.interval
+        self._results: queue.SimpleQueue[tuple[_Polled, list[Any] | BaseException]] = queue.SimpleQueue()
+        self._stopping = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._poll, args=(p,), name=f"poll_until {p.label}", daemon=True)
+            for p in self.polled
+        ]
+
+    def start(self) -> None:
+        """Starts the threads, at the first round (a condition that holds already polls nothing)."""
+        for t in self._threads:
+            if t.ident is None:
+                t.start()
+
+    def _poll(self, polled: _Polled) -> None:
+        while not self._stopping.is_set():
+            try:
+                got: list[Any] | BaseException = polled.poll(self._interval)
+            except Exception as exc:  # handed to the waiting thread, which raises it
+                got = exc
+            if got:
+                self._results.put((polled, got))
+            if isinstance(got, BaseException):
+                return
+
+    def take(self, wait: float) -> list[tuple[_Polled, list[Any] | BaseException]]:
+        """What was polled since the last take, waiting up to ``wait`` seconds for the first."""
+        taken = []
+        if wait > 0 and self._threads:
+            try:
+                taken.append(self._results.get(timeout=wait))
+            except queue.Empty:
+                return []
+        while True:
+            try:
+                taken.append(self._results.get_nowait())
+            except queue.Empty:
+                return taken
+
+    def stop(self) -> None:
+        """Asks the threads to stop after their poll in progress."""
+        self._stopping.set()
+
+    def join(self) -> list[tuple[_Polled, list[Any] | BaseException]]:
+        """Waits for the threads to stop; what they polled since the last take."""
+        for t in self._threads:
+            if t.ident is not None:
+                t.join()
+        return self.take(0)
 
 
 def _kind_of(consumer: Any) -> str:
@@ -249,6 +315,16 @@ class _Wait:
             for r in records:
                 self.on_record(polled.who, r)
 
+    def hand_all(self, polls: list[tuple[_Polled, list[Any] | BaseException]], *, errors: bool = True) -> None:
+        """Hands on what other threads polled, then raises the first error a poll raised (with
+        ``errors``; as the wait ends, without, they are dropped)."""
+        for polled, got in polls:
+            if not isinstance(got, BaseException):
+                self.hand(polled, got)
+        for _, got in polls:
+            if isinstance(got, BaseException) and errors:
+                raise got
+
     def out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
 
@@ -304,6 +380,7 @@ def poll_until(
     if library is not None:
         raise RuntimeError(f"poll_until blocks; in {library} code use `await poll_until_async(...)`")
     wait = _Wait(consumers, condition, timeout, cluster, on_record, interval, blocking=True)
+    pollers = _Pollers(wait)
     try:
         while True:
             result = wait.check()
@@ -311,9 +388,14 @@ def poll_until(
                 return result
             if wait.out_of_time():
                 raise wait.timed_out()
-            for p in wait.polled:
+            pollers.start()
+            rest = [p for p in wait.polled if p not in pollers.polled]
+            for p in rest:
                 wait.hand(p, p.poll(wait.interval))
+            wait.hand_all(pollers.take(0 if rest else wait.interval))
     finally:
+        pollers.stop()
+        wait.hand_all(pollers.join(), errors=False)
         wait.put_back()
 
 
@@ -332,7 +414,10 @@ async def poll_until_async(
     block in ``poll``, in a worker thread, so the loop (and a cluster on it) runs meanwhile; an
     async function is awaited, a plain one runs in a worker thread. A predicate may be async
     too. ``on_record`` is called on the loop."""
+    import anyio
+
     wait = _Wait(consumers, condition, timeout, cluster, on_record, interval, blocking=False)
+    pollers = _Pollers(wait)
     try:
         while True:
             result = await wait.acheck()
@@ -340,7 +425,15 @@ async def poll_until_async(
                 return result
             if wait.out_of_time():
                 raise wait.timed_out()
-            for p in wait.polled:
+            pollers.start()
+            rest = [p for p in wait.polled if p not in pollers.polled]
+            for p in rest:
                 wait.hand(p, await p.apoll(wait.interval))
+            if not rest:
+                await anyio.sleep(wait.interval)
+            wait.hand_all(pollers.take(0))
     finally:
+        pollers.stop()
+        with anyio.CancelScope(shield=True):  # each thread stops after its poll in progress
+            wait.hand_all(await anyio.to_thread.run_sync(pollers.join), errors=False)
         wait.put_back()

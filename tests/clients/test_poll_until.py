@@ -245,6 +245,29 @@ def test_kafka_python_reads_through_a_slow_sync_group(cluster):
         a.close(autocommit=False)
 
 
+def test_two_kafka_python_consumers_read_through_a_slow_sync_group(cluster_both_join):
+    """poll_until polls two kafka-python consumers at once, each in a thread of its own (polled
+    in turn, a join that completes while the other is polled is thrown away and done again).
+    Every SyncGroup answer held 0.33 s: both take their half and every record is handed over."""
+    cluster = cluster_both_join
+    ledger = DeliveryLedger(cluster)
+    produce(cluster, ledger)
+    cluster.faults.add(api="SyncGroup", action="delay", delay=0.33)
+    consumers = {"a": kafka_python(cluster, "kg", "a"), "b": kafka_python(cluster, "kg", "b")}
+    try:
+        done = poll_until(consumers, lambda: not ledger.verdict().lost, on_record=ledger.record, timeout=30)
+        assert done is True
+        view = cluster.group("kg")
+        assert view.state == "Stable" and view.assignment == {"a": {TOPIC: [0, 1, 2]}, "b": {TOPIC: [3, 4, 5]}}
+        assert sorted(tp.partition for tp in consumers["a"].assignment()) == [0, 1, 2]
+        assert sorted(tp.partition for tp in consumers["b"].assignment()) == [3, 4, 5]
+    finally:
+        for c in consumers.values():
+            c.close(autocommit=False)
+    verdict = ledger.verdict()  # at least once: no commits, so an extra generation reads again
+    assert (verdict.produced, verdict.lost) == (RECORDS, [])
+
+
 # -- async: the cluster on the test's own loop ---------------------------------------------------------------
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -4,6 +4,12 @@ What they check of their arguments, when they poll and check, and what a timeout
 
 from __future__ import annotations
 
+import collections
+import sys
+import threading
+import time
+import types
+
 import anyio
 import pytest
 
@@ -98,3 +104,87 @@ def test_the_async_twin_awaits_async_polls_and_predicates(backend):
 
     anyio.run(main, backend=backend)
     assert len(plain.calls) == 2  # a plain function ran (in a worker thread) each round too
+
+
+class FakeKafkaPython:
+    """Stands in for kafka-python's KafkaConsumer (poll_until tells consumers by their class):
+    ``poll(timeout_ms=)`` notes the thread it ran on and returns ``batches`` once, then nothing.
+    With ``meet`` (a barrier), each poll waits there for the other consumer's poll."""
+
+    def __init__(self, name: str, meet: threading.Barrier | None = None, batches: dict | None = None) -> None:
+        self.name, self.meet, self.batches = name, meet, batches or {}
+        self.threads: set[str] = set()
+        self.polls = 0
+
+    def poll(self, timeout_ms: int) -> dict:
+        self.threads.add(threading.current_thread().name)
+        self.polls += 1
+        if self.meet is not None:
+            self.meet.wait(timeout=2)  # polled in turn from one thread, this breaks the barrier
+        batches, self.batches = self.batches, {}
+        if not batches:
+            time.sleep(timeout_ms / 1000)
+        return batches
+
+
+@pytest.fixture
+def kafka_python_kind(monkeypatch):
+    """poll_until takes FakeKafkaPython for kafka-python's KafkaConsumer."""
+    kafka = types.ModuleType("kafka")
+    kafka.KafkaConsumer = FakeKafkaPython  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kafka", kafka)
+
+
+Record = collections.namedtuple("Record", "offset value")
+
+
+def test_two_kafka_python_consumers_are_polled_at_once_each_in_a_thread_of_its_own(kafka_python_kind):
+    meet = threading.Barrier(2)
+    a, b = FakeKafkaPython("a", meet), FakeKafkaPython("b", meet)
+    assert poll_until({"a": a, "b": b}, lambda: a.polls >= 3 and b.polls >= 3, interval=0.01) is True
+    assert not meet.broken  # every poll of one met a poll of the other
+    assert a.threads == {"poll_until a"} and b.threads == {"poll_until b"}
+    assert not [t for t in threading.enumerate() if t.name.startswith("poll_until")]  # gone when it returns
+
+
+def test_records_polled_in_those_threads_are_handed_on_the_callers_thread(kafka_python_kind):
+    a = FakeKafkaPython("a", batches={("t", 0): [Record(0, "x"), Record(1, "y")]})
+    b = FakeKafkaPython("b", batches={("t", 1): [Record(0, "z")]})
+    handed = []
+
+    def on_record(who, record):
+        handed.append((who, record.value, threading.current_thread() is threading.main_thread()))
+
+    assert poll_until({"a": a, "b": b}, lambda: len(handed) == 3, on_record=on_record, interval=0.01) is True
+    assert sorted(handed) == [("a", "x", True), ("a", "y", True), ("b", "z", True)]
+
+
+def test_an_error_in_one_of_those_polls_is_raised_to_the_caller(kafka_python_kind):
+    class Broken(FakeKafkaPython):
+        def poll(self, timeout_ms: int) -> dict:
+            raise RuntimeError("fatal: broker went away")
+
+    with pytest.raises(RuntimeError, match="fatal: broker went away"):
+        poll_until([FakeKafkaPython("a"), Broken("b")], lambda: False, timeout=5, interval=0.01)
+    assert not [t for t in threading.enumerate() if t.name.startswith("poll_until")]
+
+
+def test_one_kafka_python_consumer_is_polled_on_the_callers_thread(kafka_python_kind):
+    a = FakeKafkaPython("a")
+    assert poll_until(a, lambda: a.polls >= 2, interval=0.01) is True
+    assert a.threads == {threading.current_thread().name}
+
+
+@pytest.mark.anyio
+async def test_the_async_twin_polls_kafka_python_consumers_at_once_too(kafka_python_kind):
+    meet = threading.Barrier(2)
+    a, b = FakeKafkaPython("a", meet), FakeKafkaPython("b", meet)
+    assert await poll_until_async([a, b], lambda: a.polls >= 3 and b.polls >= 3, interval=0.01) is True
+    assert not meet.broken
+    assert a.threads == {"poll_until consumers[0]"} and b.threads == {"poll_until consumers[1]"}
+
+
+def test_kafka_python_consumers_are_not_polled_when_the_condition_holds_already(kafka_python_kind):
+    a, b = FakeKafkaPython("a"), FakeKafkaPython("b")
+    assert poll_until([a, b], lambda: "yes") == "yes"
+    assert (a.polls, b.polls) == (0, 0)
