@@ -11,7 +11,6 @@ at its commit.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -23,6 +22,7 @@ from kafka.errors import CommitFailedError
 from kafka.structs import OffsetAndMetadata
 
 from fakebroker.cluster import FakeCluster
+from fakebroker.testing import poll_until
 
 pytestmark = pytest.mark.clients
 
@@ -292,34 +292,22 @@ def test_kafka_python_send_offsets_to_transaction_with_group_metadata(cluster):
         other = kp_consumer(cluster, group_id=gid, isolation_level="read_committed", **timings)
         other.subscribe([IN])
         assert other.partitions_for_topic(IN) == set(range(PARTITIONS))  # as for the first
-        # Each consumer polls in a thread of its own: polled in turn from one thread, a join that
-        # completes while kafka-python 3.0.12 polls the other consumer is thrown away and done
-        # again, and on a loaded machine the two can keep each other rebalancing.
-        stop = threading.Event()
-
-        def keep_polling(c: KafkaConsumer) -> None:
-            while not stop.is_set():
-                c.poll(timeout_ms=50)
-
-        pollers = [threading.Thread(target=keep_polling, args=(c,), daemon=True) for c in (consumer, other)]
-        for t in pollers:
-            t.start()
-        try:
-            view = cluster.wait_for_sync(
-                lambda c: (
-                    (v := c.group(gid)) is not None
-                    and v.state == "Stable"
-                    and len(v.members) == 2
-                    and v.generation > generation
-                    and len(consumer.assignment()) + len(other.assignment()) == PARTITIONS  # both took theirs in
-                    and v
-                ),
-                timeout=20,
-            )
-        finally:
-            stop.set()
-            for t in pollers:
-                t.join(5)
+        # poll_until polls the two each in a thread of its own: polled in turn from one thread, a
+        # join that completes while kafka-python 3.0.12 polls the other consumer is thrown away
+        # and done again, and on a loaded machine the two can keep each other rebalancing
+        view = poll_until(
+            [consumer, other],
+            lambda: (
+                (v := cluster.group(gid)) is not None
+                and v.state == "Stable"
+                and len(v.members) == 2
+                and v.generation > generation
+                and len(consumer.assignment()) + len(other.assignment()) == PARTITIONS  # both took theirs in
+                and v
+            ),
+            on_record=lambda who, record: None,  # the records read again after the rebalance: not this test's
+            timeout=20,
+        )
         assert view.generation > generation
         producer.begin_transaction()
         producer.send(TOPIC, key=b"zombie", value=b"v", partition=0)
