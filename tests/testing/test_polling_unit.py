@@ -157,10 +157,10 @@ def test_two_kafka_python_consumers_are_polled_at_once_each_in_a_thread_of_its_o
 def test_records_polled_in_those_threads_are_handed_on_the_callers_thread(kafka_python_kind):
     a = FakeKafkaPython("a", batches={("t", 0): [Record(0, "x"), Record(1, "y")]})
     b = FakeKafkaPython("b", batches={("t", 1): [Record(0, "z")]})
-    handed = []
+    handed, caller = [], threading.current_thread()
 
     def on_record(who, record):
-        handed.append((who, record.value, threading.current_thread() is threading.main_thread()))
+        handed.append((who, record.value, threading.current_thread() is caller))
 
     assert poll_until({"a": a, "b": b}, lambda: len(handed) == 3, on_record=on_record, interval=0.01) is True
     assert sorted(handed) == [("a", "x", True), ("a", "y", True), ("b", "z", True)]
