@@ -20,6 +20,8 @@ from fakebroker.cluster import WaitTimeout
 from fakebroker.cluster import conditions as cond
 from fakebroker.testing import assert_assignment, poll_until, poll_until_async
 
+from .kafka_python_join import knows_partitions
+
 pytestmark = pytest.mark.clients
 TOPIC, RECORDS = "orders", 60
 FAST = {"heartbeat.interval.ms": 100, "session.timeout.ms": 6000, "log_level": 0}
@@ -92,12 +94,8 @@ class CountingKafkaConsumer(KafkaConsumer):
 
 
 def kafka_python(cluster: FakeCluster, gid: str, name: str, cls: type = KafkaConsumer) -> KafkaConsumer:
-    """A kafka-python consumer that knows the topic's partitions before its first JoinGroup.
-    Without them a first leader assigns nothing, rejoins when the metadata arrives, and
-    kafka-python 3.0.12 can lose that rejoin: its own assignment updates the snapshot
-    need_rejoin() compares, so a poll that times out before the SyncGroup answer never applies
-    it, and the member sits in the new generation with no partitions and no heartbeats (a client
-    bug; holding that SyncGroup answer 0.5 s reproduces it every time)."""
+    """A kafka-python consumer that knows the topic's partitions before its first JoinGroup
+    (kafka-python 3.0.12 can lose a first leader's rejoin otherwise: kafka_python_join.py)."""
     consumer = cls(
         TOPIC,
         bootstrap_servers=cluster.bootstrap_servers,
@@ -109,7 +107,7 @@ def kafka_python(cluster: FakeCluster, gid: str, name: str, cls: type = KafkaCon
         heartbeat_interval_ms=100,
         session_timeout_ms=6000,
     )
-    assert consumer.partitions_for_topic(TOPIC) == set(range(6))
+    knows_partitions(consumer, TOPIC, 6)
     return consumer
 
 
