@@ -434,6 +434,7 @@ async def poll_until_async(
             wait.hand_all(pollers.take(0))
     finally:
         pollers.stop()
-        with anyio.CancelScope(shield=True):  # each thread stops after its poll in progress
-            wait.hand_all(await anyio.to_thread.run_sync(pollers.join), errors=False)
+        if pollers.polled:
+            with anyio.CancelScope(shield=True):  # each thread stops after its poll in progress
+                wait.hand_all(await anyio.to_thread.run_sync(pollers.join), errors=False)
         wait.put_back()
