@@ -381,6 +381,7 @@ def poll_until(
         raise RuntimeError(f"poll_until blocks; in {library} code use `await poll_until_async(...)`")
     wait = _Wait(consumers, condition, timeout, cluster, on_record, interval, blocking=True)
     pollers = _Pollers(wait)
+    rest = [p for p in wait.polled if p not in pollers.polled]  # the others, polled in turn
     try:
         while True:
             result = wait.check()
@@ -389,7 +390,6 @@ def poll_until(
             if wait.out_of_time():
                 raise wait.timed_out()
             pollers.start()
-            rest = [p for p in wait.polled if p not in pollers.polled]
             for p in rest:
                 wait.hand(p, p.poll(wait.interval))
             wait.hand_all(pollers.take(0 if rest else wait.interval))
@@ -418,6 +418,7 @@ async def poll_until_async(
 
     wait = _Wait(consumers, condition, timeout, cluster, on_record, interval, blocking=False)
     pollers = _Pollers(wait)
+    rest = [p for p in wait.polled if p not in pollers.polled]  # the others, polled in turn
     try:
         while True:
             result = await wait.acheck()
@@ -426,7 +427,6 @@ async def poll_until_async(
             if wait.out_of_time():
                 raise wait.timed_out()
             pollers.start()
-            rest = [p for p in wait.polled if p not in pollers.polled]
             for p in rest:
                 wait.hand(p, await p.apoll(wait.interval))
             if not rest:
