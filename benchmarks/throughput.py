@@ -1,22 +1,29 @@
 """Produce-then-consume throughput with confluent-kafka: fakebroker vs librdkafka's mock
 cluster and, when Java and the conformance tests' Kafka jars are there, a real Kafka 4.4 broker.
 
-    python benchmarks/throughput.py [--records 200000] [--size 100] [--no-kafka]
+    python benchmarks/throughput.py [--records 200000] [--size 100] [--rounds 3] [--no-kafka]
 
 Every run uses the same client and settings in the same process; only the cluster differs.
+All the clusters run at once, and each of ``--rounds`` rounds produces ``--records`` records to
+a topic of its own on each cluster in turn and reads them back, each round in another order.
+A single measurement of each says little: on this shared VM one cluster's rate moves by up to
+2x from one minute to the next, so the table gives each rate's median and range over the
+rounds, and each ratio is the median (and range) of the rounds' ratios, whose two sides were
+measured seconds apart.
+
 The consumer is tuned as a benchmark would tune it (``fetch.queue.backoff.ms=0``, large
 fetches), so the mock's slow default consume does not flatter anyone. librdkafka's mock
-cluster (``test.mock.num.brokers``) runs inside the producer's own librdkafka instance and
-its brokers' addresses show in its metadata, so the consumer bootstraps from there. The real
-Kafka is one KRaft broker on 127.0.0.1 (``tests/conformance/kafka_broker.py``). Also measured:
-time from FakeCluster start to the first answered Metadata request, and resident memory idle
-and after the run. The mock keeps only about 5 MB per partition, so each cluster is read from
-its log start and consume rates are per record actually read.
+cluster (``test.mock.num.brokers``) runs inside a producer's own librdkafka instance and its
+brokers' addresses show in its metadata, so the clients bootstrap from there; it keeps only
+about 5 MB per partition, so each topic is read from its log start and consume rates are per
+record actually read. The real Kafka is one KRaft broker on 127.0.0.1
+(``tests/conformance/kafka_broker.py``). Also measured: time from FakeCluster start to the
+first answered Metadata request.
 
-The embedded cluster shares this process, and so its memory, with the clients (librdkafka
-keeps what it queued and freed in this process's heap); a ``fakebroker serve`` row runs the
-same against a broker of its own (3 brokers, events printed into a pipe this process drains)
-and gives that process's resident memory idle and after the run: the broker's alone.
+The embedded cluster shares this process, and so its memory, with the clients and the mock,
+so its resident memory is given only before the others start; a ``fakebroker serve`` row runs
+the same against a broker of its own (3 brokers, events printed into a pipe this process
+drains) and gives that process's resident memory idle and after the run: the broker's alone.
 
 The last lines give produce and consume separately: ``produce_ratio_mock_serve`` and
 ``rss_after_serve_mb`` for the ``serve`` row, then for the embedded cluster
@@ -28,11 +35,15 @@ from __future__ import annotations
 
 import argparse
 import socket
+import statistics
 import struct
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from rich.console import Console
@@ -51,14 +62,14 @@ PARTITIONS = 4  # what librdkafka's mock cluster gives an auto-created topic; us
 QUIET = {"log_level": 3}
 
 
-def produce(config: dict, n: int, size: int) -> float:
+def produce(config: dict, n: int, size: int, topic: str) -> float:
     producer = Producer({**config, "linger.ms": 5, "batch.num.messages": 10000, "acks": 1, **QUIET})
     value = b"x" * size
     start = time.perf_counter()
     for i in range(n):
         while True:
             try:
-                producer.produce(TOPIC, value=value, partition=i % PARTITIONS)
+                producer.produce(topic, value=value, partition=i % PARTITIONS)
                 break
             except BufferError:
                 producer.poll(0.01)
@@ -69,17 +80,17 @@ def produce(config: dict, n: int, size: int) -> float:
     return elapsed
 
 
-def retained(bootstrap: str) -> int:
+def retained(bootstrap: str, topic: str) -> int:
     """Records the cluster still holds (librdkafka's mock keeps only ~5 MB per partition)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-unused", **QUIET})
     try:
-        marks = [consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=10) for p in range(PARTITIONS)]
+        marks = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in range(PARTITIONS)]
     finally:
         consumer.close()
     return sum(high - low for low, high in marks)
 
 
-def consume(bootstrap: str, n: int) -> float:
+def consume(bootstrap: str, n: int, topic: str) -> float:
     """Seconds to read ``n`` records from the start of every partition's retained log."""
     consumer = Consumer(
         {
@@ -93,7 +104,7 @@ def consume(bootstrap: str, n: int) -> float:
             **QUIET,
         }
     )
-    consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     got = 0
     start = time.perf_counter()
     deadline = start + 120
@@ -124,20 +135,27 @@ def first_metadata_ms() -> float:
     return sorted(times)[2]
 
 
-def against_serve(n: int, size: int) -> tuple[tuple[float, float], float, float]:
-    """(produce, consume) records/s against ``fakebroker serve`` in a process of its own, and
-    that process's resident memory (MiB) idle and after the run."""
+@contextmanager
+def embedded(topics: list[str]) -> Iterator[str]:
+    with FakeCluster(brokers=3, topics=dict.fromkeys(topics, PARTITIONS)).run_in_thread() as cluster:
+        yield cluster.bootstrap_servers
+
+
+@contextmanager
+def served(topics: list[str], memory: dict[str, float]) -> Iterator[str]:
+    """``fakebroker serve`` in a process of its own; its resident memory (MiB) goes into
+    ``memory`` idle at start and ``after`` when the block ends."""
     command = [sys.executable, "-m", "fakebroker", "serve", "--brokers", "3", "--port", "0"]
-    proc = subprocess.Popen([*command, "--topic", f"{TOPIC}:{PARTITIONS}"], stdout=subprocess.PIPE)
+    for topic in topics:
+        command += ["--topic", f"{topic}:{PARTITIONS}"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE)
     assert proc.stdout is not None
     try:
         bootstrap = proc.stdout.readline().decode().split("bootstrap: ", 1)[1].strip()
         threading.Thread(target=proc.stdout.read, daemon=True).start()  # drain the event lines
-        idle = rss_mb(proc.pid)
-        p = produce({"bootstrap.servers": bootstrap}, n, size)
-        kept = retained(bootstrap)
-        c = consume(bootstrap, kept)
-        return (n / p, kept / c), idle, rss_mb(proc.pid)
+        memory["idle"] = rss_mb(proc.pid)
+        yield bootstrap
+        memory["after"] = rss_mb(proc.pid)
     finally:
         proc.terminate()
         try:
@@ -146,90 +164,123 @@ def against_serve(n: int, size: int) -> tuple[tuple[float, float], float, float]
             proc.kill()
 
 
-def against_kafka(n: int, size: int) -> tuple[float, float] | str:
-    """(produce, consume) records/s against one real Kafka broker, or why it was not measured."""
-    KafkaBroker = real_kafka()
-    if isinstance(KafkaBroker, str):
-        return KafkaBroker
+@contextmanager
+def mocked(topics: list[str]) -> Iterator[str]:
+    """librdkafka's mock cluster. It lives inside a producer's instance, kept alive until the
+    block ends; it has no controller for CreateTopics, so one record auto-creates each topic
+    (with 4 partitions, which is checked) and is read back with the rest."""
+    mock = Producer({"test.mock.num.brokers": 3, **QUIET})
+    bootstrap = ",".join(f"{b.host}:{b.port}" for b in mock.list_topics(timeout=10).brokers.values())
+    warm = Producer({"bootstrap.servers": bootstrap, **QUIET})
+    for topic in topics:
+        warm.produce(topic, b"")
+    warm.flush(10)
+    for topic in topics:
+        if len(warm.list_topics(topic, timeout=10).topics[topic].partitions) != PARTITIONS:
+            raise RuntimeError("the mock cluster's auto-created topic does not have the expected partition count")
+    del warm
+    try:
+        yield bootstrap
+    finally:
+        del mock
+
+
+@contextmanager
+def kafka_broker(broker_type: Any, topics: list[str]) -> Iterator[str]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    with KafkaBroker() as kafka:
+    with broker_type() as kafka:
         bootstrap = f"127.0.0.1:{kafka.port}"
         admin = AdminClient({"bootstrap.servers": bootstrap, **QUIET})
-        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(30)
-        p = produce({"bootstrap.servers": bootstrap}, n, size)
-        kept = retained(bootstrap)
-        c = consume(bootstrap, kept)
-    return n / p, kept / c
+        for future in admin.create_topics([NewTopic(topic, PARTITIONS, 1) for topic in topics]).values():
+            future.result(30)
+        yield bootstrap
+
+
+def spread(values: list[float], digits: int = 0) -> str:
+    """The median of ``values``, and their range when there are several."""
+    median = f"{statistics.median(values):,.{digits}f}"
+    if len(values) == 1:
+        return median
+    return f"{median} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each cluster measured once in each")
     parser.add_argument("--no-kafka", action="store_true", help="skip the real Kafka broker")
     args = parser.parse_args()
+    if args.rounds < 1 or args.records < 1:
+        parser.error("--rounds and --records take a whole number of at least 1")
     n, size = args.records, args.size
-    results = {}
+    topics = [f"{TOPIC}-{r}" for r in range(args.rounds)]
 
     startup = first_metadata_ms()
     idle_before = rss_mb()
-    with FakeCluster(brokers=3, topics={TOPIC: PARTITIONS}).run_in_thread() as cluster:
+    memory: dict[str, float] = {}
+    clusters: dict[str, str] = {}
+    with ExitStack() as stack:
+        clusters["fakebroker"] = stack.enter_context(embedded(topics))
         idle = rss_mb()
-        p = produce({"bootstrap.servers": cluster.bootstrap_servers}, n, size)
-        kept = retained(cluster.bootstrap_servers)
-        c = consume(cluster.bootstrap_servers, kept)
-        after = rss_mb()
-        results["fakebroker"] = (n / p, kept / c)
-    results["fakebroker serve"], serve_idle, serve_after = against_serve(n, size)
+        clusters["fakebroker serve"] = stack.enter_context(served(topics, memory))
+        clusters["librdkafka mock"] = stack.enter_context(mocked(topics))
+        kafka = "not measured: --no-kafka" if args.no_kafka else real_kafka()
+        if not isinstance(kafka, str):
+            clusters["Kafka 4.4 (1 broker)"] = stack.enter_context(kafka_broker(kafka, topics))
+        rates: dict[str, list[tuple[float, float]]] = {name: [] for name in clusters}
+        names = list(clusters)
+        for index, topic in enumerate(topics):  # each round in another order, so none always goes first
+            order = names[index % len(names) :] + names[: index % len(names)]
+            for name in order:
+                bootstrap = clusters[name]
+                p = produce({"bootstrap.servers": bootstrap}, n, size, topic)
+                kept = retained(bootstrap, topic)
+                c = consume(bootstrap, kept, topic)
+                rates[name].append((n / p, kept / c))
 
-    # librdkafka's mock cluster lives inside the producer's instance; keep it alive while consuming.
-    mock = Producer({"test.mock.num.brokers": 3, **QUIET})
-    bootstrap = ",".join(f"{b.host}:{b.port}" for b in mock.list_topics(timeout=10).brokers.values())
-    # The mock has no controller for CreateTopics; it auto-creates the topic with 4 partitions.
-    warm = Producer({"bootstrap.servers": bootstrap, **QUIET})
-    warm.produce(TOPIC, b"")
-    warm.flush(10)
-    if len(warm.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions) != PARTITIONS:
-        raise RuntimeError("the mock cluster's auto-created topic does not have the expected partition count")
-    del warm
-    p = produce({"bootstrap.servers": bootstrap}, n, size)
-    kept = retained(bootstrap)
-    c = consume(bootstrap, kept)
-    results["librdkafka mock"] = (n / p, kept / c)
-    del mock
-    kafka = "not measured: --no-kafka" if args.no_kafka else against_kafka(n, size)
-    if not isinstance(kafka, str):
-        results["Kafka 4.4 (1 broker)"] = kafka
-
-    table = Table(title=f"{n:,} records of {size} bytes, 3 brokers, {PARTITIONS} partitions (confluent-kafka)")
+    table = Table(
+        title=f"{n:,} records of {size} bytes, 3 brokers, {PARTITIONS} partitions (confluent-kafka); "
+        f"median of {args.rounds} rounds taking turns (range)"
+    )
     for col in ("cluster", "produce rec/s", "produce MB/s", "consume rec/s", "consume MB/s"):
         table.add_column(col, justify="right" if col != "cluster" else "left")
-    for name, (p, c) in results.items():
-        table.add_row(name, f"{p:,.0f}", f"{p * size / 1e6:,.1f}", f"{c:,.0f}", f"{c * size / 1e6:,.1f}")
+    for name, pairs in rates.items():
+        p = statistics.median(r[0] for r in pairs)
+        c = statistics.median(r[1] for r in pairs)
+        produced, consumed = [r[0] for r in pairs], [r[1] for r in pairs]
+        table.add_row(name, spread(produced), f"{p * size / 1e6:,.1f}", spread(consumed), f"{c * size / 1e6:,.1f}")
     console = Console(width=150)
     console.print(table)
     console.print(f"FakeCluster start to first Metadata answer: {startup:.1f} ms (median of 5)")
     console.print(
-        f"resident memory: {idle_before:.0f} MB before start, {idle:.0f} MB idle, {after:.0f} MB after the run"
-        " (this process: the embedded cluster and the clients)"
+        f"resident memory of this process: {idle_before:.0f} MB before the embedded cluster's start, {idle:.0f} MB idle"
     )
-    console.print(f"resident memory of the serve process: {serve_idle:.0f} MB idle, {serve_after:.0f} MB after the run")
+    console.print(
+        f"resident memory of the serve process: {memory['idle']:.0f} MB idle, {memory['after']:.0f} MB after the run"
+    )
     console.print(
         "(the mock keeps only about 5 MB per partition, so it is consumed from its log start; "
         "rates are per record read)"
     )
     if isinstance(kafka, str):
         console.print(f"real Kafka: {kafka}")
-    fake, mock_rates = results["fakebroker"], results["librdkafka mock"]
-    serve = results["fakebroker serve"]
-    print(f"produce_ratio_mock_serve: {serve[0] / mock_rates[0]:.2f}")
-    print(f"rss_after_serve_mb: {serve_after:.0f}")
-    print(f"produce_ratio_mock: {fake[0] / mock_rates[0]:.2f}")
-    print(f"consume_ratio_mock: {fake[1] / mock_rates[1]:.2f}")
+
+    def ratio(name: str, other: str, column: int) -> str:
+        """The median of each round's ratio (and their range): rounds are minutes apart at most."""
+        per_round = [a[column] / b[column] for a, b in zip(rates[name], rates[other], strict=True)]
+        return spread(per_round, 2)
+
+    mock = "librdkafka mock"
+    print(f"produce_ratio_mock_serve: {ratio('fakebroker serve', mock, 0)}")
+    print(f"rss_after_serve_mb: {memory['after']:.0f}")
+    print(f"produce_ratio_mock: {ratio('fakebroker', mock, 0)}")
+    print(f"consume_ratio_mock: {ratio('fakebroker', mock, 1)}")
     if not isinstance(kafka, str):
-        print(f"produce_ratio_kafka: {fake[0] / kafka[0]:.2f}")
-        print(f"consume_ratio_kafka: {fake[1] / kafka[1]:.2f}")
+        kafka_name = "Kafka 4.4 (1 broker)"
+        print(f"produce_ratio_kafka: {ratio('fakebroker', kafka_name, 0)}")
+        print(f"consume_ratio_kafka: {ratio('fakebroker', kafka_name, 1)}")
 
 
 if __name__ == "__main__":
