@@ -26,20 +26,33 @@ class FrameDecoder:
     Raises FrameTooLargeError as soon as a size prefix exceeds ``max_frame_size`` (before
     any of the body is buffered) and InvalidFrameError for a negative size; the caller
     closes the connection then, as Kafka does.
+
+    A frame of ``pieces_from`` bytes or more is gathered as the pieces fed and joined once it
+    is whole: growing one buffer by the socket's 64 KiB reads copied all of it again every few
+    reads (about 1.5 ms for a 1 MB Produce).
     """
+
+    pieces_from = 64 * 1024
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE):
         self.max_frame_size = max_frame_size
         self._buffer = bytearray()
         self._need: int | None = None  # body size of the frame being read, once its prefix is in
+        self._pieces: list[bytes] = []  # a large frame's body so far, while it is gathered in pieces
+        self._pieces_size = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        self._buffer += data
+        if self._pieces:
+            piece = bytes(data)  # the very object when it is bytes already
+            self._pieces.append(piece)
+            self._pieces_size += len(piece)
+        else:
+            self._buffer += data
 
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
-        return len(self._buffer)
+        return len(self._buffer) + self._pieces_size
 
     def pending_size(self) -> int:
         """The declared size of the frame being received, once its size prefix is in; else 0
@@ -53,21 +66,43 @@ class FrameDecoder:
 
     def next_frame(self) -> bytes | None:
         """The next whole frame's payload, or None until more bytes arrive."""
-        if self._need is None:
+        need = self._need
+        if need is None:
             if len(self._buffer) < 4:
                 return None
-            size = _size.unpack_from(self._buffer, 0)[0]
-            if size < 0:
-                raise InvalidFrameError(f"negative frame size {size}")
-            if size > self.max_frame_size:
-                raise FrameTooLargeError(size, self.max_frame_size)
+            need = _size.unpack_from(self._buffer, 0)[0]
+            if need < 0:
+                raise InvalidFrameError(f"negative frame size {need}")
+            if need > self.max_frame_size:
+                raise FrameTooLargeError(need, self.max_frame_size)
             del self._buffer[:4]
-            self._need = size
-        if len(self._buffer) < self._need:
+            self._need = need
+            if need >= self.pieces_from and len(self._buffer) < need:  # most of it still to come
+                self._pieces = [bytes(self._buffer)]
+                self._pieces_size = len(self._buffer)
+                self._buffer = bytearray()
+        if self._pieces:
+            return self._whole_pieces(need)
+        if len(self._buffer) < need:
             return None
-        payload = bytes(self._buffer[: self._need])
-        del self._buffer[: self._need]
+        with memoryview(self._buffer) as view:  # one copy (a slice of the bytearray is one more)
+            payload = bytes(view[:need])
+        del self._buffer[:need]
         self._need = None
+        return payload
+
+    def _whole_pieces(self, need: int) -> bytes | None:
+        """The gathered frame once all of it is in; what came after it goes back to the buffer."""
+        extra = self._pieces_size - need
+        if extra < 0:
+            return None
+        pieces = self._pieces
+        if extra:
+            last = pieces[-1]
+            pieces[-1] = last[: len(last) - extra]
+            self._buffer = bytearray(last[len(last) - extra :])
+        payload = b"".join(pieces)
+        self._pieces, self._pieces_size, self._need = [], 0, None
         return payload
 
     def frames(self) -> Iterator[bytes]:

@@ -109,6 +109,37 @@ def test_framing_any_split(payloads, cuts):
     assert out == payloads
 
 
+@given(
+    st.lists(st.binary(max_size=50), max_size=8),
+    st.lists(st.integers(1, 30), min_size=1),
+    st.integers(0, 40),
+)
+def test_framing_any_split_gathering_large_frames_in_pieces(payloads, cuts, pieces_from):
+    # frames of pieces_from bytes or more are gathered as fed and joined when whole
+    stream = b"".join(frame(p) for p in payloads)
+    dec, out, pos, i = FrameDecoder(), [], 0, 0
+    dec.pieces_from = pieces_from
+    while pos < len(stream):
+        step = cuts[i % len(cuts)]
+        dec.feed(bytearray(stream[pos : pos + step]))  # not bytes: the decoder keeps its own copy
+        out.extend(dec.frames())
+        pos, i = pos + step, i + 1
+    assert out == payloads and dec.buffered == 0
+
+
+def test_a_large_frame_is_gathered_and_what_follows_it_kept():
+    big = bytes(range(256)) * 400  # 102,400 bytes: over the 64 KiB from which frames are gathered
+    stream = frame(big) + frame(b"next") + frame(b"x" * 10)[:6]
+    dec = FrameDecoder()
+    out = []
+    for i in range(0, len(stream), 65536):  # as a socket's 64 KiB reads bring it
+        dec.feed(stream[i : i + 65536])
+        out.extend(dec.frames())
+        if len(out) == 0:
+            assert dec.pending_size() == len(big) and dec.buffered == min(i + 65536, len(stream)) - 4
+    assert out == [big, b"next"] and dec.buffered == 2 and dec.pending_size() == 10  # its prefix taken
+
+
 def test_frame_size_limit():
     dec = FrameDecoder(max_frame_size=100)
     dec.feed(struct.pack(">i", 101))
