@@ -71,7 +71,7 @@ class FileSegmentStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         os.ftruncate(self._fd(base_offset), 0)
 
-    def append(self, base_offset: int, data: bytes | bytearray) -> None:
+    def append(self, base_offset: int, data: bytes | bytearray | memoryview) -> None:
         fd = self._fd(base_offset)
         view = memoryview(data)
         while view:

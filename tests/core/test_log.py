@@ -7,10 +7,11 @@ sends them: base offset 0, partition leader epoch -1. Expected values follow Kaf
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.log.partition import LOG_DEFAULTS, PartitionLog, StoredBatch
+from fakebroker.core.log.partition import KEEP_FROM, LOG_DEFAULTS, PartitionLog, StoredBatch
 from fakebroker.protocol import records as R
 
 from ..conftest import examples
@@ -117,23 +118,32 @@ def test_append_assigns_consecutive_base_offsets():
     assert [o for o, _ in decoded(log.read(0, BIG))] == list(range(10))
 
 
-def test_append_rewrites_only_base_offset_and_leader_epoch():
+@pytest.mark.parametrize("large", [False, True], ids=["small", "kept as it came"])
+def test_append_rewrites_only_base_offset_and_leader_epoch(large):
     log = PartitionLog()
     append(log, make_batch(2))
-    sent = make_batch(3, tag="x", compression=1)  # gzip: the payload must be kept as sent, not re-encoded
+    if large:  # past KEEP_FROM: its head is rewritten apart and the rest stored without a copy
+        sent = R.build_batch([(None, b"x" * 1000, [], 1000 + i) for i in range(80)])
+        assert len(sent) >= KEEP_FROM and type(sent) is bytes
+    else:
+        sent = make_batch(3, tag="x", compression=1)  # gzip: the payload must be kept as sent, not re-encoded
     original = bytes(sent)
     base, _ = append(log, sent, epoch=7)
-    stored = log.batches[-1].data
+    append(log, make_batch(1, tag="after"))  # a small batch after it reads back too
+    stored = log.batches[-2].data
     assert sent == original  # the caller's bytes are not touched
     assert len(stored) == len(sent)
     [h] = headers(stored)
-    assert (h.base_offset, h.partition_leader_epoch, h.last_offset_delta) == (2, 7, 2)
+    count = 80 if large else 3
+    assert (h.base_offset, h.partition_leader_epoch, h.last_offset_delta) == (2, 7, count - 1)
     assert base == 2
     # everything but bytes 0-7 (base offset) and 12-15 (partition leader epoch) is byte-identical
     assert stored[8:12] == sent[8:12]
     assert stored[16:] == sent[16:]
     assert R.verify_crc(stored)  # neither field is covered by the CRC
-    assert decoded(stored) == [(2, b"x0"), (3, b"x1"), (4, b"x2")]
+    values = [v for _, v in decoded(log.read(2, BIG))]
+    assert values == ([b"x" * 1000] * 80 if large else [b"x0", b"x1", b"x2"]) + [b"after0"]
+    assert decoded(log.read(2 + count, BIG)) == [(2 + count, b"after0")]
 
 
 def test_leader_epoch_is_per_append():

@@ -11,7 +11,9 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.core.log import PartitionLog
+from fakebroker.core.log.partition import KEEP_FROM
 from fakebroker.core.log.segments import MAX_INDEX_ENTRIES
+from fakebroker.protocol import records as R
 from fakebroker.storage import DataDir, DataDirError, FileSegmentStore
 
 from ..core.test_log import BIG, Config, append, decoded, make_batch
@@ -38,6 +40,23 @@ def test_segments_are_files_named_by_base_offset_and_read_back_byte_for_byte(tmp
     ]
     assert decoded(reopened.read(9, 1))[0][0] == 8  # the batch holding offset 9 starts at 8
     assert append(reopened, make_batch(1)) == (14, -1)  # appends continue in the last segment
+
+
+def test_a_large_batch_is_written_whole_and_read_back_from_the_file(tmp_path):
+    # a batch past KEEP_FROM reaches the store as two pieces: its rewritten head and the rest
+    store = FileSegmentStore(tmp_path / "t-0")
+    log = PartitionLog(store, Config())
+    append(log, make_batch(1, tag="small"))
+    large = R.build_batch([(None, b"x" * 1000, [], 1000 + i) for i in range(80)])
+    assert len(large) >= KEEP_FROM
+    assert append(log, large, epoch=4) == (1, -1)
+    written = log.read(0, BIG)
+    store.close()
+    reopened = PartitionLog(FileSegmentStore(tmp_path / "t-0"), Config())
+    reopened.recover(now_ms=0)
+    assert reopened.read(0, BIG) == written and reopened.log_end_offset == 81
+    assert [offset for offset, _ in decoded(written)] == list(range(81))
+    assert [b.partition_leader_epoch for b in R.read_batches(written)] == [0, 4]
 
 
 def test_retention_deletes_the_segment_files(tmp_path):

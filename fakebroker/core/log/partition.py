@@ -49,6 +49,9 @@ LOG_DEFAULTS = {
 
 
 _INT64, _INT32 = struct.Struct(">q"), struct.Struct(">i")  # a v2 batch's base offset, leader epoch
+_HEAD = rec.LOG_OVERHEAD + 4  # a v2 batch's bytes up to its leader epoch: those an append rewrites
+KEEP_FROM = 64 * 1024  # a batch this large is stored as it came (its head apart), not copied
+Piece = bytes | bytearray | memoryview
 
 
 class Settings(Protocol):
@@ -137,8 +140,19 @@ class PartitionLog:
         log_append_time: bool,
     ) -> tuple[int, int]:
         """Store one validated batch; returns (base offset, log append time or -1)."""
-        buf = bytearray(batch)
         base = self.log_end_offset
+        if type(batch) is bytes and len(batch) >= KEEP_FROM and header.magic >= 2 and not log_append_time:
+            # its first bytes with this log's offset and epoch, then the rest as it came: a bulk
+            # producer's batch is not copied once more (the store keeps what it is given)
+            head = bytearray(batch[:_HEAD])
+            _INT64.pack_into(head, 0, base)
+            _INT32.pack_into(head, rec.LOG_OVERHEAD, leader_epoch)
+            last = base + header.last_offset_delta
+            self._store((head, memoryview(batch)[_HEAD:]), len(batch), base, last, header.max_timestamp, now_ms)
+            if header.is_transactional and not header.is_control:
+                self.open_txns.setdefault(header.producer_id, base)
+            return base, -1
+        buf = bytearray(batch)
         try:  # a validated v2 batch: both numbers in one go (the rewrite helpers check and explain)
             if header.magic < 2 or len(buf) < rec.RECORD_BATCH_OVERHEAD:
                 raise struct.error
@@ -154,7 +168,7 @@ class PartitionLog:
             rec.set_log_append_time(buf, 0, now_ms)
             append_time = max_ts = now_ms
         last = base + header.last_offset_delta if header.magic >= 2 else base
-        self._store(buf, base, last, max_ts, now_ms)
+        self._store((buf,), len(buf), base, last, max_ts, now_ms)
         if header.is_transactional and not header.is_control:
             self.open_txns.setdefault(header.producer_id, base)
         return base, append_time
@@ -180,16 +194,18 @@ class PartitionLog:
             timestamp=now_ms,
             partition_leader_epoch=leader_epoch,
         )
-        self._store(data, base, base, now_ms, now_ms)
+        self._store((data,), len(data), base, base, now_ms, now_ms)
         first = self.open_txns.pop(producer_id, None)
         if not commit and first is not None:
             self.aborted_txns.append(AbortedTxn(producer_id, first, base))
         return base
 
-    def _store(self, data: bytes | bytearray, base: int, last: int, max_ts: int, now_ms: int) -> None:
-        segment = self._maybe_roll(len(data), max_ts, now_ms)
-        self.store.append(segment.base_offset, data)
-        self._note(segment, data, base, last, max_ts, now_ms)
+    def _store(self, pieces: tuple[Piece, ...], size: int, base: int, last: int, max_ts: int, now_ms: int) -> None:
+        """Store one batch of ``size`` bytes, given as ``pieces`` in order."""
+        segment = self._maybe_roll(size, max_ts, now_ms)
+        for piece in pieces:
+            self.store.append(segment.base_offset, piece)
+        self._note(segment, size, base, last, max_ts, now_ms)
         self.log_end_offset = last + 1
         if self.store.durable:
             self._maybe_flush(segment, last + 1 - base, now_ms)
@@ -209,11 +225,11 @@ class PartitionLog:
             self._unflushed, self._last_flush_ms = 0, now_ms
 
     @staticmethod
-    def _note(segment: Segment, data: bytes | bytearray, base: int, last: int, max_ts: int, now_ms: int) -> None:
+    def _note(segment: Segment, size: int, base: int, last: int, max_ts: int, now_ms: int) -> None:
         if segment.batches == 0:
             segment.first_batch_timestamp = max_ts
-        segment.index(base, segment.size, len(data))
-        segment.size += len(data)
+        segment.index(base, segment.size, size)
+        segment.size += size
         segment.batches += 1
         segment.next_offset = last + 1
         segment.max_timestamp = max(segment.max_timestamp, max_ts)
