@@ -15,12 +15,13 @@ import random
 import struct
 
 import crc32c
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakebroker.protocol import compression as C
 from fakebroker.protocol import records as R
-from fakebroker.protocol.records import Record
+from fakebroker.protocol.records import Record, uniform
 from fakebroker.protocol.records.uniform import uniform_and_clean
 from tests.conftest import examples
 from tests.protocol.test_produce_walk import NOW, SEEDED_INPUTS, V2_HEADER, _mutate_section, verdict
@@ -33,12 +34,14 @@ def _uniform_batch(rnd: random.Random, mutate: bool, codec: int | None = None) -
     count = rnd.choice([32, 33, 40, 100, 300])
     with_header = rnd.randrange(count) if rnd.random() < 0.1 else -1  # one record with a header
     untimed = rnd.random() < 0.2  # every timestamp delta 0 (with a base of -1: no timestamps at all)
+    # as a producer writes them: every timestamp delta one byte (the strided check's case)
+    stamps = [0, 1, 5, 63] if rnd.random() < 0.4 else [0, 1, 63, 64, 10_000]
     records = [
         Record(
             offset_delta=i if not wide or rnd.random() < 0.9 else rnd.choice([2**14, 2**20, 2**21, 2**31 - 1]),
             timestamp_delta=0
             if untimed
-            else rnd.choice([0, 1, 63, 64, 10_000])
+            else rnd.choice(stamps)
             if not wide or rnd.random() < 0.9
             else rnd.choice([2**20, -(2**20), 2**20 + 1, 2**40]),
             key=key,
@@ -126,3 +129,34 @@ def test_what_the_one_pass_check_leaves_to_the_walk():
     mixed = R.build_batch([*records[:39], (None, b"v" * 11, None, NOW)])[V2_HEADER.size :]
     assert not uniform_and_clean(mixed, 40, None, None)  # another layout at the end
     assert not uniform_and_clean(section[:100], 3, None, None)  # too few records to bother
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_what_the_strided_check_takes_the_pattern_takes_too(rnd):
+    # records the strided check passes are records of the layout, as the pattern reads them
+    batch = _uniform_batch(rnd, mutate=rnd.random() < 0.7, codec=0)
+    header = next(R.iter_batch_headers(batch))
+    section = batch[V2_HEADER.size :]
+    layout = uniform._first_layout(section)
+    if layout is not None and uniform._fixed_width_runs(section, header.records_count, *layout, False):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(uniform, "_fixed_width_runs", lambda *args: False)
+            assert uniform_and_clean(section, header.records_count, None, None)
+
+
+def test_the_strided_check_takes_offset_deltas_of_three_widths():
+    count = 9000  # offset deltas of one, two and three bytes
+    records = [(b"k", b"v" * 20, None, NOW + i % 60) for i in range(count)]
+    section = R.build_batch(records)[V2_HEADER.size :]
+    assert uniform._fixed_width_runs(section, count, 1, 20, False)
+    assert not uniform._fixed_width_runs(section, count, 1, 20, True)  # deltas not all 0
+    assert not uniform._fixed_width_runs(section, count + 1, 1, 20, False)
+    assert not uniform._fixed_width_runs(section + b"\x00", count, 1, 20, False)
+    # a fixed byte changed in each run (a length, a length, a header count): the pattern decides then
+    for at in (0, 64 * 28, len(section) - 1):
+        broken = bytearray(section)
+        broken[at] ^= 0x40
+        assert not uniform._fixed_width_runs(bytes(broken), count, 1, 20, False)
+    untimed = R.build_batch([(b"k", b"v" * 20, None, NOW)] * 100)[V2_HEADER.size :]
+    assert uniform._fixed_width_runs(untimed, 100, 1, 20, True)

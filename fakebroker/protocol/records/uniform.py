@@ -18,6 +18,14 @@ A batch without timestamps (base -1) is taken when every delta is 0: no record t
 Anything else (another layout anywhere, a header, keyless records on a compacted topic, a
 timestamp range that needs checking record by record) makes :func:`uniform_and_clean`
 answer False, and the walker (``walk.py``) reads the section and names the first error.
+
+Before the pattern, a cheaper check takes the commonest case: every timestamp delta one
+byte long and every offset delta its record's index (as producers write them). The records
+then fall into at most three runs of one length each (offset deltas of one, two and three
+bytes), and each fixed byte of a run's records is compared all at once, in a strided slice
+(``buf[start:end:length]``): the same verdict as the pattern's on those records, at a
+fraction of its cost (the pattern took a quarter of the broker's time under a bulk
+producer). Whatever it does not take goes to the pattern.
 """
 
 from __future__ import annotations
@@ -121,6 +129,56 @@ def _timestamps_allowed(rules: _RecordRules | None) -> bool | None:
     return None
 
 
+_CONTINUED = bytes(range(0x80, 0x100))  # a varint's bytes before its last
+_OFFSET_DELTA_RUNS = ((1, 64), (2, 8192), (3, 1 << 20))  # (width, first index past it) of zig-zag i
+
+
+def _fixed_width_runs(buf: bytes, count: int, key_size: int | None, value_size: int | None, zero: bool) -> bool:
+    """Whether ``buf`` is exactly ``count`` records of the layout, each with a one-byte
+    timestamp delta (0 with ``zero``) and an offset delta as wide as its index's, by strided
+    comparisons (see the module's docstring); False says nothing about the records."""
+    key_prefix = _zigzag_varint(key_size) if key_size is not None else b"\x01"
+    value_prefix = _zigzag_varint(value_size) if value_size is not None else b"\x01"
+    pos = first = 0
+    for width, past in _OFFSET_DELTA_RUNS:
+        n = min(count, past) - first
+        if n <= 0:
+            break
+        body = _body_size(1, width, key_size, value_size)
+        length = _zigzag_varint(body)
+        size = len(length) + body
+        end = pos + n * size
+        if end > len(buf):
+            return False
+        at = pos
+        for byte in length:  # the record's length: the same bytes in every record of the run
+            if buf[at:end:size] != bytes((byte,)) * n:
+                return False
+            at += 1
+        at += 1  # the attributes byte: any
+        stamps = buf[at:end:size]
+        if (stamps != bytes(n)) if zero else not stamps.isascii():  # one byte: below 0x80
+            return False
+        at += 1
+        for _ in range(width - 1):  # the offset delta's leading bytes carry the continuation bit
+            if buf[at:end:size].translate(None, _CONTINUED):
+                return False
+            at += 1
+        if not buf[at:end:size].isascii():
+            return False
+        at += 1
+        for prefix, field_size in ((key_prefix, key_size), (value_prefix, value_size)):
+            for byte in prefix:
+                if buf[at:end:size] != bytes((byte,)) * n:
+                    return False
+                at += 1
+            at += field_size or 0
+        if buf[at:end:size] != bytes(n):  # no header
+            return False
+        pos, first = end, first + n
+    return first == count and pos == len(buf)
+
+
 def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules: _RecordRules | None) -> bool:
     """True when ``buf`` holds exactly ``count`` records of one layout (see the module's
     docstring) that Kafka would accept as they are; False means "walk it"."""
@@ -138,6 +196,8 @@ def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules
     if max_record_size is not None:  # a compressed batch's bound on each record's length
         if _body_size(MAX_DELTA_BYTES, MAX_DELTA_BYTES, key_size, value_size) > max_record_size:
             return False
+    if _fixed_width_runs(buf, count, key_size, value_size, not any_delta):
+        return True
     pattern = _pattern(key_size, value_size, not any_delta)
     if len(buf) > 2 * PROBE_BYTES:
         # records of one layout leave at most the one cut at the probe's end unmatched; a section
