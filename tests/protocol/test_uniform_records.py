@@ -15,7 +15,6 @@ import random
 import struct
 
 import crc32c
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,24 +138,46 @@ def test_what_the_strided_check_takes_the_pattern_takes_too(rnd):
     header = next(R.iter_batch_headers(batch))
     section = batch[V2_HEADER.size :]
     layout = uniform._first_layout(section)
-    if layout is not None and uniform._fixed_width_runs(section, header.records_count, *layout, False):
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(uniform, "_fixed_width_runs", lambda *args: False)
-            assert uniform_and_clean(section, header.records_count, None, None)
+    if layout is not None and strided(section, header.records_count, *layout, False):
+        assert uniform_and_clean(section, header.records_count, None, None, strided=False)
+
+
+def strided(section: bytes, count: int, key_size: int | None, value_size: int | None, zero: bool) -> bool:
+    """The strided check of a whole section, and of the same bytes inside a larger buffer."""
+    verdict = uniform._fixed_width_runs(section, 0, len(section), count, key_size, value_size, zero)
+    inside = b"\x01" * 7 + section + b"\x02" * 5
+    assert uniform._fixed_width_runs(inside, 7, 7 + len(section), count, key_size, value_size, zero) == verdict
+    return verdict
 
 
 def test_the_strided_check_takes_offset_deltas_of_three_widths():
     count = 9000  # offset deltas of one, two and three bytes
     records = [(b"k", b"v" * 20, None, NOW + i % 60) for i in range(count)]
     section = R.build_batch(records)[V2_HEADER.size :]
-    assert uniform._fixed_width_runs(section, count, 1, 20, False)
-    assert not uniform._fixed_width_runs(section, count, 1, 20, True)  # deltas not all 0
-    assert not uniform._fixed_width_runs(section, count + 1, 1, 20, False)
-    assert not uniform._fixed_width_runs(section + b"\x00", count, 1, 20, False)
+    assert strided(section, count, 1, 20, False)
+    assert not strided(section, count, 1, 20, True)  # deltas not all 0
+    assert not strided(section, count + 1, 1, 20, False)
+    assert not strided(section + b"\x00", count, 1, 20, False)
     # a fixed byte changed in each run (a length, a length, a header count): the pattern decides then
     for at in (0, 64 * 28, len(section) - 1):
         broken = bytearray(section)
         broken[at] ^= 0x40
-        assert not uniform._fixed_width_runs(bytes(broken), count, 1, 20, False)
+        assert not strided(bytes(broken), count, 1, 20, False)
     untimed = R.build_batch([(b"k", b"v" * 20, None, NOW)] * 100)[V2_HEADER.size :]
-    assert uniform._fixed_width_runs(untimed, 100, 1, 20, True)
+    assert strided(untimed, 100, 1, 20, True)
+
+
+def test_a_batch_is_checked_in_place_where_it_lies(monkeypatch):
+    # the walk takes the strided check on the request's bytes, not on a copy of the section
+    records = [(None, b"v" * 50, None, NOW + i % 3) for i in range(200)]
+    blob = R.build_batch(records)
+    seen = []
+    check = uniform._fixed_width_runs
+
+    def spy(buf, start, stop, *rest):  # type: ignore[no-untyped-def]
+        seen.append((buf is blob, start, stop))
+        return check(buf, start, stop, *rest)
+
+    monkeypatch.setattr(uniform, "_fixed_width_runs", spy)
+    assert verdict(R.check_produce_records, blob, {"produce_version": 9}) == ("ok",)
+    assert seen == [(True, V2_HEADER.size, len(blob))]

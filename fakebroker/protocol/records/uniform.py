@@ -87,11 +87,11 @@ def _pattern(key_size: int | None, value_size: int | None, zero_timestamps: bool
     return found
 
 
-def _first_layout(buf: bytes) -> tuple[int | None, int | None] | None:
-    """(key size, value size) of the first record (None for null), or None when it has
-    headers or anything the pattern does not cover."""
+def _first_layout(buf: bytes, start: int = 0) -> tuple[int | None, int | None] | None:
+    """(key size, value size) of the first record (at ``start``; None for null), or None when
+    it has headers or anything the pattern does not cover."""
     try:
-        _, pos = _varint32(buf, 0)
+        _, pos = _varint32(buf, start)
         _, pos = _varint64(buf, pos + 1)  # past the attributes byte: the timestamp delta
         _, pos = _varint32(buf, pos)  # the offset delta
         key_size, pos = _varint32(buf, pos)
@@ -133,13 +133,15 @@ _CONTINUED = bytes(range(0x80, 0x100))  # a varint's bytes before its last
 _OFFSET_DELTA_RUNS = ((1, 64), (2, 8192), (3, 1 << 20))  # (width, first index past it) of zig-zag i
 
 
-def _fixed_width_runs(buf: bytes, count: int, key_size: int | None, value_size: int | None, zero: bool) -> bool:
-    """Whether ``buf`` is exactly ``count`` records of the layout, each with a one-byte
-    timestamp delta (0 with ``zero``) and an offset delta as wide as its index's, by strided
-    comparisons (see the module's docstring); False says nothing about the records."""
+def _fixed_width_runs(
+    buf: bytes, start: int, stop: int, count: int, key_size: int | None, value_size: int | None, zero: bool
+) -> bool:
+    """Whether ``buf[start:stop]`` is exactly ``count`` records of the layout, each with a
+    one-byte timestamp delta (0 with ``zero``) and an offset delta as wide as its index's, by
+    strided comparisons (see the module's docstring); False says nothing about the records."""
     key_prefix = _zigzag_varint(key_size) if key_size is not None else b"\x01"
     value_prefix = _zigzag_varint(value_size) if value_size is not None else b"\x01"
-    pos = first = 0
+    pos, first = start, 0
     for width, past in _OFFSET_DELTA_RUNS:
         n = min(count, past) - first
         if n <= 0:
@@ -148,7 +150,7 @@ def _fixed_width_runs(buf: bytes, count: int, key_size: int | None, value_size: 
         length = _zigzag_varint(body)
         size = len(length) + body
         end = pos + n * size
-        if end > len(buf):
+        if end > stop:
             return False
         at = pos
         for byte in length:  # the record's length: the same bytes in every record of the run
@@ -176,15 +178,28 @@ def _fixed_width_runs(buf: bytes, count: int, key_size: int | None, value_size: 
         if buf[at:end:size] != bytes(n):  # no header
             return False
         pos, first = end, first + n
-    return first == count and pos == len(buf)
+    return first == count and pos == stop
 
 
-def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules: _RecordRules | None) -> bool:
-    """True when ``buf`` holds exactly ``count`` records of one layout (see the module's
-    docstring) that Kafka would accept as they are; False means "walk it"."""
+def uniform_and_clean(
+    buf: bytes,
+    count: int,
+    max_record_size: int | None,
+    rules: _RecordRules | None,
+    *,
+    start: int = 0,
+    stop: int | None = None,
+    strided: bool = True,
+    pattern: bool = True,
+) -> bool:
+    """True when ``buf[start:stop]`` (all of ``buf`` by default) holds exactly ``count`` records
+    of one layout (see the module's docstring) that Kafka would accept as they are; False means
+    "walk it". ``strided`` and ``pattern`` say which of the two checks to try: the strided one
+    reads ``buf`` in place, the pattern a copy of the section when it is not the whole."""
     if count < MIN_RECORDS:
         return False
-    layout = _first_layout(buf)
+    stop = len(buf) if stop is None else stop
+    layout = _first_layout(buf, start)
     if layout is None:
         return False
     key_size, value_size = layout
@@ -196,15 +211,20 @@ def uniform_and_clean(buf: bytes, count: int, max_record_size: int | None, rules
     if max_record_size is not None:  # a compressed batch's bound on each record's length
         if _body_size(MAX_DELTA_BYTES, MAX_DELTA_BYTES, key_size, value_size) > max_record_size:
             return False
-    if _fixed_width_runs(buf, count, key_size, value_size, not any_delta):
+    if strided and isinstance(buf, (bytes, bytearray)) and _fixed_width_runs(
+        buf, start, stop, count, key_size, value_size, not any_delta
+    ):
         return True
-    pattern = _pattern(key_size, value_size, not any_delta)
-    if len(buf) > 2 * PROBE_BYTES:
+    if not pattern:
+        return False
+    section = buf if start == 0 and stop == len(buf) else buf[start:stop]
+    one_record = _pattern(key_size, value_size, not any_delta)
+    if len(section) > 2 * PROBE_BYTES:
         # records of one layout leave at most the one cut at the probe's end unmatched; a section
         # of mixed layouts leaves far more, found here at a small part of a whole pass's cost
-        left, _ = pattern.subn(b"", buf[:PROBE_BYTES])
+        left, _ = one_record.subn(b"", section[:PROBE_BYTES])
         if len(left) > 5 + _body_size(MAX_DELTA_BYTES, MAX_DELTA_BYTES, key_size, value_size):
             return False
     # one C pass: whether every byte lies inside a match, and how many matches
-    left, matched = pattern.subn(b"", buf)
+    left, matched = one_record.subn(b"", section)
     return matched == count and not left

@@ -34,6 +34,7 @@ from .layout import (
 )
 from .legacy import LegacyMessage, _decode_legacy
 from .rules import NO_LIMITS, ProduceLimits, _RecordRules
+from .uniform import uniform_and_clean
 from .walk import _timestamp_error, _walk_records
 
 # what reading malformed records raises below the RecordsError checks: CORRUPT_MESSAGE
@@ -307,8 +308,10 @@ def _walk_v2(
         raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", offset=header.position)
     if not count:  # like DefaultRecordBatch.iterator(): a count of 0 reads nothing
         return []
-    payload = blob[header.position + RECORD_BATCH_OVERHEAD : header.end]
-    codec = header.attributes & _COMPRESSION_MASK
+    start, codec = header.position + RECORD_BATCH_OVERHEAD, header.attributes & _COMPRESSION_MASK
+    if not codec and uniform_and_clean(blob, count, None, rules, start=start, stop=header.end, pattern=False):
+        return []  # a producer's usual records, checked where they lie: no copy of the section
+    payload = blob[start : header.end]
     max_walk = budget.records if budget is not None else None
     if codec and budget is not None and max_decompressed > budget.bytes:
         try:  # what fits in the budget decompresses whole, as in _decode_compressed's first try
@@ -319,7 +322,7 @@ def _walk_v2(
     if codec:
         walk = functools.partial(_walk_records, rules=rules, max_walk=max_walk)
         return _decode_compressed(codec, payload, count, header.position, max_record_size, max_decompressed, walk)
-    return _walk_records(payload, count, header.position, rules=rules, max_walk=max_walk)
+    return _walk_records(payload, count, header.position, rules=rules, max_walk=max_walk, strided=False)
 
 
 def _raise_record_errors(errors: list[tuple[int, str, bool]], position: int) -> None:

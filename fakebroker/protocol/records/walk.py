@@ -47,6 +47,7 @@ def _walk_records(
     max_record_size: int | None = None,
     rules: _RecordRules | None = None,
     max_walk: int | None = None,
+    strided: bool = True,
 ) -> list[tuple[int, str, bool]]:
     """Walk ``count`` v2 records of ``buf`` exactly as :func:`.record._decode_records` reads
     them, raising its errors; return the record-level errors ``rules`` finds, as
@@ -57,7 +58,7 @@ def _walk_records(
 
     With ``max_walk``, a section of more records than that which is not of one layout raises
     :class:`.errors.OverBudget` before any is read."""
-    if uniform_and_clean(buf, count, max_record_size, rules):  # records of one layout, in one C pass
+    if uniform_and_clean(buf, count, max_record_size, rules, strided=strided):  # records of one layout, in C
         return []
     if max_walk is not None and count > max_walk:
         raise OverBudget(f"{count} records of mixed layouts")
