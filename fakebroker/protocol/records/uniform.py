@@ -211,8 +211,10 @@ def uniform_and_clean(
     if max_record_size is not None:  # a compressed batch's bound on each record's length
         if _body_size(MAX_DELTA_BYTES, MAX_DELTA_BYTES, key_size, value_size) > max_record_size:
             return False
-    if strided and isinstance(buf, (bytes, bytearray)) and _fixed_width_runs(
-        buf, start, stop, count, key_size, value_size, not any_delta
+    if (
+        strided
+        and isinstance(buf, (bytes, bytearray))
+        and _fixed_width_runs(buf, start, stop, count, key_size, value_size, not any_delta)
     ):
         return True
     if not pattern:
