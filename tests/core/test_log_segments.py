@@ -337,6 +337,11 @@ def test_a_large_batch_is_kept_as_appended_and_small_ones_share_a_part():
     store.append(5, big)
     store.append(5, b"s2")
     store.append(5, b"s3")
-    segment = store._segments[5]
+    segment = store._segments[5]  # one bytearray until the large batch came: parts from then on
     assert segment.parts[1] is big and segment.parts[2] == b"s2s3" and segment.starts == [0, 2, 2 + len(big)]
+    small = MemorySegmentStore()
+    small.create(0)
+    small.append(0, b"a")
+    small.append(0, b"b")
+    assert small._segments[0] == bytearray(b"ab") and small.read(0, 1, 5) == b"b"
     assert store.read(5, 0, 4) == b"s1bb" and store.read(5, len(big), 10) == b"bbs2s3"

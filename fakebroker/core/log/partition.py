@@ -148,7 +148,7 @@ class PartitionLog:
             _INT64.pack_into(head, 0, base)
             _INT32.pack_into(head, rec.LOG_OVERHEAD, leader_epoch)
             last = base + header.last_offset_delta
-            self._store((head, memoryview(batch)[_HEAD:]), len(batch), base, last, header.max_timestamp, now_ms)
+            self._store(memoryview(batch)[_HEAD:], len(batch), base, last, header.max_timestamp, now_ms, head)
             if header.is_transactional and not header.is_control:
                 self.open_txns.setdefault(header.producer_id, base)
             return base, -1
@@ -168,7 +168,7 @@ class PartitionLog:
             rec.set_log_append_time(buf, 0, now_ms)
             append_time = max_ts = now_ms
         last = base + header.last_offset_delta if header.magic >= 2 else base
-        self._store((buf,), len(buf), base, last, max_ts, now_ms)
+        self._store(buf, len(buf), base, last, max_ts, now_ms)
         if header.is_transactional and not header.is_control:
             self.open_txns.setdefault(header.producer_id, base)
         return base, append_time
@@ -194,17 +194,20 @@ class PartitionLog:
             timestamp=now_ms,
             partition_leader_epoch=leader_epoch,
         )
-        self._store((data,), len(data), base, base, now_ms, now_ms)
+        self._store(data, len(data), base, base, now_ms, now_ms)
         first = self.open_txns.pop(producer_id, None)
         if not commit and first is not None:
             self.aborted_txns.append(AbortedTxn(producer_id, first, base))
         return base
 
-    def _store(self, pieces: tuple[Piece, ...], size: int, base: int, last: int, max_ts: int, now_ms: int) -> None:
-        """Store one batch of ``size`` bytes, given as ``pieces`` in order."""
+    def _store(
+        self, data: Piece, size: int, base: int, last: int, max_ts: int, now_ms: int, head: bytearray | None = None
+    ) -> None:
+        """Store one batch of ``size`` bytes: ``data``, after ``head`` when the batch comes in two."""
         segment = self._maybe_roll(size, max_ts, now_ms)
-        for piece in pieces:
-            self.store.append(segment.base_offset, piece)
+        if head is not None:
+            self.store.append(segment.base_offset, head)
+        self.store.append(segment.base_offset, data)
         self._note(segment, size, base, last, max_ts, now_ms)
         self.log_end_offset = last + 1
         if self.store.durable:

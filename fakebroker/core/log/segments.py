@@ -59,93 +59,116 @@ class SegmentStore(Protocol):
         ...
 
 
-class _MemorySegment:
-    """One in-memory segment: its bytes in parts, in order (see :class:`MemorySegmentStore`)."""
+class _Parts:
+    """An in-memory segment's bytes as parts, in order (see :class:`MemorySegmentStore`)."""
 
     __slots__ = ("parts", "starts", "size", "open")
 
-    def __init__(self) -> None:
-        self.parts: list[bytes | bytearray | memoryview] = []
-        self.starts: list[int] = []  # each part's position in the segment
-        self.size = 0
-        self.open = False  # whether the last part is the store's own, which small appends extend
+    def __init__(self, first: bytearray) -> None:
+        self.parts: list[bytes | bytearray | memoryview] = [first] if first else []
+        self.starts: list[int] = [0] if first else []  # each part's position in the segment
+        self.size = len(first)
+        self.open = bool(first)  # whether the last part is the store's own, which small appends extend
+
+    def append(self, data: bytes | bytearray | memoryview, keep_from: int, part_bytes: int) -> None:
+        size = len(data)
+        if size >= keep_from:
+            self.starts.append(self.size)
+            self.parts.append(data)
+            self.open = False
+        elif self.open and len(self.parts[-1]) + size <= part_bytes:
+            self.parts[-1] += data  # type: ignore[operator]  # an open part is a bytearray
+        else:
+            self.starts.append(self.size)
+            self.parts.append(bytearray(data))
+            self.open = True
+        self.size += size
+
+    def read(self, position: int, size: int) -> bytes:
+        index = bisect.bisect_right(self.starts, position) - 1
+        if index < 0:
+            return b""
+        start = position - self.starts[index]
+        part = self.parts[index]
+        if start + size <= len(part) or index == len(self.parts) - 1:
+            with memoryview(part) as view:  # one copy, and the view let go at once
+                return bytes(view[start : start + size])
+        pieces = []
+        while size > 0 and index < len(self.parts):
+            piece = self.parts[index][start : start + size]
+            pieces.append(piece)
+            size -= len(piece)
+            index, start = index + 1, 0
+        return b"".join(pieces)
+
+    def truncate(self, size: int) -> None:
+        if size >= self.size:
+            return
+        index = bisect.bisect_right(self.starts, size) - 1
+        keep = size - self.starts[index] if index >= 0 else 0
+        del self.parts[index + 1 :], self.starts[index + 1 :]
+        if keep == 0:
+            if index >= 0:
+                del self.parts[index], self.starts[index]
+            self.open = False
+        else:
+            self.parts[index] = bytearray(self.parts[index][:keep])
+            self.open = True
+        self.size = size
 
 
 class MemorySegmentStore:
     """Segments in memory: the default store, for tests and in-memory clusters.
 
-    A segment's bytes are a list of parts. A batch of ``KEEP_FROM`` bytes or more is kept as
-    the very object appended, with no copy (writing it into one growing buffer cost a quarter
-    of the broker's time under a bulk producer); smaller ones are copied into a part of the
-    store's own, up to ``PART_BYTES`` each."""
+    A segment is one bytearray that appends extend, until a batch of ``KEEP_FROM`` bytes or
+    more comes: from then on its bytes are a list of parts (:class:`_Parts`). Such a batch is
+    kept as the very object appended, with no copy (copying a bulk producer's batches into one
+    growing buffer cost a quarter of the broker's time); smaller ones after it are copied into
+    parts of the store's own, of up to ``PART_BYTES`` each."""
 
     durable = False
     KEEP_FROM = 64 * 1024
     PART_BYTES = 1024 * 1024
 
     def __init__(self) -> None:
-        self._segments: dict[int, _MemorySegment] = {}
+        self._segments: dict[int, bytearray | _Parts] = {}
 
     def bases(self) -> list[int]:
         return sorted(self._segments)
 
     def create(self, base_offset: int) -> None:
-        self._segments[base_offset] = _MemorySegment()
+        self._segments[base_offset] = bytearray()
 
     def append(self, base_offset: int, data: bytes | bytearray | memoryview) -> None:
         """Append ``data``, which the store may keep as it is: the caller must not change it."""
         segment = self._segments[base_offset]
-        size = len(data)
-        if size >= self.KEEP_FROM:
-            segment.starts.append(segment.size)
-            segment.parts.append(data)
-            segment.open = False
-        elif segment.open and len(segment.parts[-1]) + size <= self.PART_BYTES:
-            segment.parts[-1] += data  # type: ignore[operator]  # an open part is a bytearray
-        else:
-            segment.starts.append(segment.size)
-            segment.parts.append(bytearray(data))
-            segment.open = True
-        segment.size += size
+        if type(segment) is bytearray:
+            if len(data) < self.KEEP_FROM:
+                segment += data
+                return
+            segment = self._segments[base_offset] = _Parts(segment)
+        assert isinstance(segment, _Parts)
+        segment.append(data, self.KEEP_FROM, self.PART_BYTES)
 
     def read(self, base_offset: int, position: int, size: int) -> bytes:
         segment = self._segments[base_offset]
-        index = bisect.bisect_right(segment.starts, position) - 1
-        if index < 0:
-            return b""
-        start = position - segment.starts[index]
-        part = segment.parts[index]
-        if start + size <= len(part) or index == len(segment.parts) - 1:
-            with memoryview(part) as view:  # one copy, and the view let go at once
-                return bytes(view[start : start + size])
-        pieces = []
-        while size > 0 and index < len(segment.parts):
-            piece = segment.parts[index][start : start + size]
-            pieces.append(piece)
-            size -= len(piece)
-            index, start = index + 1, 0
-        return b"".join(pieces)
+        if type(segment) is bytearray:
+            with memoryview(segment) as view:  # one copy, and the view let go at once
+                return bytes(view[position : position + size])
+        assert isinstance(segment, _Parts)
+        return segment.read(position, size)
 
     def size(self, base_offset: int) -> int:
-        return self._segments[base_offset].size
+        segment = self._segments[base_offset]
+        return len(segment) if type(segment) is bytearray else segment.size  # type: ignore[union-attr]
 
     def truncate(self, base_offset: int, size: int) -> None:
         segment = self._segments[base_offset]
-        if size >= segment.size:
-            return
-        index = bisect.bisect_right(segment.starts, size) - 1
-        if index < 0:
-            segment.parts, segment.starts, segment.size, segment.open = [], [], 0, False
-            return
-        keep = size - segment.starts[index]
-        del segment.parts[index + 1 :], segment.starts[index + 1 :]
-        if keep == 0:
-            del segment.parts[index], segment.starts[index]
-            segment.open = False
+        if type(segment) is bytearray:
+            del segment[size:]
         else:
-            segment.parts[index] = bytearray(segment.parts[index][:keep])
-            segment.open = True
-        segment.size = size
+            assert isinstance(segment, _Parts)
+            segment.truncate(size)
 
     def modified_ms(self, base_offset: int) -> int | None:
         return None
