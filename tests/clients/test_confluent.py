@@ -120,6 +120,45 @@ def test_idempotent_producer_with_acks_all(cluster3):
     assert_round_trip(consume_all(cluster3.bootstrap_servers, "orders", 6, 300), 300, 6)
 
 
+def test_a_bulk_producers_large_batches_round_trip(cluster3):
+    """Uncompressed batches of hundreds of KB whose records share one layout, as a bulk
+    producer sends them: checked where they lie, kept in the log as they came (their head
+    rewritten), and read back whole, from any offset, by a consumer."""
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster3.bootstrap_servers,
+            "linger.ms": 100,
+            "batch.size": 1_000_000,
+            "batch.num.messages": 100_000,
+            "enable.idempotence": True,
+            **QUIET,
+        }
+    )
+    n = 30_000
+    for i in range(n):
+        producer.produce("orders", key=b"%08d" % i, value=b"v" * 100, partition=i % 2)
+    assert producer.flush(30) == 0
+    sizes = [len(b.data) for p in (0, 1) for b in cluster3.state.topics["orders"].partitions[p].log.batches]
+    assert max(sizes) >= 64 * 1024 and sum(sizes) > n * 100, sizes
+    got = consume_all(cluster3.bootstrap_servers, "orders", 2, n, timeout=30)
+    for p in (0, 1):
+        assert [o for o, _, _ in got[p]] == list(range(n // 2)), f"offsets of partition {p}"
+        assert [k for _, k, _ in got[p]] == [b"%08d" % i for i in range(p, n, 2)], f"keys of partition {p}"
+        assert all(v == b"v" * 100 for _, _, v in got[p])
+    consumer = Consumer({"bootstrap.servers": cluster3.bootstrap_servers, "group.id": "g-mid", **QUIET})
+    consumer.assign([TopicPartition("orders", 1, 7_777)])  # inside a large batch
+    try:
+        first = None
+        for _ in range(50):
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                first = msg
+                break
+        assert first is not None and (first.offset(), first.key()) == (7_777, b"%08d" % (2 * 7_777 + 1))
+    finally:
+        consumer.close()
+
+
 def test_admin_topics_partitions_configs_offsets_and_delete_records(cluster3):
     admin = AdminClient({"bootstrap.servers": cluster3.bootstrap_servers, **QUIET})
     futures = admin.create_topics(
