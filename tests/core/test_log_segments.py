@@ -302,8 +302,8 @@ def test_a_transaction_left_open_in_a_stored_log_is_aborted_when_its_topic_is_re
 @given(
     st.lists(
         st.one_of(
-            st.tuples(st.just("append"), st.integers(1, 40), st.booleans()),
-            st.tuples(st.just("truncate"), st.integers(0, 200), st.just(False)),
+            st.tuples(st.just("append"), st.integers(1, 40), st.sampled_from([bytes, bytearray, memoryview])),
+            st.tuples(st.just("truncate"), st.integers(0, 200), st.just(bytes)),
         ),
         max_size=25,
     ),
@@ -316,10 +316,10 @@ def test_the_memory_store_reads_back_what_any_appends_and_truncates_left(steps, 
     store.KEEP_FROM, store.PART_BYTES = 16, 48
     store.create(0)
     model = bytearray()
-    for number, (step, size, as_bytes) in enumerate(steps):
+    for number, (step, size, kind) in enumerate(steps):
         if step == "append":
             data = bytes([number]) * size
-            store.append(0, data if as_bytes else bytearray(data))
+            store.append(0, kind(data))
             model += data
         else:
             store.truncate(0, size)
