@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakebroker.core.log.partition import KEEP_FROM, LOG_DEFAULTS, PartitionLog, StoredBatch
+from fakebroker.core.log.partition import LOG_DEFAULTS, PartitionLog, StoredBatch
+from fakebroker.core.log.segments import KEEP_FROM
 from fakebroker.protocol import records as R
 
 from ..conftest import examples

@@ -11,8 +11,7 @@ import pytest
 
 from fakebroker.cluster import FakeCluster
 from fakebroker.core.log import PartitionLog
-from fakebroker.core.log.partition import KEEP_FROM
-from fakebroker.core.log.segments import MAX_INDEX_ENTRIES
+from fakebroker.core.log.segments import KEEP_FROM, MAX_INDEX_ENTRIES
 from fakebroker.protocol import records as R
 from fakebroker.storage import DataDir, DataDirError, FileSegmentStore
 

@@ -33,7 +33,7 @@ from typing import Protocol
 from ...lazy_dataclasses import dataclass
 from ...protocol import records as rec
 from .recovery import LogCut, scan_segment
-from .segments import MemorySegmentStore, Segment, SegmentStore
+from .segments import KEEP_FROM, MemorySegmentStore, Piece, Segment, SegmentStore
 
 HEADER = rec.RECORD_BATCH_OVERHEAD  # enough bytes of an entry to know its offsets and length
 SCAN_CHUNK = 64 * 1024  # bytes read at a time while walking batch headers
@@ -50,8 +50,6 @@ LOG_DEFAULTS = {
 
 _INT64, _INT32 = struct.Struct(">q"), struct.Struct(">i")  # a v2 batch's base offset, leader epoch
 _HEAD = rec.LOG_OVERHEAD + 4  # a v2 batch's bytes up to its leader epoch: those an append rewrites
-KEEP_FROM = 64 * 1024  # a batch this large is stored as it came (its head apart), not copied
-Piece = bytes | bytearray | memoryview
 
 
 class Settings(Protocol):

@@ -17,6 +17,8 @@ from typing import Protocol
 from ...lazy_dataclasses import dataclass
 
 MAX_INDEX_ENTRIES = 4096  # per segment; past it the index is halved and its interval doubled
+KEEP_FROM = 64 * 1024  # a batch this large is kept as it came, not copied (MemorySegmentStore)
+Piece = bytes | bytearray | memoryview  # what a store is given to append
 
 
 class SegmentStore(Protocol):
@@ -29,7 +31,7 @@ class SegmentStore(Protocol):
 
     def create(self, base_offset: int) -> None: ...
 
-    def append(self, base_offset: int, data: bytes | bytearray | memoryview) -> None:
+    def append(self, base_offset: int, data: Piece) -> None:
         """Append ``data`` to a segment. The store may keep the object itself: the caller does
         not change it afterwards."""
         ...
@@ -65,12 +67,12 @@ class _Parts:
     __slots__ = ("parts", "starts", "size", "open")
 
     def __init__(self, first: bytearray) -> None:
-        self.parts: list[bytes | bytearray | memoryview] = [first] if first else []
+        self.parts: list[Piece] = [first] if first else []
         self.starts: list[int] = [0] if first else []  # each part's position in the segment
         self.size = len(first)
         self.open = bool(first)  # whether the last part is the store's own, which small appends extend
 
-    def append(self, data: bytes | bytearray | memoryview, keep_from: int, part_bytes: int) -> None:
+    def append(self, data: Piece, keep_from: int, part_bytes: int) -> None:
         size = len(data)
         if size >= keep_from:
             self.starts.append(self.size)
@@ -127,7 +129,7 @@ class MemorySegmentStore:
     parts of the store's own, of up to ``PART_BYTES`` each."""
 
     durable = False
-    KEEP_FROM = 64 * 1024
+    KEEP_FROM = KEEP_FROM
     PART_BYTES = 1024 * 1024
 
     def __init__(self) -> None:
@@ -139,36 +141,34 @@ class MemorySegmentStore:
     def create(self, base_offset: int) -> None:
         self._segments[base_offset] = bytearray()
 
-    def append(self, base_offset: int, data: bytes | bytearray | memoryview) -> None:
+    def append(self, base_offset: int, data: Piece) -> None:
         """Append ``data``, which the store may keep as it is: the caller must not change it."""
         segment = self._segments[base_offset]
-        if type(segment) is bytearray:
-            if len(data) < self.KEEP_FROM:
-                segment += data
-                return
-            segment = self._segments[base_offset] = _Parts(segment)
-        assert isinstance(segment, _Parts)
-        segment.append(data, self.KEEP_FROM, self.PART_BYTES)
+        if isinstance(segment, _Parts):
+            segment.append(data, self.KEEP_FROM, self.PART_BYTES)
+        elif len(data) < self.KEEP_FROM:
+            segment += data
+        else:
+            parts = self._segments[base_offset] = _Parts(segment)
+            parts.append(data, self.KEEP_FROM, self.PART_BYTES)
 
     def read(self, base_offset: int, position: int, size: int) -> bytes:
         segment = self._segments[base_offset]
-        if type(segment) is bytearray:
-            with memoryview(segment) as view:  # one copy, and the view let go at once
-                return bytes(view[position : position + size])
-        assert isinstance(segment, _Parts)
-        return segment.read(position, size)
+        if isinstance(segment, _Parts):
+            return segment.read(position, size)
+        with memoryview(segment) as view:  # one copy, and the view let go at once
+            return bytes(view[position : position + size])
 
     def size(self, base_offset: int) -> int:
         segment = self._segments[base_offset]
-        return len(segment) if type(segment) is bytearray else segment.size  # type: ignore[union-attr]
+        return segment.size if isinstance(segment, _Parts) else len(segment)
 
     def truncate(self, base_offset: int, size: int) -> None:
         segment = self._segments[base_offset]
-        if type(segment) is bytearray:
-            del segment[size:]
-        else:
-            assert isinstance(segment, _Parts)
+        if isinstance(segment, _Parts):
             segment.truncate(size)
+        else:
+            del segment[size:]
 
     def modified_ms(self, base_offset: int) -> int | None:
         return None
