@@ -49,11 +49,16 @@ def _varint_of_width(width: int) -> bytes:
     return rb"[\x80-\xff]" * (width - 1) + rb"[\x00-\x7f]"
 
 
+def _length_prefix(size: int | None) -> bytes:
+    """The varint that opens a key or value field of ``size`` bytes (None: null)."""
+    return b"\x01" if size is None else _zigzag_varint(size)  # zig-zag -1: every producer's null
+
+
 def _sized(size: int | None) -> tuple[bytes, int]:
     """(pattern, bytes) of a key or value field of ``size`` bytes (None: null)."""
+    prefix = _length_prefix(size)
     if size is None:
-        return rb"\x01", 1  # zig-zag -1: what every producer writes for a null key or value
-    prefix = _zigzag_varint(size)
+        return re.escape(prefix), 1
     return re.escape(prefix) + b".{%d}" % size, len(prefix) + size
 
 
@@ -139,8 +144,7 @@ def _fixed_width_runs(
     """Whether ``buf[start:stop]`` is exactly ``count`` records of the layout, each with a
     one-byte timestamp delta (0 with ``zero``) and an offset delta as wide as its index's, by
     strided comparisons (see the module's docstring); False says nothing about the records."""
-    key_prefix = _zigzag_varint(key_size) if key_size is not None else b"\x01"
-    value_prefix = _zigzag_varint(value_size) if value_size is not None else b"\x01"
+    key_prefix, value_prefix = _length_prefix(key_size), _length_prefix(value_size)
     pos, first = start, 0
     for width, past in _OFFSET_DELTA_RUNS:
         n = min(count, past) - first
