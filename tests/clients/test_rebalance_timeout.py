@@ -208,12 +208,13 @@ def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progres
     """Two groups read the same 20 records (one partition) with one Java member each, 5 records a
     poll and ``max.poll.interval.ms`` (the rebalance timeout the member sends) 1.5 s.
 
-    - ``slow`` takes 2.3 s per poll: 1.5 s after the poll its heartbeat thread sees the poll
-      interval run out and leaves the group (the Java consumer enforces the rebalance timeout
-      itself; the coordinator's own removal at the rebalance timeout is only needed for a frozen
-      JVM, above). Its commit then fails, its next poll rejoins as a new member, the group starts
-      from the committed offset (none: the earliest) and it gets the same 5 records again: every
-      cycle removed at the rebalance timeout, nothing ever committed.
+    - ``slow`` takes 2.8 s per poll (and 0.5 s more before its commit): 1.5 s after the poll
+      its heartbeat thread sees the poll interval run out and leaves the group (the Java
+      consumer enforces the rebalance timeout itself; the coordinator's own removal at the
+      rebalance timeout is only needed for a frozen JVM, above). Its commit then fails, its
+      next poll rejoins as a new member, the group starts from the committed offset (none: the
+      earliest) and it gets the same 5 records again: every cycle removed at the rebalance
+      timeout, nothing ever committed.
     - ``steady`` takes 1.1 s per poll: it stays the one member of one generation and its commits
       advance 5, 10, 15, 20.
     """
@@ -228,9 +229,13 @@ def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progres
             produced(ledger, "work", 0, 20, 1)
         common = {"topic": "work", "session": 6000, "heartbeat": 300, "maxPoll": 1500, "maxPollRecords": 5}
         common["report"] = "true"
-        # 2.3 s: its leave (1.5 s after the poll, plus up to a heartbeat's 0.3 s) comes well before
-        # its processing's line (below), which the re-read causes rely on (1.9 s left 0.1-0.4 s)
-        driver.call("start", name="slow", group="slow", processMs=2300, **common)
+        # The re-read causes (below) rely on two orders, each with a margin for a loaded machine:
+        # - its leave (1.5 s after the poll, plus up to a heartbeat's 0.3 s) comes before its
+        #   processing's lines at 2.8 s (2.3 s left only 0.2-0.5 s);
+        # - the ledger stamps those lines before its commit fails and it rejoins: settleMs holds
+        #   the commit 0.5 s. Without it the rejoin came first in a CI run: the JVM waits for
+        #   nothing there, while the lines cross a pipe and wait for a Python thread.
+        driver.call("start", name="slow", group="slow", processMs=2800, settleMs=500, **common)
         driver.call("start", name="steady", group="steady", processMs=1100, **common)
 
         seen: list[dict] = []  # each distinct commit state of steady, in order
@@ -275,7 +280,7 @@ def test_processing_just_past_max_poll_interval_livelocks_and_just_under_progres
 
     # the ledgers: steady exactly once (commitSync after each poll, never a rebalance), nothing
     # committed beyond what it processed; slow never gets past its first poll's 5 records and
-    # re-reads them every cycle. A processing is stamped when its line comes, after the 2.3 s, so
+    # re-reads them every cycle. A processing is stamped when its line comes, after the 2.8 s, so
     # slow's leaving (at 1.5 s) comes before its first processing: what the ledger finds between
     # that and each re-read is slow rejoining as a new member and the generation that hands it
     # the same records

@@ -64,7 +64,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * (enable.auto.commit=false), so "take over from commits" is exact; with {@code commit=record}
  * they commit each record instead. With {@code report=true} (implied by commit=record) each record
  * processed and each offset committed is a "processed"/"committed" line, for a delivery ledger.
- * {@code processMs} makes each non-empty poll that slow before its commit.
+ * {@code processMs} makes each non-empty poll that slow before its commit; {@code settleMs} waits that
+ * long between a poll's "processed" lines and its commit, so a ledger reading them from the pipe
+ * stamps them before the commit (or a rejoin after it) changes the group.
  * {@code regex} subscribes with a java.util.regex.Pattern. Every wait is bounded.
  */
 public final class GroupScenarios {
@@ -146,6 +148,7 @@ public final class GroupScenarios {
         boolean perRecord; // commitSync after each record instead of after each poll
         boolean report; // each record processed and each offset committed as a line (for a delivery ledger)
         int processMs; // processing time per non-empty poll, before its commit (slow processing)
+        int settleMs; // after a poll's processed lines, before its commit
         final Thread thread;
         final Set<TopicPartition> owned = Collections.synchronizedSet(new TreeSet<>((x, y) -> Integer.compare(x.partition(), y.partition())));
         volatile boolean running = true;
@@ -202,6 +205,9 @@ public final class GroupScenarios {
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         process(r);
                         next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                    }
+                    if (settleMs > 0) {
+                        Thread.sleep(settleMs);
                     }
                     try {
                         consumer.commitSync(next, API_TIMEOUT);
@@ -344,6 +350,7 @@ public final class GroupScenarios {
         m.perRecord = "record".equals(a.get("commit"));
         m.report = m.perRecord || "true".equals(a.get("report"));
         m.processMs = num(a, "processMs", 0);
+        m.settleMs = num(a, "settleMs", 0);
         members.put(name, m);
         m.thread.start();
         return obj();
