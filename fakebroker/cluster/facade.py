@@ -146,8 +146,9 @@ class FakeCluster:
         or ``http(s):``), ``sasl.oauthbearer.expected.audience`` and
         ``sasl.oauthbearer.expected.issuer``.
     :param tune_gc: while any cluster that has it on runs, the process's garbage-collector
-        thresholds are (20,000, 20, 20) in place of Python's (700, 10, 10), and come back when
-        the last one stops (``fakebroker.cluster.collector``): with the defaults, collections
+        thresholds are (20,000, 20, 20) in place of Python's (700, 10, 10), and come back at
+        the end of the first collection after the last one stops (``fakebroker.cluster.collector``;
+        a cluster started before then keeps them raised): with the defaults, collections
         walking every connection's objects took most of the CPU of 10,000 members joining.
         ``False`` leaves the collector alone.
 
