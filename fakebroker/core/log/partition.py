@@ -139,20 +139,13 @@ class PartitionLog:
     ) -> tuple[int, int]:
         """Store one validated batch; returns (base offset, log append time or -1)."""
         base = self.log_end_offset
-        if type(batch) is bytes and len(batch) >= KEEP_FROM and header.magic >= 2 and not log_append_time:
-            # its first bytes with this log's offset and epoch, then the rest as it came: a bulk
-            # producer's batch is not copied once more (the store keeps what it is given)
-            head = bytearray(batch[:_HEAD])
-            _INT64.pack_into(head, 0, base)
-            _INT32.pack_into(head, rec.LOG_OVERHEAD, leader_epoch)
-            last = base + header.last_offset_delta
-            self._store(memoryview(batch)[_HEAD:], len(batch), base, last, header.max_timestamp, now_ms, head)
-            if header.is_transactional and not header.is_control:
-                self.open_txns.setdefault(header.producer_id, base)
-            return base, -1
-        buf = bytearray(batch)
+        # A large v2 batch is kept as it came (the store keeps what it is given): only its first
+        # bytes, which take this log's offset and epoch, are copied and rewritten apart. A bulk
+        # producer's batch is not copied once more.
+        kept = type(batch) is bytes and len(batch) >= KEEP_FROM and header.magic >= 2 and not log_append_time
+        buf = bytearray(batch[:_HEAD] if kept else batch)
         try:  # a validated v2 batch: both numbers in one go (the rewrite helpers check and explain)
-            if header.magic < 2 or len(buf) < rec.RECORD_BATCH_OVERHEAD:
+            if header.magic < 2 or len(batch) < rec.RECORD_BATCH_OVERHEAD:
                 raise struct.error
             _INT64.pack_into(buf, 0, base)
             _INT32.pack_into(buf, rec.LOG_OVERHEAD, leader_epoch)
@@ -166,7 +159,10 @@ class PartitionLog:
             rec.set_log_append_time(buf, 0, now_ms)
             append_time = max_ts = now_ms
         last = base + header.last_offset_delta if header.magic >= 2 else base
-        self._store(buf, len(buf), base, last, max_ts, now_ms)
+        if kept:
+            self._store(memoryview(batch)[_HEAD:], len(batch), base, last, max_ts, now_ms, head=buf)
+        else:
+            self._store(buf, len(buf), base, last, max_ts, now_ms)
         if header.is_transactional and not header.is_control:
             self.open_txns.setdefault(header.producer_id, base)
         return base, append_time
