@@ -108,6 +108,7 @@ const COMMANDS = {
       entry.memberId = payload.memberId
       entry.assignment = payload.memberAssignment
       entry.joins++
+      entry.settleMs = 0 // a stall's settling ends when the member is in a generation again
       out({ type: 'joined', name, memberId: payload.memberId, leaderId: payload.leaderId, isLeader: payload.isLeader,
         protocol: payload.groupProtocol, assignment: payload.memberAssignment })
     })
@@ -134,19 +135,25 @@ const COMMANDS = {
           out({ type: 'stall_start', name, ms, partition, offset: Number(message.offset) })
           await sleep(ms)
           out({ type: 'stall_end', name })
+          entry.settleMs = entry.stallSettleMs
         }
         consumed.push([name, partition, Number(message.offset), str(message.key)])
         if (report) {
           out({ type: 'processed', name, topic: t, partition, offset: Number(message.offset), key: str(message.key) })
         }
+        if (entry.settleMs > 0) await sleep(entry.settleMs) // the line reaches the ledger before what follows
       },
     })
     return {}
   },
 
   // The next message `name` processes takes `ms` (eachMessage awaits that long before returning).
-  async stall({ name, ms }) {
+  // `settleMs`: from the stall's end until `name` joins a generation again, eachMessage waits that
+  // long after each record's "processed" line, so a ledger reading the lines through the pipe has
+  // them before the heartbeat and the rejoin that follow (the broker sees those at once).
+  async stall({ name, ms, settleMs = 0 }) {
     consumers[name].stallMs = ms
+    consumers[name].stallSettleMs = settleMs
     return {}
   },
 
