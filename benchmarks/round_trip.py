@@ -91,7 +91,10 @@ def served() -> Iterator[str]:
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
-        yield process.stdout.readline().split()[1]  # "bootstrap: HOST:PORT"
+        bootstrap = process.stdout.readline().split()[1]  # "bootstrap: HOST:PORT"
+        # its event lines read and dropped, so a full pipe never stops it
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        yield bootstrap
     finally:
         process.terminate()
         process.wait(timeout=30)
