@@ -1,6 +1,6 @@
 """What the benchmarks (and the long fuzz run in tests/server) share: resident memory, a raw
 Kafka client that sends one request at a time, a Produce loop, a confluent-kafka producer's
-rate, running a cell in a child process with another tree's ``fakebroker`` first on
+rate, a median with its range, running a cell in a child process with another tree's ``fakebroker`` first on
 ``sys.path``, and the real Kafka broker of the conformance tests.
 
 Benchmarks run both as ``python benchmarks/x.py`` and ``python -m benchmarks.x``; they import
@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import struct
 import subprocess
 import sys
@@ -110,6 +111,14 @@ def client_produce_rate(settings: dict[str, Any], records: int, topic: str = "be
                 producer.poll(0.01)
     assert producer.flush(60) == 0
     return records / (time.perf_counter() - began), (time.process_time() - cpu) * 1e6 / records
+
+
+def spread(values: list[float], digits: int = 0) -> str:
+    """The median of ``values``, and their range when there are several."""
+    median = f"{statistics.median(values):,.{digits}f}"
+    if len(values) == 1:
+        return median
+    return f"{median} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
 
 
 def run_cell(script: str, tree: Path, *args: str) -> dict[str, Any]:

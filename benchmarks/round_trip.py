@@ -47,6 +47,11 @@ from contextlib import ExitStack, contextmanager
 import trio
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+try:
+    from ._measure import spread
+except ImportError:  # run as a script: this folder is first on sys.path
+    from _measure import spread
+
 TOPIC = "t"
 QUIET = {"log_level": 3}
 PHASES = ("produce", "consume", "close")
@@ -141,6 +146,17 @@ def recorded_answers(port: int, trips: int) -> dict[bytes, bytes]:
     return answers
 
 
+def replayed(answers: dict[bytes, bytes], request: bytes) -> bytes | None:
+    """The recorded answer to ``request`` with its correlation id put back (less the frame's
+    size), or None for a Fetch with no recording, which is held as a long poll would be."""
+    answer = answers.get(request[:4] + request[8:])
+    if answer is None:
+        if request[:2] == FETCH:
+            return None
+        answer = answers[request[:2]]
+    return request[4:8] + answer
+
+
 @contextmanager
 def floor(trips: int) -> Iterator[str]:
     port = free_port()  # the recording cluster's, then the floor's
@@ -158,12 +174,11 @@ def floor(trips: int) -> Iterator[str]:
                         if len(buffer) < 4 + size:
                             break
                         request, buffer = buffer[4 : 4 + size], buffer[4 + size :]
-                        answer = answers.get(request[:4] + request[8:])
-                        if answer is None and request[:2] == FETCH:
-                            parked = True  # held as a long poll, until the client leaves
+                        answer = replayed(answers, request)
+                        if answer is None:
+                            parked = True  # until the client leaves
                             break
-                        answer = answer if answer is not None else answers[request[:2]]
-                        out.append(struct.pack(">i", 4 + len(answer)) + request[4:8] + answer)
+                        out.append(struct.pack(">i", len(answer)) + answer)
                     if out:
                         await stream.send_all(b"".join(out))
             except trio.BrokenResourceError:
@@ -201,10 +216,8 @@ def edge(trips: int) -> Iterator[str]:
 
     def replaying(process: Callable[..., Awaitable[bytes | None]]) -> Callable[..., Awaitable[bytes | None]]:
         async def replay(payload: bytes, peer: object) -> bytes | None:
-            answer = answers.get(payload[:4] + payload[8:])
-            if answer is None and payload[:2] == FETCH:
-                return await process(payload, peer)  # a Fetch waits as fakebroker's does
-            return payload[4:8] + (answer if answer is not None else answers[payload[:2]])
+            answer = replayed(answers, payload)
+            return answer if answer is not None else await process(payload, peer)  # a Fetch waits as fakebroker's
 
         return replay
 
@@ -212,10 +225,6 @@ def edge(trips: int) -> Iterator[str]:
         for server in cluster.servers:
             server.pipeline.process = replaying(server.pipeline.process)  # type: ignore[method-assign,assignment]
         yield cluster.bootstrap_servers
-
-
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main() -> None:
@@ -244,7 +253,7 @@ def main() -> None:
     print(f"a produce/consume round trip on a running cluster, ms: {args.rounds} rounds of {args.trips} trips each")
     print(f"{'':34}" + "".join(f"{phase:>22}" for phase in PHASES))
     for way, rows in medians.items():
-        print(f"{way:34}" + "".join(f"{spread([r[k] for r in rows]):>22}" for k in range(len(PHASES))))
+        print(f"{way:34}" + "".join(f"{spread([r[k] for r in rows], 2):>22}" for k in range(len(PHASES))))
 
     def answered(row: tuple[float, ...]) -> float:
         return row[0] + row[1]  # produce and consume: the phases the server answers in

@@ -53,9 +53,9 @@ from fakebroker.cluster import FakeCluster
 from fakebroker.protocol import headers
 
 try:
-    from ._measure import real_kafka, rss_mb
+    from ._measure import real_kafka, rss_mb, spread
 except ImportError:  # run as a script: this folder is first on sys.path
-    from _measure import real_kafka, rss_mb
+    from _measure import real_kafka, rss_mb, spread
 
 TOPIC = "bench"
 PARTITIONS = 4  # what librdkafka's mock cluster gives an auto-created topic; used for both
@@ -195,14 +195,6 @@ def kafka_broker(broker_type: Any, topics: list[str]) -> Iterator[str]:
         for future in admin.create_topics([NewTopic(topic, PARTITIONS, 1) for topic in topics]).values():
             future.result(30)
         yield bootstrap
-
-
-def spread(values: list[float], digits: int = 0) -> str:
-    """The median of ``values``, and their range when there are several."""
-    median = f"{statistics.median(values):,.{digits}f}"
-    if len(values) == 1:
-        return median
-    return f"{median} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
 
 
 def main() -> None:
