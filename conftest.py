@@ -102,7 +102,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
             return super().remove_node(node)
 
         def _reschedule(self, node: object) -> None:
-            if node.shutting_down:
+            # a replacement still collecting has no collection to take tests from yet (xdist's
+            # own raised KeyError here when another worker's collection ended first); it gets
+            # its files when its own collection ends
+            if node.shutting_down or node not in self.registered_collections:
                 return
             while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
                 self._assign_work_unit(node)

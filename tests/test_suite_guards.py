@@ -4,6 +4,7 @@ the names of the tests still running. Each runs an inner pytest over a few tiny 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -81,3 +82,51 @@ def test_dumps_left_in_a_reused_folder_by_an_earlier_run_are_not_this_runs(tmp_p
     assert result.returncode == 0, result.stdout[-3000:]
     assert "1 passed" in result.stdout.strip().splitlines()[-1]
     assert "hung test" not in result.stdout and "worker died" not in result.stdout
+
+
+class _Config:
+    """What the crash-safe scheduler reads of pytest's config: ``--dist loadfile``, two workers."""
+
+    option = type("Option", (), {"loadscopereorder": True})()
+
+    def getvalue(self, name: str) -> object:
+        return {"dist": "loadfile", "tx": ["2*popen"]}[name]
+
+
+class _Worker:
+    def __init__(self, name: str):
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.sent: list[list[int]] = []
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.append(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_a_replacement_still_collecting_gets_no_files_until_its_collection_ends():
+    # seen once in a full run with four workers: a second replacement's collection ended while
+    # the first was still collecting, and handing the first a file raised KeyError inside xdist
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    scheduler = module.pytest_xdist_make_scheduler(_Config(), None)
+    collection = [f"test_{n}.py::test_{i}" for n in range(6) for i in range(3)]
+    first, second = _Worker("gw0"), _Worker("gw1")
+    for worker in (first, second):
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    scheduler.remove_node(second)  # it died: a replacement is started
+    late, later = _Worker("gw2"), _Worker("gw3")
+    scheduler.add_node(late)
+    scheduler.add_node(later)
+    scheduler.add_node_collection(later, collection)  # the later one's collection ends first
+    scheduler.schedule()
+    assert late.sent == [] and later.sent  # nothing for the one still collecting
+    scheduler.add_node_collection(late, collection)
+    scheduler.schedule()
+    assert late.sent or not scheduler.workqueue
